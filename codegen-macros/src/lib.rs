@@ -1,0 +1,1 @@
+//! Proc-macro front door over `lathe-isa`'s generator.

@@ -1,0 +1,1 @@
+//! Bump-arena SSA IR.

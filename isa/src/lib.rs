@@ -1,0 +1,1 @@
+//! The `.isa` language: grammar, spec model, checker and code generator.

@@ -1,0 +1,1 @@
+//! Pass manager and target-neutral passes.

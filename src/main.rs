@@ -1,0 +1,46 @@
+//! The `lathe` command-line tool.
+//!
+//! Each subcommand lives in its own module under `cli/`; this file only
+//! parses the command line, dispatches, and turns errors into one message and
+//! a non-zero exit status.
+
+mod cli;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "lathe", version, about = "Shader compiler toolkit for Adreno and Mali GPUs")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Mali driver helpers.
+    Mali {
+        #[command(subcommand)]
+        command: cli::mali::MaliCommand,
+    },
+    /// Adreno driver helpers.
+    Adreno {
+        #[command(subcommand)]
+        command: cli::adreno::AdrenoCommand,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Mali { command } => cli::mali::run(command),
+        Command::Adreno { command } => cli::adreno::run(command),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("lathe: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! Adreno (ir3) target.

@@ -1,0 +1,1 @@
+//! Arm Mali (Valhall) target.

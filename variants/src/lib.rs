@@ -1,0 +1,1 @@
+//! Shader variants and the three-level routine cache.
