@@ -18,6 +18,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run IR passes over a shader in IR text form and print the result.
+    Opt(cli::opt::OptArgs),
     /// Mali driver helpers.
     Mali {
         #[command(subcommand)]
@@ -33,6 +35,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Opt(args) => cli::opt::run(args),
         Command::Mali { command } => cli::mali::run(command),
         Command::Adreno { command } => cli::adreno::run(command),
     };

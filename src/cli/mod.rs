@@ -2,6 +2,7 @@
 
 pub mod adreno;
 pub mod mali;
+pub mod opt;
 
 /// The error every subcommand returns: printed once as `lathe: <message>`.
 pub type CliResult = Result<(), Box<dyn std::error::Error>>;

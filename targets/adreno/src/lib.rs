@@ -1,1 +1,3 @@
 //! Adreno (ir3) target.
+
+pub mod fdm;

@@ -1,1 +1,3 @@
 //! Arm Mali (Valhall) target.
+
+pub mod instancing;

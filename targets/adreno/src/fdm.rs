@@ -1,0 +1,1 @@
+//! Adreno fragment density map (FDM) tiling math.

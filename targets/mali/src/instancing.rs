@@ -1,0 +1,1 @@
+//! Mali attribute instancing: padded vertex counts, magic divisors, descriptors.
