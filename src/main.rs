@@ -18,6 +18,10 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Disassemble instruction words into Mesa-compatible text.
+    Disasm(cli::isa::DisasmArgs),
+    /// Assemble instruction text into words.
+    Asm(cli::isa::AsmArgs),
     /// Run IR passes over a shader in IR text form and print the result.
     Opt(cli::opt::OptArgs),
     /// Mali driver helpers.
@@ -35,6 +39,8 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Disasm(args) => cli::isa::disasm(args),
+        Command::Asm(args) => cli::isa::asm(args),
         Command::Opt(args) => cli::opt::run(args),
         Command::Mali { command } => cli::mali::run(command),
         Command::Adreno { command } => cli::adreno::run(command),
