@@ -1,1 +1,107 @@
-//! Pass manager and target-neutral passes.
+//! The pass manager and Lathe's target-neutral passes.
+//!
+//! A [`Pass`] transforms a [`Shader`](lathe_ir::Shader) of any opcode
+//! vocabulary; a [`Registry`] names passes so pipelines can be built from a
+//! list of names (`dce,copy-prop,flatten`); a [`PassManager`] runs them in
+//! order, validating the IR after every pass in debug builds (and so in
+//! tests), keeping a dump after each pass on request (`print_after_all`),
+//! and timing each one.
+//!
+//! Passes, one file each:
+//! - [`dce`]: dead-code elimination (unreachable blocks, unused
+//!   side-effect-free instructions).
+//! - [`copy_prop`]: removes plain movs whose source and result types match
+//!   (the ir3 notes' rule).
+//! - [`flatten`]: simple if/else diamonds become straight-line code and
+//!   their phis become `sel`; only speculatable code is hoisted.
+//!
+//! [`fuzzing`] holds the random program generator and the differential
+//! check (interpreter before vs. after every pass) used by the
+//! `ir_passes` fuzz target and by the tests.
+//!
+//! # Example
+//!
+//! Build a small fragment shader, print it, run the passes, print the
+//! result and run it in the reference interpreter.
+//!
+//! ```
+//! use lathe_ir::{Builder, GenericOp, Interp, Invocation, Limits, Shader, Stage, Type};
+//! use lathe_passes::Registry;
+//!
+//! let arena = bumpalo::Bump::new();
+//! let mut shader: Shader<GenericOp> = Shader::new(&arena, Stage::Fragment);
+//! let mut b = Builder::new(&mut shader);
+//! let uv = b.load_input(0, 0, Interp::SMOOTH, Type::F32);
+//! let half = b.const_f32(0.5);
+//! let copy = b.mov(uv);
+//! let left = b.flt(copy, half);
+//! // if (uv < 0.5) { c = uv * 2 } else { c = 1 - uv }
+//! let [c] = b.if_else(
+//!     left,
+//!     |b| {
+//!         let two = b.const_f32(2.0);
+//!         [b.fmul(copy, two)]
+//!     },
+//!     |b| {
+//!         let one = b.const_f32(1.0);
+//!         [b.fsub(one, copy)]
+//!     },
+//! );
+//! let unused = b.fadd(c, c);
+//! let _ = unused;
+//! b.store_output(0, 0, c);
+//! b.ret();
+//!
+//! assert_eq!(lathe_ir::print(&shader), "\
+//! shader fragment
+//! b0:
+//!   %0:f32 = load_input slot=0 comp=0 interp=smooth
+//!   %1:f32 = const 0.5
+//!   %2:f32 = mov %0
+//!   %3:bool = flt %2, %1
+//!   branch %3, b1, b2
+//! b1:
+//!   %4:f32 = const 2.0
+//!   %5:f32 = fmul %2, %4
+//!   jump b3
+//! b2:
+//!   %6:f32 = const 1.0
+//!   %7:f32 = fsub %6, %2
+//!   jump b3
+//! b3:
+//!   %8:f32 = phi [%5, b1], [%7, b2]
+//!   %9:f32 = fadd %8, %8
+//!   store_output slot=0 comp=0 %8
+//!   ret
+//! ");
+//!
+//! let mut pipeline = Registry::standard().pipeline(&["flatten", "copy-prop", "dce"]).unwrap();
+//! pipeline.run(&mut shader).unwrap();
+//! assert_eq!(lathe_ir::print(&shader), "\
+//! shader fragment
+//! b0:
+//!   %0:f32 = load_input slot=0 comp=0 interp=smooth
+//!   %1:f32 = const 0.5
+//!   %2:bool = flt %0, %1
+//!   %3:f32 = const 2.0
+//!   %4:f32 = fmul %0, %3
+//!   %5:f32 = const 1.0
+//!   %6:f32 = fsub %5, %0
+//!   %7:f32 = sel %2, %4, %6
+//!   store_output slot=0 comp=0 %7
+//!   ret
+//! ");
+//!
+//! let mut inv = Invocation::default();
+//! inv.inputs.insert((0, 0), 0.75f32.to_bits());
+//! let out = lathe_ir::interp::run(&shader, &inv, Limits::default()).unwrap();
+//! assert_eq!(out.outputs[&(0, 0)], (Type::F32, 0.25f32.to_bits()));
+//! ```
+
+pub mod copy_prop;
+pub mod dce;
+pub mod flatten;
+pub mod fuzzing;
+pub mod manager;
+
+pub use manager::{Pass, PassError, PassManager, PassRecord, Registry, timing_report};

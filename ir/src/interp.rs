@@ -1,0 +1,685 @@
+//! The reference interpreter for generic-level shaders.
+//!
+//! It runs one invocation (or a small group, one after another) on given
+//! inputs and returns the outputs it wrote. Arithmetic is exact IEEE 754
+//! binary32/binary16 with round-to-nearest-even wherever IEEE defines the
+//! result (`+ - *`, `ffma`, `sqrt`, `rcp` as a division, conversions,
+//! min/max, compares, `floor`); subnormals are kept. `rsqrt`, `exp2`,
+//! `log2`, `sin` and `cos` have no IEEE-defined result: they are computed in
+//! `f64` with the host's math library and rounded once.
+//!
+//! Undefined behaviour is an error, never an invented value: out-of-range
+//! float→int conversion or NaN input to it, shifts by the type width or
+//! more, division by zero, out-of-bounds or uninitialised array reads,
+//! out-of-bounds uniform/UBO reads, and NaN texture coordinates.
+
+use crate::f16;
+use crate::generic::GenericOp;
+use crate::opcode::Op;
+use crate::printer::{Names, write_inst};
+use crate::shader::{Block, Inst, Shader, Value};
+use crate::types::{Scalar, Type};
+use std::collections::{BTreeMap, HashMap};
+
+/// An RGBA f32 texture, sampled with nearest filtering and clamp-to-edge.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Texture {
+    pub width: u32,
+    pub height: u32,
+    /// Row-major, `width * height` texels.
+    pub texels: Vec<[f32; 4]>,
+}
+
+/// Everything one invocation reads.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Invocation {
+    /// `load_input` values by `(slot, component)`, as raw bits of the
+    /// loaded type (16-bit types in the low bits).
+    pub inputs: HashMap<(u16, u8), u32>,
+    /// Meta `input index=N` values.
+    pub meta_inputs: Vec<u32>,
+    /// Uniform words.
+    pub uniforms: Vec<u32>,
+    /// UBO contents by binding, in 32-bit words.
+    pub ubos: Vec<Vec<u32>>,
+    pub textures: Vec<Texture>,
+}
+
+/// What an invocation produced.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// `store_output` values by `(slot, component)`: type and bits.
+    pub outputs: BTreeMap<(u16, u8), (Type, u32)>,
+    /// Meta `output index=N` values.
+    pub meta_outputs: BTreeMap<u32, (Type, u32)>,
+    /// The invocation was discarded (its outputs are then empty).
+    pub discarded: bool,
+}
+
+/// Why an invocation could not produce an outcome.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum InterpError {
+    #[error("undefined behaviour at `{context}`: {reason}")]
+    Undefined { inst: Inst, context: String, reason: String },
+    #[error("missing input: {0}")]
+    MissingInput(String),
+    #[error("step limit of {0} instructions reached (the shader may not terminate)")]
+    StepLimit(u64),
+    #[error("malformed shader (run the validator): {0}")]
+    Malformed(String),
+}
+
+impl InterpError {
+    /// Undefined behaviour or a step-limit stop (as opposed to bad inputs
+    /// or a malformed shader).
+    pub fn is_undefined(&self) -> bool {
+        matches!(self, InterpError::Undefined { .. })
+    }
+}
+
+/// Limits for one run.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Maximum instructions executed before giving up.
+    pub max_steps: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_steps: 1_000_000 }
+    }
+}
+
+/// Run one invocation.
+pub fn run(shader: &Shader<'_, GenericOp>, inv: &Invocation, limits: Limits) -> Result<Outcome, InterpError> {
+    Machine::new(shader, inv).run(limits)
+}
+
+/// Run a small group of invocations (in order, independently).
+pub fn run_group(
+    shader: &Shader<'_, GenericOp>,
+    group: &[Invocation],
+    limits: Limits,
+) -> Vec<Result<Outcome, InterpError>> {
+    group.iter().map(|inv| run(shader, inv, limits)).collect()
+}
+
+#[derive(Clone, Debug)]
+enum Val {
+    S(u32),
+    V(Vec<u32>),
+}
+
+struct Machine<'m, 'a> {
+    shader: &'m Shader<'a, GenericOp>,
+    inv: &'m Invocation,
+    values: Vec<Option<Val>>,
+    arrays: Vec<Vec<Option<u32>>>,
+    out: Outcome,
+}
+
+fn mask(ty: Scalar, bits: u32) -> u32 {
+    match ty.bits() {
+        1 => bits & 1,
+        16 => bits & 0xffff,
+        _ => bits,
+    }
+}
+
+/// Integer value of `bits` read as `ty` (sign-extended for signed types).
+fn int_value(ty: Scalar, bits: u32) -> i64 {
+    match ty {
+        Scalar::I16 => bits as u16 as i16 as i64,
+        Scalar::I32 => bits as i32 as i64,
+        _ => mask(ty, bits) as i64,
+    }
+}
+
+/// Exact value of float bits as f64.
+fn float_value(ty: Scalar, bits: u32) -> f64 {
+    match ty {
+        Scalar::F16 => f16::to_f64(bits as u16),
+        _ => f32::from_bits(bits) as f64,
+    }
+}
+
+/// Round an f64 to the float type (single rounding from the f64 value).
+fn round_to(ty: Scalar, x: f64) -> u32 {
+    match ty {
+        Scalar::F16 => f16::from_f64(x) as u32,
+        _ => (x as f32).to_bits(),
+    }
+}
+
+fn sign_bit(ty: Scalar) -> u32 {
+    if ty == Scalar::F16 { 0x8000 } else { 0x8000_0000 }
+}
+
+fn is_nan(ty: Scalar, bits: u32) -> bool {
+    float_value(ty, bits).is_nan()
+}
+
+/// IEEE minNum/maxNum with -0 < +0; returns one operand's bits unchanged.
+fn min_max(ty: Scalar, a: u32, b: u32, want_min: bool) -> u32 {
+    if is_nan(ty, a) {
+        return b;
+    }
+    if is_nan(ty, b) {
+        return a;
+    }
+    let (x, y) = (float_value(ty, a), float_value(ty, b));
+    if x == y {
+        // Only ±0 compare equal with different bits.
+        let a_neg = a & sign_bit(ty) != 0;
+        return if a_neg == want_min { a } else { b };
+    }
+    if (x < y) == want_min { a } else { b }
+}
+
+impl<'m, 'a> Machine<'m, 'a> {
+    fn new(shader: &'m Shader<'a, GenericOp>, inv: &'m Invocation) -> Self {
+        Machine {
+            shader,
+            inv,
+            values: vec![None; shader.value_capacity()],
+            arrays: shader.arrays().iter().map(|a| vec![None; a.len as usize]).collect(),
+            out: Outcome::default(),
+        }
+    }
+
+    fn ub(&self, i: Inst, reason: impl Into<String>) -> InterpError {
+        let names = Names::compute(self.shader);
+        let mut context = String::new();
+        let _ = write_inst(self.shader, &names, i, &mut context);
+        InterpError::Undefined {
+            inst: i,
+            context,
+            reason: reason.into(),
+        }
+    }
+
+    fn get(&self, v: Value) -> Result<&Val, InterpError> {
+        self.values
+            .get(v.index())
+            .and_then(|x| x.as_ref())
+            .ok_or_else(|| InterpError::Malformed(format!("value {v:?} used before it is defined")))
+    }
+
+    fn scalar(&self, v: Value) -> Result<u32, InterpError> {
+        match self.get(v)? {
+            Val::S(b) => Ok(*b),
+            Val::V(_) => Err(InterpError::Malformed(format!("vector {v:?} used as a scalar"))),
+        }
+    }
+
+    fn run(mut self, limits: Limits) -> Result<Outcome, InterpError> {
+        let s = self.shader;
+        let mut block = s
+            .entry()
+            .ok_or_else(|| InterpError::Malformed("no entry block".into()))?;
+        let mut prev: Option<Block> = None;
+        let mut steps = 0u64;
+        loop {
+            let insts = s.block_insts(block);
+            // Phis read their inputs together, then all are written.
+            let phi_count = insts.iter().take_while(|&&i| s.inst(i).op.is_phi()).count();
+            let mut phi_vals = Vec::with_capacity(phi_count);
+            for &i in &insts[..phi_count] {
+                let d = s.inst(i);
+                let k = prev
+                    .and_then(|p| d.targets.iter().position(|&t| t == p))
+                    .ok_or_else(|| InterpError::Malformed("phi has no value for the edge taken".into()))?;
+                let v = d
+                    .args
+                    .get(k)
+                    .ok_or_else(|| InterpError::Malformed("phi arity".into()))?;
+                phi_vals.push((d.result, self.get(*v)?.clone()));
+            }
+            for (r, v) in phi_vals {
+                if let Some(r) = r {
+                    self.values[r.index()] = Some(v);
+                }
+            }
+            let mut next: Option<Block> = None;
+            for &i in &insts[phi_count..] {
+                steps += 1;
+                if steps > limits.max_steps {
+                    return Err(InterpError::StepLimit(limits.max_steps));
+                }
+                match self.step(i)? {
+                    Flow::Continue => {}
+                    Flow::Goto(b) => {
+                        next = Some(b);
+                        break;
+                    }
+                    Flow::Return => return Ok(self.out),
+                    Flow::Discard => {
+                        self.out.outputs.clear();
+                        self.out.meta_outputs.clear();
+                        self.out.discarded = true;
+                        return Ok(self.out);
+                    }
+                }
+            }
+            let Some(n) = next else {
+                return Err(InterpError::Malformed("block ends without a terminator".into()));
+            };
+            prev = Some(block);
+            block = n;
+        }
+    }
+
+    fn step(&mut self, i: Inst) -> Result<Flow, InterpError> {
+        let s = self.shader;
+        let d = s.inst(i);
+        let result_ty = d.result.map(|r| s.value_type(r));
+        let val = match d.op {
+            Op::Jump => {
+                return d
+                    .targets
+                    .first()
+                    .map(|&b| Flow::Goto(b))
+                    .ok_or_else(|| InterpError::Malformed("jump without target".into()));
+            }
+            Op::Branch => {
+                let c = self.scalar(*d.args.first().ok_or_else(|| InterpError::Malformed("branch".into()))?)?;
+                let k = if c & 1 == 1 { 0 } else { 1 };
+                return d
+                    .targets
+                    .get(k)
+                    .map(|&b| Flow::Goto(b))
+                    .ok_or_else(|| InterpError::Malformed("branch needs two targets".into()));
+            }
+            Op::Return => return Ok(Flow::Return),
+            Op::Phi => return Err(InterpError::Malformed("phi after a non-phi".into())),
+            Op::Collect => {
+                let mut lanes = Vec::with_capacity(d.args.len());
+                for &a in d.args.iter() {
+                    lanes.push(self.scalar(a)?);
+                }
+                Val::V(lanes)
+            }
+            Op::Split { lane } => {
+                let a = *d.args.first().ok_or_else(|| InterpError::Malformed("split".into()))?;
+                match self.get(a)? {
+                    Val::V(l) => Val::S(
+                        *l.get(lane as usize)
+                            .ok_or_else(|| InterpError::Malformed("split lane out of range".into()))?,
+                    ),
+                    Val::S(_) => return Err(InterpError::Malformed("split of a scalar".into())),
+                }
+            }
+            Op::Input { index } => Val::S(
+                *self
+                    .inv
+                    .meta_inputs
+                    .get(index as usize)
+                    .ok_or_else(|| InterpError::MissingInput(format!("meta input {index}")))?,
+            ),
+            Op::Output { index } => {
+                let a = *d.args.first().ok_or_else(|| InterpError::Malformed("output".into()))?;
+                let ty = s.value_type(a);
+                let bits = self.scalar(a)?;
+                self.out.meta_outputs.insert(index, (ty, bits));
+                return Ok(Flow::Continue);
+            }
+            Op::Opcode(op) => match self.generic(i, op, result_ty)? {
+                Some(Generic::Value(v)) => v,
+                Some(Generic::Flow(f)) => return Ok(f),
+                None => return Ok(Flow::Continue),
+            },
+        };
+        match d.result {
+            Some(r) => self.values[r.index()] = Some(val),
+            None => return Err(InterpError::Malformed("value-producing instruction without a result".into())),
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn arg(&self, i: Inst, n: usize) -> Result<u32, InterpError> {
+        let v = *self
+            .shader
+            .inst(i)
+            .args
+            .get(n)
+            .ok_or_else(|| InterpError::Malformed("missing operand".into()))?;
+        self.scalar(v)
+    }
+
+    fn arg_type(&self, i: Inst, n: usize) -> Result<Scalar, InterpError> {
+        self.shader
+            .inst(i)
+            .args
+            .get(n)
+            .map(|&v| self.shader.value_type(v).scalar)
+            .ok_or_else(|| InterpError::Malformed("missing operand".into()))
+    }
+
+    fn arg_type_full(&self, i: Inst, n: usize) -> Result<Type, InterpError> {
+        self.shader
+            .inst(i)
+            .args
+            .get(n)
+            .map(|&v| self.shader.value_type(v))
+            .ok_or_else(|| InterpError::Malformed("missing operand".into()))
+    }
+
+    /// Address operand as a signed element offset (0 when absent).
+    fn address(&self, i: Inst) -> Result<i64, InterpError> {
+        match self.shader.inst(i).address {
+            Some(a) => {
+                let ty = self.shader.value_type(a).scalar;
+                Ok(int_value(ty, self.scalar(a)?))
+            }
+            None => Ok(0),
+        }
+    }
+
+    fn generic(&mut self, i: Inst, op: GenericOp, result: Option<Type>) -> Result<Option<Generic>, InterpError> {
+        use GenericOp::*;
+        let rs = || {
+            result
+                .map(|t| t.scalar)
+                .ok_or_else(|| InterpError::Malformed(format!("{op:?} needs a result")))
+        };
+        let s = |v: u32| Ok(Some(Generic::Value(Val::S(v))));
+        match op {
+            Const { bits } => s(mask(rs()?, bits)),
+            Mov { abs, neg } => {
+                let ty = rs()?;
+                let mut b = mask(ty, self.arg(i, 0)?);
+                if abs {
+                    b &= !sign_bit(ty);
+                }
+                if neg {
+                    b ^= sign_bit(ty);
+                }
+                s(b)
+            }
+            Cvt => {
+                let from = self.arg_type(i, 0)?;
+                let to = rs()?;
+                let a = self.arg(i, 0)?;
+                s(self.convert(i, from, to, a)?)
+            }
+            FAdd | FSub | FMul => {
+                let ty = rs()?;
+                let (a, b) = (self.arg(i, 0)?, self.arg(i, 1)?);
+                let r = if ty == Scalar::F32 {
+                    let (x, y) = (f32::from_bits(a), f32::from_bits(b));
+                    match op {
+                        FAdd => x + y,
+                        FSub => x - y,
+                        _ => x * y,
+                    }
+                    .to_bits()
+                } else {
+                    // Exact in f64 for binary16 operands: one rounding.
+                    let (x, y) = (float_value(ty, a), float_value(ty, b));
+                    round_to(
+                        ty,
+                        match op {
+                            FAdd => x + y,
+                            FSub => x - y,
+                            _ => x * y,
+                        },
+                    )
+                };
+                s(r)
+            }
+            FMin | FMax => {
+                let ty = rs()?;
+                s(min_max(ty, self.arg(i, 0)?, self.arg(i, 1)?, op == FMin))
+            }
+            Ffma => {
+                let ty = rs()?;
+                let (a, b, c) = (self.arg(i, 0)?, self.arg(i, 1)?, self.arg(i, 2)?);
+                if ty == Scalar::F32 {
+                    s(f32::from_bits(a)
+                        .mul_add(f32::from_bits(b), f32::from_bits(c))
+                        .to_bits())
+                } else {
+                    s(f16::fma(a as u16, b as u16, c as u16) as u32)
+                }
+            }
+            Rcp | Rsqrt | Sqrt | Exp2 | Log2 | Sin | Cos | Floor => {
+                let ty = rs()?;
+                let a = self.arg(i, 0)?;
+                if ty == Scalar::F32 {
+                    let x = f32::from_bits(a);
+                    let r = match op {
+                        Rcp => 1.0 / x,
+                        Sqrt => x.sqrt(),
+                        Floor => x.floor(),
+                        Rsqrt => (1.0 / (x as f64).sqrt()) as f32,
+                        Exp2 => (x as f64).exp2() as f32,
+                        Log2 => (x as f64).log2() as f32,
+                        Sin => (x as f64).sin() as f32,
+                        _ => (x as f64).cos() as f32,
+                    };
+                    s(r.to_bits())
+                } else {
+                    let x = float_value(ty, a);
+                    let r = match op {
+                        Rcp => 1.0 / x,
+                        Sqrt => x.sqrt(),
+                        Floor => x.floor(),
+                        Rsqrt => 1.0 / x.sqrt(),
+                        Exp2 => x.exp2(),
+                        Log2 => x.log2(),
+                        Sin => x.sin(),
+                        _ => x.cos(),
+                    };
+                    s(round_to(ty, r))
+                }
+            }
+            IAdd | ISub | IMul | IMin | IMax | UMin | UMax | UDiv | UMod | And | Or | Xor => {
+                let ty = rs()?;
+                let (a, b) = (mask(ty, self.arg(i, 0)?), mask(ty, self.arg(i, 1)?));
+                let (x, y) = (int_value(ty, a), int_value(ty, b));
+                let r = match op {
+                    IAdd => a.wrapping_add(b),
+                    ISub => a.wrapping_sub(b),
+                    IMul => a.wrapping_mul(b),
+                    IMin => x.min(y) as u32,
+                    IMax => x.max(y) as u32,
+                    UMin => a.min(b),
+                    UMax => a.max(b),
+                    UDiv | UMod => {
+                        if b == 0 {
+                            return Err(self.ub(i, "division by zero"));
+                        }
+                        if op == UDiv { a / b } else { a % b }
+                    }
+                    And => a & b,
+                    Or => a | b,
+                    _ => a ^ b,
+                };
+                s(mask(ty, r))
+            }
+            Not => {
+                let ty = rs()?;
+                s(mask(ty, !self.arg(i, 0)?))
+            }
+            Shl | Shr | AShr => {
+                let ty = rs()?;
+                let a = mask(ty, self.arg(i, 0)?);
+                let amount = mask(ty, self.arg(i, 1)?);
+                let width = ty.bits();
+                if amount >= width {
+                    return Err(self.ub(i, format!("shift by {amount} on a {width}-bit value")));
+                }
+                let r = match op {
+                    Shl => a << amount,
+                    Shr => a >> amount,
+                    _ => (int_value(if width == 16 { Scalar::I16 } else { Scalar::I32 }, a) >> amount) as u32,
+                };
+                s(mask(ty, r))
+            }
+            FEq | FNe | FLt | FGe => {
+                let ty = self.arg_type(i, 0)?;
+                let (x, y) = (float_value(ty, self.arg(i, 0)?), float_value(ty, self.arg(i, 1)?));
+                let r = match op {
+                    FEq => x == y,
+                    FNe => x != y,
+                    FLt => x < y,
+                    _ => x >= y,
+                };
+                s(r as u32)
+            }
+            IEq | INe | ILt | IGe | ULt | UGe => {
+                let ty = self.arg_type(i, 0)?;
+                let (a, b) = (mask(ty, self.arg(i, 0)?), mask(ty, self.arg(i, 1)?));
+                let (x, y) = (int_value(ty, a), int_value(ty, b));
+                let r = match op {
+                    IEq => a == b,
+                    INe => a != b,
+                    ILt => x < y,
+                    IGe => x >= y,
+                    ULt => a < b,
+                    _ => a >= b,
+                };
+                s(r as u32)
+            }
+            Sel => {
+                let c = self.arg(i, 0)?;
+                s(if c & 1 == 1 { self.arg(i, 1)? } else { self.arg(i, 2)? })
+            }
+            LoadInput { slot, comp, .. } => {
+                let ty = rs()?;
+                let bits = self
+                    .inv
+                    .inputs
+                    .get(&(slot, comp))
+                    .ok_or_else(|| InterpError::MissingInput(format!("slot {slot} component {comp}")))?;
+                s(mask(ty, *bits))
+            }
+            StoreOutput { slot, comp } => {
+                let ty = self.arg_type_full(i, 0)?;
+                let bits = self.arg(i, 0)?;
+                self.out.outputs.insert((slot, comp), (ty, bits));
+                Ok(None)
+            }
+            LoadUniform { index } => {
+                let ty = rs()?;
+                let at = index as i64 + self.address(i)?;
+                match usize::try_from(at).ok().and_then(|k| self.inv.uniforms.get(k)) {
+                    Some(&w) => s(mask(ty, w)),
+                    None => Err(self.ub(i, format!("uniform {at} is out of bounds"))),
+                }
+            }
+            LoadUbo { binding } => {
+                let offset = self.arg(i, 0)?;
+                let Some(ubo) = self.inv.ubos.get(binding as usize) else {
+                    return Err(InterpError::MissingInput(format!("UBO binding {binding}")));
+                };
+                if offset % 4 != 0 {
+                    return Err(self.ub(i, format!("UBO offset {offset} is not 4-byte aligned")));
+                }
+                match ubo.get(offset as usize / 4) {
+                    Some(&w) => s(w),
+                    None => Err(self.ub(i, format!("UBO offset {offset} is out of bounds"))),
+                }
+            }
+            Sample { texture, .. } => {
+                let coord_value = *self
+                    .shader
+                    .inst(i)
+                    .args
+                    .first()
+                    .ok_or_else(|| InterpError::Malformed("sample needs a coordinate".into()))?;
+                let coord = match self.get(coord_value)? {
+                    Val::V(l) if l.len() == 2 => [f32::from_bits(l[0]), f32::from_bits(l[1])],
+                    _ => return Err(InterpError::Malformed("sample coordinate".into())),
+                };
+                let Some(tex) = self.inv.textures.get(texture as usize) else {
+                    return Err(InterpError::MissingInput(format!("texture {texture}")));
+                };
+                if coord.iter().any(|c| c.is_nan()) {
+                    return Err(self.ub(i, "NaN texture coordinate"));
+                }
+                let texel = |c: f32, size: u32| -> usize {
+                    let t = (c as f64 * size as f64).floor();
+                    t.clamp(0.0, size.saturating_sub(1) as f64) as usize
+                };
+                let (x, y) = (texel(coord[0], tex.width), texel(coord[1], tex.height));
+                let Some(t) = tex.texels.get(y * tex.width as usize + x) else {
+                    return Err(InterpError::MissingInput(format!("texture {texture} has too few texels")));
+                };
+                Ok(Some(Generic::Value(Val::V(t.iter().map(|c| c.to_bits()).collect()))))
+            }
+            Discard => Ok(Some(Generic::Flow(Flow::Discard))),
+            Barrier => Ok(None),
+            ArrayLoad { array, offset } => {
+                let at = offset as i64 + self.address(i)?;
+                let slot = self
+                    .arrays
+                    .get(array.index())
+                    .and_then(|a| usize::try_from(at).ok().and_then(|k| a.get(k)));
+                match slot {
+                    Some(Some(v)) => s(*v),
+                    Some(None) => Err(self.ub(i, format!("element {at} is read before it is written"))),
+                    None => Err(self.ub(i, format!("element {at} is out of bounds"))),
+                }
+            }
+            ArrayStore { array, offset } => {
+                let at = offset as i64 + self.address(i)?;
+                let v = self.arg(i, 0)?;
+                let len = self.arrays.get(array.index()).map_or(0, |a| a.len());
+                match usize::try_from(at).ok().filter(|&k| k < len) {
+                    Some(k) => {
+                        self.arrays[array.index()][k] = Some(v);
+                        Ok(None)
+                    }
+                    None => Err(self.ub(i, format!("element {at} is out of bounds"))),
+                }
+            }
+        }
+    }
+
+    fn convert(&self, i: Inst, from: Scalar, to: Scalar, a: u32) -> Result<u32, InterpError> {
+        if from.is_float() {
+            let x = float_value(from, a);
+            if to.is_float() {
+                if from == to {
+                    return Ok(a);
+                }
+                return Ok(round_to(to, x));
+            }
+            if x.is_nan() {
+                return Err(self.ub(i, "NaN converted to an integer"));
+            }
+            let t = x.trunc();
+            let (lo, hi) = match to {
+                Scalar::I16 => (i16::MIN as f64, i16::MAX as f64),
+                Scalar::I32 => (i32::MIN as f64, i32::MAX as f64),
+                _ => (0.0, u32::MAX as f64),
+            };
+            if t < lo || t > hi {
+                return Err(self.ub(i, format!("{x} is out of range for {}", to.name())));
+            }
+            return Ok(mask(to, t as i64 as u32));
+        }
+        let v = int_value(from, a);
+        if to.is_float() {
+            // i64 -> f32 rounds once to nearest even; v is exact in f64.
+            return Ok(match to {
+                Scalar::F32 => (v as f32).to_bits(),
+                _ => f16::from_f64(v as f64) as u32,
+            });
+        }
+        Ok(mask(to, v as u32))
+    }
+}
+
+enum Flow {
+    Continue,
+    Goto(Block),
+    Return,
+    Discard,
+}
+
+enum Generic {
+    Value(Val),
+    Flow(Flow),
+}

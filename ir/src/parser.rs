@@ -1,0 +1,621 @@
+//! The parser: text form to a shader, with `line:col` caret diagnostics.
+//!
+//! The parser checks syntax and names (every `%N` and `bN` defined exactly
+//! once, opcodes and attributes known to the vocabulary); typing and SSA
+//! rules are the validator's job. It never panics: every malformed input
+//! is a [`ParseError`].
+
+use crate::opcode::{Attr, Op, Opcode, STRUCTURAL_NAMES};
+use crate::shader::{ArrayDecl, Block, Inst, Shader, Stage, Value};
+use crate::types::Type;
+use bumpalo::Bump;
+use std::collections::HashMap;
+
+/// A parse failure at a 1-based line and column.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct ParseError {
+    pub line: u32,
+    pub col: u32,
+    pub message: String,
+    /// The offending source line, for the caret excerpt.
+    pub source_line: String,
+}
+
+impl std::fmt::Display for ParseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}: {}\n{}", self.line, self.col, self.message, caret(&self.source_line, self.col))
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+impl ParseError {
+    /// The diagnostic with a file name in front: `file:line:col: message`.
+    pub fn with_file(&self, file: &str) -> String {
+        format!("{file}:{self}")
+    }
+}
+
+/// Two lines: the source and a caret under column `col`.
+pub fn caret(source_line: &str, col: u32) -> String {
+    let pad: String = source_line
+        .chars()
+        .take(col.saturating_sub(1) as usize)
+        .map(|c| if c == '\t' { '\t' } else { ' ' })
+        .collect();
+    format!("  {source_line}\n  {pad}^")
+}
+
+/// Where each instruction came from, for diagnostics after parsing.
+#[derive(Default, Debug)]
+pub struct SourceMap {
+    lines: HashMap<Inst, (u32, u32)>,
+}
+
+impl SourceMap {
+    /// The `(line, column)` an instruction was parsed from.
+    pub fn position(&self, i: Inst) -> Option<(u32, u32)> {
+        self.lines.get(&i).copied()
+    }
+}
+
+/// Parse a shader of vocabulary `O` into `arena`.
+pub fn parse<'a, O: Opcode>(arena: &'a Bump, text: &str) -> Result<Shader<'a, O>, ParseError> {
+    parse_with_source_map(arena, text).map(|(s, _)| s)
+}
+
+/// Like [`parse`], also returning each instruction's source position.
+pub fn parse_with_source_map<'a, O: Opcode>(
+    arena: &'a Bump,
+    text: &str,
+) -> Result<(Shader<'a, O>, SourceMap), ParseError> {
+    Parser::new(arena, text).run()
+}
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Tok<'t> {
+    Value(&'t str),
+    Word(&'t str),
+    Punct(char),
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Token<'t> {
+    tok: Tok<'t>,
+    col: u32,
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | '+')
+}
+
+/// Split one line into tokens; `Err((col, message))` on a stray character.
+fn tokenize(line: &str) -> Result<Vec<Token<'_>>, (u32, String)> {
+    let mut toks = Vec::new();
+    let mut chars = line.char_indices().peekable();
+    let col_of = |byte: usize| line[..byte].chars().count() as u32 + 1;
+    while let Some(&(start, c)) = chars.peek() {
+        if c == ';' {
+            break;
+        }
+        if c.is_whitespace() {
+            chars.next();
+            continue;
+        }
+        let col = col_of(start);
+        if matches!(c, ':' | '=' | ',' | '[' | ']') {
+            chars.next();
+            toks.push(Token {
+                tok: Tok::Punct(c),
+                col,
+            });
+            continue;
+        }
+        let value = c == '%';
+        if value {
+            chars.next();
+        } else if !is_word_char(c) {
+            return Err((col, format!("unexpected character `{c}`")));
+        }
+        let body_start = if value { start + 1 } else { start };
+        let mut end = body_start;
+        while let Some(&(k, c)) = chars.peek() {
+            if !is_word_char(c) {
+                break;
+            }
+            end = k + c.len_utf8();
+            chars.next();
+        }
+        let body = &line[body_start..end];
+        toks.push(Token {
+            tok: if value {
+                Tok::Value(body)
+            } else {
+                Tok::Word(body)
+            },
+            col,
+        });
+    }
+    Ok(toks)
+}
+
+fn block_number(word: &str) -> Option<u32> {
+    let digits = word.strip_prefix('b')?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+struct NameEntry<H> {
+    handle: H,
+    defined: bool,
+    first_use: (u32, u32),
+}
+
+struct Parser<'a, 't, O> {
+    text: &'t str,
+    shader: Shader<'a, O>,
+    values: HashMap<u32, NameEntry<Value>>,
+    blocks: HashMap<u32, NameEntry<Block>>,
+    map: SourceMap,
+    line_no: u32,
+    line: &'t str,
+}
+
+impl<'a, 't, O: Opcode> Parser<'a, 't, O> {
+    fn new(arena: &'a Bump, text: &'t str) -> Self {
+        Parser {
+            text,
+            shader: Shader::new(arena, Stage::Fragment),
+            values: HashMap::new(),
+            blocks: HashMap::new(),
+            map: SourceMap::default(),
+            line_no: 0,
+            line: "",
+        }
+    }
+
+    fn error(&self, col: u32, message: impl Into<String>) -> ParseError {
+        ParseError {
+            line: self.line_no,
+            col,
+            message: message.into(),
+            source_line: self.line.to_string(),
+        }
+    }
+
+    fn error_at(&self, (line, col): (u32, u32), message: impl Into<String>) -> ParseError {
+        let source_line = self
+            .text
+            .lines()
+            .nth(line.saturating_sub(1) as usize)
+            .unwrap_or("")
+            .to_string();
+        ParseError {
+            line,
+            col,
+            message: message.into(),
+            source_line,
+        }
+    }
+
+    fn run(mut self) -> Result<(Shader<'a, O>, SourceMap), ParseError> {
+        let mut seen_header = false;
+        let mut current: Option<Block> = None;
+        let text = self.text;
+        for (k, line) in text.lines().enumerate() {
+            self.line_no = k as u32 + 1;
+            self.line = line;
+            let toks = tokenize(line).map_err(|(c, m)| self.error(c, m))?;
+            let Some(first) = toks.first() else {
+                continue;
+            };
+            if !seen_header {
+                self.header(&toks)?;
+                seen_header = true;
+                continue;
+            }
+            match (first.tok, toks.get(1).map(|t| t.tok)) {
+                (Tok::Word("array"), _) => {
+                    if current.is_some() {
+                        return Err(self.error(first.col, "arrays are declared before the first block"));
+                    }
+                    self.array(&toks)?;
+                }
+                (Tok::Word(w), Some(Tok::Punct(':'))) if block_number(w).is_some() => {
+                    current = Some(self.label(&toks)?);
+                }
+                _ => {
+                    let Some(b) = current else {
+                        return Err(self.error(first.col, "instruction outside a block (expected a label like `b0:`)"));
+                    };
+                    self.instruction(b, &toks)?;
+                }
+            }
+        }
+        if !seen_header {
+            self.line_no = 1;
+            self.line = text.lines().next().unwrap_or("");
+            return Err(self.error(1, "expected `shader <stage>` header"));
+        }
+        // Report the earliest use of anything left undefined.
+        let mut missing: Vec<((u32, u32), String)> = Vec::new();
+        for (n, e) in &self.values {
+            if !e.defined {
+                missing.push((e.first_use, format!("value %{n} is never defined")));
+            }
+        }
+        for (n, e) in &self.blocks {
+            if !e.defined {
+                missing.push((e.first_use, format!("block b{n} is never defined")));
+            }
+        }
+        if let Some((pos, msg)) = missing.into_iter().min() {
+            return Err(self.error_at(pos, msg));
+        }
+        Ok((self.shader, self.map))
+    }
+
+    fn header(&mut self, toks: &[Token<'_>]) -> Result<(), ParseError> {
+        match toks {
+            [
+                Token {
+                    tok: Tok::Word("shader"),
+                    ..
+                },
+                stage,
+            ] => match stage.tok {
+                Tok::Word(w) => match Stage::from_name(w) {
+                    Some(s) => {
+                        self.shader.stage = s;
+                        Ok(())
+                    }
+                    None => Err(self.error(stage.col, "stage is vertex, fragment or compute")),
+                },
+                _ => Err(self.error(stage.col, "stage is vertex, fragment or compute")),
+            },
+            [t, ..] => Err(self.error(t.col, "expected `shader <stage>` header")),
+            [] => Err(self.error(1, "expected `shader <stage>` header")),
+        }
+    }
+
+    /// `array aK: TYPE[LEN]`
+    fn array(&mut self, toks: &[Token<'_>]) -> Result<(), ParseError> {
+        let expected_name = format!("a{}", self.shader.arrays().len());
+        let end_col = toks.last().map_or(1, |t| t.col);
+        let bad = |p: &Self, col: u32| p.error(col, format!("expected `array {expected_name}: <type>[<length>]`"));
+        let [_, name, colon, ty, open, len, close] = toks else {
+            return Err(bad(self, end_col));
+        };
+        if name.tok != Tok::Word(&expected_name) {
+            return Err(self.error(name.col, format!("arrays are numbered in order: expected `{expected_name}`")));
+        }
+        if colon.tok != Tok::Punct(':') {
+            return Err(bad(self, colon.col));
+        }
+        let elem = match ty.tok {
+            Tok::Word(w) => Type::parse(w).ok_or_else(|| self.error(ty.col, format!("unknown type `{w}`")))?,
+            _ => return Err(bad(self, ty.col)),
+        };
+        if open.tok != Tok::Punct('[') {
+            return Err(bad(self, open.col));
+        }
+        let len_val = match len.tok {
+            Tok::Word(w) => w
+                .parse::<u32>()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| self.error(len.col, "array length is a positive number"))?,
+            _ => return Err(bad(self, len.col)),
+        };
+        if close.tok != Tok::Punct(']') {
+            return Err(bad(self, close.col));
+        }
+        if !elem.is_scalar() {
+            return Err(self.error(ty.col, "array elements are scalars"));
+        }
+        self.shader.add_array(ArrayDecl { elem, len: len_val });
+        Ok(())
+    }
+
+    fn label(&mut self, toks: &[Token<'_>]) -> Result<Block, ParseError> {
+        let t = toks[0];
+        if toks.len() > 2 {
+            return Err(self.error(toks[2].col, "nothing may follow a block label"));
+        }
+        let Tok::Word(w) = t.tok else {
+            return Err(self.error(t.col, "expected a block label"));
+        };
+        let n = block_number(w).ok_or_else(|| self.error(t.col, "expected a block label"))?;
+        let pos = (self.line_no, t.col);
+        let b = match self.blocks.get_mut(&n) {
+            Some(e) if e.defined => return Err(self.error(t.col, format!("block b{n} is defined twice"))),
+            Some(e) => {
+                e.defined = true;
+                e.handle
+            }
+            None => {
+                let b = self.shader.create_block();
+                self.blocks.insert(
+                    n,
+                    NameEntry {
+                        handle: b,
+                        defined: true,
+                        first_use: pos,
+                    },
+                );
+                b
+            }
+        };
+        self.shader.append_to_layout(b);
+        Ok(b)
+    }
+
+    fn value_ref(&mut self, t: Token<'_>) -> Result<Value, ParseError> {
+        let Tok::Value(body) = t.tok else {
+            return Err(self.error(t.col, "expected a value like `%3`"));
+        };
+        let n: u32 = parse_number(body).ok_or_else(|| self.error(t.col, "values are named `%` and a number"))?;
+        if let Some(e) = self.values.get(&n) {
+            return Ok(e.handle);
+        }
+        // Forward reference: a placeholder fixed up at the definition.
+        let v = self.shader.new_value(Type::F32, Inst(u32::MAX));
+        self.values.insert(
+            n,
+            NameEntry {
+                handle: v,
+                defined: false,
+                first_use: (self.line_no, t.col),
+            },
+        );
+        Ok(v)
+    }
+
+    /// Mark `%N` defined (it may have been referenced already).
+    fn define_value(&mut self, t: Token<'_>) -> Result<Value, ParseError> {
+        let v = self.value_ref(t)?;
+        let Tok::Value(body) = t.tok else {
+            return Err(self.error(t.col, "expected a value like `%3`"));
+        };
+        let n = parse_number(body).unwrap_or(u32::MAX);
+        match self.values.get_mut(&n) {
+            Some(e) if e.defined => Err(self.error(t.col, format!("value %{n} is defined twice"))),
+            Some(e) => {
+                e.defined = true;
+                Ok(v)
+            }
+            None => Err(self.error(t.col, "expected a value like `%3`")),
+        }
+    }
+
+    fn block_ref(&mut self, t: Token<'_>) -> Result<Block, ParseError> {
+        let n = match t.tok {
+            Tok::Word(w) => block_number(w),
+            _ => None,
+        }
+        .ok_or_else(|| self.error(t.col, "expected a block like `b1`"))?;
+        if let Some(e) = self.blocks.get(&n) {
+            return Ok(e.handle);
+        }
+        let b = self.shader.create_block();
+        self.blocks.insert(
+            n,
+            NameEntry {
+                handle: b,
+                defined: false,
+                first_use: (self.line_no, t.col),
+            },
+        );
+        Ok(b)
+    }
+
+    fn instruction(&mut self, block: Block, toks: &[Token<'_>]) -> Result<(), ParseError> {
+        let mut pos = 0;
+        // Optional `%N:TYPE =`.
+        let mut result: Option<(Token<'_>, Type)> = None;
+        if let Tok::Value(_) = toks[0].tok {
+            let ty_tok = match (toks.get(1), toks.get(2)) {
+                (Some(c), Some(t)) if c.tok == Tok::Punct(':') => *t,
+                _ => return Err(self.error(toks[0].col, "expected `%N:<type> = ...`")),
+            };
+            let ty = match ty_tok.tok {
+                Tok::Word(w) => Type::parse(w).ok_or_else(|| self.error(ty_tok.col, format!("unknown type `{w}`")))?,
+                _ => return Err(self.error(ty_tok.col, "expected a type")),
+            };
+            match toks.get(3) {
+                Some(t) if t.tok == Tok::Punct('=') => {}
+                Some(t) => return Err(self.error(t.col, "expected `=`")),
+                None => return Err(self.error(ty_tok.col, "expected `=` after the type")),
+            }
+            result = Some((toks[0], ty));
+            pos = 4;
+        }
+        let Some(name_tok) = toks.get(pos).copied() else {
+            return Err(self.error(toks[pos - 1].col, "expected an opcode"));
+        };
+        let Tok::Word(name) = name_tok.tok else {
+            return Err(self.error(name_tok.col, "expected an opcode"));
+        };
+        pos += 1;
+
+        // Attributes: words (not block refs), `key=value` or bare.
+        let mut attrs: Vec<Attr<'_>> = Vec::new();
+        let mut attr_cols: Vec<u32> = Vec::new();
+        let mut address: Option<Value> = None;
+        while let Some(t) = toks.get(pos).copied() {
+            let Tok::Word(w) = t.tok else { break };
+            if block_number(w).is_some() {
+                break;
+            }
+            if toks.get(pos + 1).map(|t| t.tok) == Some(Tok::Punct('=')) {
+                let Some(v) = toks.get(pos + 2).copied() else {
+                    return Err(self.error(toks[pos + 1].col, "expected a value after `=`"));
+                };
+                match (w, v.tok) {
+                    ("addr", Tok::Value(_)) => {
+                        address = Some(self.value_ref(v)?);
+                        pos += 3;
+                        if let Some(extra) = toks.get(pos) {
+                            return Err(self.error(extra.col, "`addr=` comes last"));
+                        }
+                        break;
+                    }
+                    (_, Tok::Word(val)) => {
+                        attrs.push(Attr {
+                            key: Some(w),
+                            value: val,
+                        });
+                        attr_cols.push(t.col);
+                        pos += 3;
+                    }
+                    _ => return Err(self.error(v.col, "expected an attribute value")),
+                }
+            } else {
+                attrs.push(Attr { key: None, value: w });
+                attr_cols.push(t.col);
+                pos += 1;
+            }
+        }
+
+        // Operands: values, blocks and `[value, block]` pairs, comma separated.
+        let mut args: Vec<Value> = Vec::new();
+        let mut targets: Vec<Block> = Vec::new();
+        let mut pairs = 0usize;
+        let mut first = true;
+        while pos < toks.len() {
+            if let (Tok::Word("addr"), Some(Tok::Punct('='))) = (toks[pos].tok, toks.get(pos + 1).map(|x| x.tok)) {
+                let Some(v) = toks.get(pos + 2).copied() else {
+                    return Err(self.error(toks[pos + 1].col, "expected a value after `addr=`"));
+                };
+                address = Some(self.value_ref(v)?);
+                pos += 3;
+                if let Some(extra) = toks.get(pos) {
+                    return Err(self.error(extra.col, "`addr=` comes last"));
+                }
+                break;
+            }
+            if !first {
+                if toks[pos].tok != Tok::Punct(',') {
+                    return Err(self.error(toks[pos].col, "expected `,` between operands"));
+                }
+                pos += 1;
+            }
+            let Some(t) = toks.get(pos).copied() else {
+                return Err(self.error(toks[pos - 1].col, "expected an operand after `,`"));
+            };
+            match t.tok {
+                Tok::Value(_) => {
+                    args.push(self.value_ref(t)?);
+                    pos += 1;
+                }
+                Tok::Word(_) => {
+                    targets.push(self.block_ref(t)?);
+                    pos += 1;
+                }
+                Tok::Punct('[') => {
+                    let (Some(v), Some(c), Some(b), Some(close)) =
+                        (toks.get(pos + 1), toks.get(pos + 2), toks.get(pos + 3), toks.get(pos + 4))
+                    else {
+                        return Err(self.error(t.col, "expected `[%value, block]`"));
+                    };
+                    if c.tok != Tok::Punct(',') || close.tok != Tok::Punct(']') {
+                        return Err(self.error(t.col, "expected `[%value, block]`"));
+                    }
+                    args.push(self.value_ref(*v)?);
+                    targets.push(self.block_ref(*b)?);
+                    pairs += 1;
+                    pos += 5;
+                }
+                _ => return Err(self.error(t.col, "expected an operand")),
+            }
+            first = false;
+        }
+
+        let result_ty = result.map(|r| r.1);
+        let op = self.opcode(name, name_tok.col, &attrs, &attr_cols, result_ty)?;
+        let is_phi = op.is_phi();
+        if is_phi && (pairs != args.len() || pairs != targets.len()) {
+            return Err(self.error(name_tok.col, "phi operands are `[%value, block]` pairs"));
+        }
+        if !is_phi && pairs > 0 {
+            return Err(self.error(name_tok.col, "only phi takes `[%value, block]` pairs"));
+        }
+        let inst = self.shader.append_inst(block, op, &args, &targets, address, None);
+        self.map.lines.insert(inst, (self.line_no, name_tok.col));
+        if let Some((tok, ty)) = result {
+            let v = self.define_value(tok)?;
+            let data = self.shader.value_data_mut(v);
+            data.ty = ty;
+            data.def = inst;
+            self.shader.inst_mut(inst).result = Some(v);
+        }
+        Ok(())
+    }
+
+    fn opcode(
+        &self,
+        name: &str,
+        name_col: u32,
+        attrs: &[Attr<'_>],
+        attr_cols: &[u32],
+        result: Option<Type>,
+    ) -> Result<Op<O>, ParseError> {
+        let no_attrs = |op: Op<O>| -> Result<Op<O>, ParseError> {
+            match attr_cols.first() {
+                Some(&c) => Err(self.error(c, format!("`{name}` takes no attributes"))),
+                None => Ok(op),
+            }
+        };
+        let one_number = |key: &str| -> Result<u32, ParseError> {
+            match attrs {
+                [Attr { key: Some(k), value }] if *k == key => value
+                    .parse()
+                    .map_err(|_| self.error(attr_cols[0], format!("`{key}` needs a number"))),
+                _ => Err(self.error(
+                    attr_cols.first().copied().unwrap_or(name_col),
+                    format!("`{name}` takes exactly `{key}=N`"),
+                )),
+            }
+        };
+        Ok(match name {
+            "phi" => no_attrs(Op::Phi)?,
+            "collect" => no_attrs(Op::Collect)?,
+            "jump" => no_attrs(Op::Jump)?,
+            "branch" => no_attrs(Op::Branch)?,
+            "ret" => no_attrs(Op::Return)?,
+            "split" => {
+                let lane = one_number("lane")?;
+                let lane = u8::try_from(lane).map_err(|_| self.error(attr_cols[0], "lane out of range"))?;
+                Op::Split { lane }
+            }
+            "input" => Op::Input {
+                index: one_number("index")?,
+            },
+            "output" => Op::Output {
+                index: one_number("index")?,
+            },
+            _ => match O::parse(name, attrs, result) {
+                Ok(o) if STRUCTURAL_NAMES.contains(&o.name()) => {
+                    return Err(self.error(name_col, "vocabulary reuses a structural name"));
+                }
+                Ok(o) => Op::Opcode(o),
+                Err(e) => {
+                    let col = e
+                        .attr
+                        .and_then(|k| attr_cols.get(k).copied())
+                        .unwrap_or(name_col);
+                    return Err(self.error(col, e.message));
+                }
+            },
+        })
+    }
+}
+
+fn parse_number(body: &str) -> Option<u32> {
+    if body.is_empty() || !body.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    body.parse().ok()
+}

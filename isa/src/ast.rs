@@ -1,0 +1,207 @@
+//! Syntax tree of one `.isa` file, as parsed, with spans. Names are not yet
+//! resolved; see `model` for the checked form.
+
+use crate::diag::Span;
+use crate::expr::Expr;
+
+#[derive(Clone, Debug)]
+pub struct Spanned<T> {
+    pub node: T,
+    pub span: Span,
+}
+
+pub type Name = Spanned<String>;
+
+#[derive(Clone, Debug, Default)]
+pub struct File {
+    pub items: Vec<Item>,
+}
+
+#[derive(Clone, Debug)]
+pub enum Item {
+    Isa(IsaDecl),
+    Import(Spanned<String>),
+    Enum(EnumDecl),
+    Expr(ExprDecl),
+    Encoding(EncodingDecl),
+    Latency(LatencyDecl),
+}
+
+#[derive(Clone, Debug)]
+pub struct IsaDecl {
+    pub doc: String,
+    pub name: Name,
+    pub width: Option<Spanned<u64>>,
+    pub root: Option<Name>,
+    pub generations: Vec<(Name, u64)>,
+    pub meta: Vec<MetaDecl>,
+    pub field_meta: Vec<MetaDecl>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MetaType {
+    Int,
+    Bool,
+    String,
+    Ident,
+    Idents,
+    Class,
+    Fields,
+}
+
+#[derive(Clone, Debug)]
+pub struct MetaDecl {
+    pub doc: String,
+    pub key: Name,
+    pub ty: MetaType,
+    pub default: Option<Spanned<MetaValue>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MetaValue {
+    Int(i64),
+    Str(String),
+    Ident(String),
+    List(Vec<String>),
+}
+
+#[derive(Clone, Debug)]
+pub struct EnumDecl {
+    pub doc: String,
+    pub name: Name,
+    pub values: Vec<EnumValue>,
+}
+
+#[derive(Clone, Debug)]
+pub struct EnumValue {
+    pub doc: String,
+    pub value: Spanned<u64>,
+    pub display: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct ExprDecl {
+    pub doc: String,
+    pub name: Name,
+    pub expr: Expr,
+}
+
+#[derive(Clone, Debug)]
+pub struct EncodingDecl {
+    pub doc: String,
+    pub name: Name,
+    pub parent: Option<Name>,
+    pub width: Option<Spanned<u64>>,
+    pub body: Vec<BodyItem>,
+}
+
+/// A bit range, inclusive, `low <= high`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BitRange {
+    pub low: u32,
+    pub high: u32,
+}
+
+impl BitRange {
+    pub fn width(self) -> u32 {
+        self.high - self.low + 1
+    }
+    pub fn mask(self) -> u64 {
+        let w = self.width();
+        let ones = if w >= 64 { u64::MAX } else { (1u64 << w) - 1 };
+        ones << self.low
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct TypeRef {
+    pub name: Name,
+    pub args: Vec<TypeArg>,
+    pub display: Option<Spanned<String>>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum TypeArg {
+    Int(Spanned<u64>),
+    Bind { param: Name, value: Name },
+}
+
+#[derive(Clone, Debug)]
+pub enum PatternValue {
+    /// Digits most significant first: `Some(bit)` or `None` for don't care.
+    Bits(Vec<Option<bool>>),
+    Int(u64),
+    Any,
+}
+
+#[derive(Clone, Debug)]
+pub enum GenBound {
+    Num(u64),
+    Named(Name),
+}
+
+#[derive(Clone, Debug)]
+pub struct GenRangeAst {
+    pub min: Option<GenBound>,
+    pub max: Option<GenBound>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum BodyItem {
+    Field {
+        doc: String,
+        name: Name,
+        bits: Spanned<Vec<BitRange>>,
+        ty: TypeRef,
+        default: Option<Spanned<u64>>,
+        meta: Vec<(Name, Spanned<MetaValue>)>,
+    },
+    Derived {
+        doc: String,
+        name: Name,
+        width: Option<Spanned<u64>>,
+        ty: TypeRef,
+        expr: Expr,
+    },
+    Pattern {
+        bits: Spanned<Vec<BitRange>>,
+        value: Spanned<PatternValue>,
+    },
+    Assert {
+        bits: Spanned<Vec<BitRange>>,
+        value: Spanned<PatternValue>,
+    },
+    Display(Spanned<String>),
+    When {
+        doc: String,
+        cond: Expr,
+        body: Vec<BodyItem>,
+        span: Span,
+    },
+    Gen(GenRangeAst),
+    Mnemonic(Spanned<String>),
+    Params(Vec<Name>),
+    Meta {
+        key: Name,
+        value: Spanned<MetaValue>,
+    },
+}
+
+#[derive(Clone, Debug)]
+pub struct LatencyDecl {
+    pub classes: Vec<Name>,
+    pub rules: Vec<LatencyRuleAst>,
+}
+
+#[derive(Clone, Debug)]
+pub struct LatencyRuleAst {
+    /// `None` means `*`.
+    pub producers: Option<Vec<Name>>,
+    pub consumers: Option<Vec<Name>>,
+    pub field: Option<Name>,
+    pub cycles: u64,
+    pub generation: Option<GenRangeAst>,
+    pub span: Span,
+}

@@ -1,0 +1,476 @@
+//! Structural checks on a resolved spec: coverage and overlap of bits,
+//! encodings that could match the same word, names that do not resolve,
+//! templates that cannot be read back, metadata types, generated names.
+
+use std::collections::HashSet;
+
+use crate::ast::{MetaType, MetaValue};
+use crate::diag::{Diagnostic, Span};
+use crate::display::MAX_DEPTH;
+use crate::expr::{Expr, ExprKind};
+use crate::model::{EncId, FieldType, Isa, Level, Piece};
+
+/// Most `when` combinations checked per leaf.
+const MAX_VARIANTS_CHECKED: usize = 256;
+
+/// Every problem found in `isa`.
+pub fn check(isa: &Isa) -> Vec<Diagnostic> {
+    let mut c = Checker {
+        isa,
+        out: Vec::new(),
+        seen: HashSet::new(),
+        seen_spans: HashSet::new(),
+    };
+    c.depths();
+    for leaf in 0..isa.encodings.len() {
+        if isa.encodings[leaf].is_leaf() && isa.encodings[leaf].depth < MAX_DEPTH {
+            c.coverage(leaf);
+            c.names(leaf);
+            c.meta(leaf);
+        }
+    }
+    c.conflicts();
+    c.rust_names();
+    c.out
+}
+
+struct Checker<'a> {
+    isa: &'a Isa,
+    out: Vec<Diagnostic>,
+    seen: HashSet<(Span, String)>,
+    /// Unknown names are reported once per place, not once per leaf.
+    seen_spans: HashSet<Span>,
+}
+
+fn bits_text(mask: u64) -> String {
+    let mut parts = Vec::new();
+    let mut m = mask;
+    while m != 0 {
+        let lo = m.trailing_zeros();
+        let run = (m >> lo).trailing_ones();
+        let hi = lo + run - 1;
+        parts.push(if lo == hi {
+            format!("{lo}")
+        } else {
+            format!("{lo}..={hi}")
+        });
+        m &= !((((1u128 << run) - 1) as u64) << lo);
+    }
+    parts.join(", ")
+}
+
+/// Whether a value of this type may end (or start) with a digit.
+fn is_numeric(ty: &FieldType) -> bool {
+    matches!(
+        ty,
+        FieldType::Uint
+            | FieldType::Int
+            | FieldType::Hex
+            | FieldType::Float
+            | FieldType::Fixed(_)
+            | FieldType::Branch
+            | FieldType::AbsBranch
+            | FieldType::Bool(None)
+    )
+}
+
+impl<'a> Checker<'a> {
+    fn err(&mut self, span: Span, msg: String) {
+        if self.seen.insert((span, msg.clone())) {
+            let d = self.isa.sources.diagnostic(span, msg);
+            self.out.push(d);
+        }
+    }
+
+    fn depths(&mut self) {
+        for e in &self.isa.encodings {
+            if e.depth >= MAX_DEPTH {
+                self.err(
+                    e.span,
+                    format!(
+                        "`{}` is nested {} levels deep; at most {MAX_DEPTH} are supported",
+                        e.name,
+                        e.depth + 1
+                    ),
+                );
+            }
+            if e.whens.len() >= 127 {
+                self.err(
+                    e.span,
+                    format!("`{}` has more than 126 `when` blocks", e.name),
+                );
+            }
+        }
+    }
+
+    /// Rule 1: every bit covered exactly once by the plain items.
+    fn coverage(&mut self, leaf: EncId) {
+        let isa = self.isa;
+        let e = &isa.encodings[leaf];
+        let width_mask = if e.width >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << e.width) - 1
+        };
+        let patterns = e.mask | e.dontcare;
+        let mut covered = patterns;
+        let mut names: Vec<&str> = Vec::new();
+        let mut owners: Vec<(u64, String, Span)> = vec![];
+        for enc in isa.chain(leaf) {
+            let lvl = &isa.encodings[enc].plain;
+            for a in &lvl.asserts {
+                covered |= a.mask;
+            }
+            for f in &lvl.fields {
+                if names.contains(&f.name.as_str()) {
+                    continue;
+                }
+                names.push(&f.name);
+                let m = f.mask();
+                if m & !width_mask != 0 {
+                    self.err(
+                        f.span,
+                        format!(
+                            "field `{}` uses bits {} beyond the {}-bit width",
+                            f.name,
+                            bits_text(m & !width_mask),
+                            e.width
+                        ),
+                    );
+                }
+                if m & patterns != 0 {
+                    self.err(
+                        f.span,
+                        format!(
+                            "field `{}` overlaps pattern bits {} in `{}`",
+                            f.name,
+                            bits_text(m & patterns),
+                            e.name
+                        ),
+                    );
+                }
+                for (om, on, _) in &owners {
+                    if m & om != 0 {
+                        self.err(
+                            f.span,
+                            format!(
+                                "field `{}` overlaps field `{on}` (bits {}) in `{}`",
+                                f.name,
+                                bits_text(m & om),
+                                e.name
+                            ),
+                        );
+                    }
+                }
+                covered |= m;
+                owners.push((m, f.name.clone(), f.span));
+            }
+            for d in &lvl.deriveds {
+                if !names.contains(&d.name.as_str()) {
+                    names.push(&d.name);
+                }
+            }
+        }
+        let missing = width_mask & !covered;
+        if missing != 0 {
+            self.err(
+                e.span,
+                format!(
+                    "bits {} of `{}` are not covered by any field, pattern or assert",
+                    bits_text(missing),
+                    e.name
+                ),
+            );
+        }
+        if e.generation.is_empty() {
+            self.err(
+                e.span,
+                format!(
+                    "`{}` exists in no generation (its `gen` ranges do not intersect)",
+                    e.name
+                ),
+            );
+        }
+    }
+
+    /// Rule 2: no two leaves of a tree can match one word in one generation.
+    fn conflicts(&mut self) {
+        let isa = self.isa;
+        for (root, _) in &isa.decoders {
+            let leaves: Vec<EncId> = isa.leaves(*root).collect();
+            for (i, &a) in leaves.iter().enumerate() {
+                for &b in &leaves[i + 1..] {
+                    let (ea, eb) = (&isa.encodings[a], &isa.encodings[b]);
+                    let g = ea.generation.intersect(eb.generation);
+                    if g.is_empty() {
+                        continue;
+                    }
+                    if (ea.match_bits ^ eb.match_bits) & ea.mask & eb.mask == 0 {
+                        let (l, _) = isa.sources.line_col(ea.span.file, ea.span.start);
+                        let path = isa.sources.files[ea.span.file].path.display().to_string();
+                        self.err(
+                            eb.span,
+                            format!(
+                                "`{}` and `{}` ({path}:{l}) can match the same word at generations {g}",
+                                eb.name, ea.name
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    fn variants(&self, leaf: EncId) -> Vec<[Option<usize>; MAX_DEPTH]> {
+        let mut out = vec![[None; MAX_DEPTH]];
+        for (k, enc) in self.isa.chain(leaf).take(MAX_DEPTH).enumerate() {
+            let n = self.isa.encodings[enc].whens.len();
+            if n == 0 {
+                continue;
+            }
+            let mut next = Vec::new();
+            for v in &out {
+                for j in 0..n {
+                    let mut w = *v;
+                    w[k] = Some(j);
+                    next.push(w);
+                }
+                next.push(*v);
+            }
+            next.truncate(MAX_VARIANTS_CHECKED);
+            out = next;
+        }
+        out
+    }
+
+    fn levels(&self, leaf: EncId, var: &[Option<usize>; MAX_DEPTH]) -> Vec<&'a Level> {
+        let isa: &'a Isa = self.isa;
+        let mut v = Vec::new();
+        for (k, enc) in isa.chain(leaf).take(MAX_DEPTH).enumerate() {
+            let e = &isa.encodings[enc];
+            if let Some(j) = var[k] {
+                v.push(&e.whens[j].level);
+            }
+            v.push(&e.plain);
+        }
+        v
+    }
+
+    /// The type a name has in a leaf variant; `Ok(None)` for a param.
+    fn lookup(&self, leaf: EncId, levels: &[&Level], name: &str) -> Option<Option<FieldType>> {
+        for l in levels {
+            if let Some(it) = l.item(name) {
+                return Some(Some(it.ty().clone()));
+            }
+        }
+        let root = &self.isa.encodings[self.isa.encodings[leaf].root];
+        root.params.iter().any(|p| p == name).then_some(None)
+    }
+
+    fn expr_names(&self, e: &Expr, out: &mut Vec<(String, Span)>, depth: usize) {
+        if depth > 32 {
+            return;
+        }
+        match &e.kind {
+            ExprKind::Named(_, Some(i)) => {
+                if let Some(n) = self.isa.exprs.get(*i) {
+                    self.expr_names(&n.expr, out, depth + 1);
+                }
+            }
+            ExprKind::Unary(_, a) => self.expr_names(a, out, depth),
+            ExprKind::Binary(_, a, b) => {
+                self.expr_names(a, out, depth);
+                self.expr_names(b, out, depth);
+            }
+            ExprKind::Cond(c, a, b) => {
+                self.expr_names(c, out, depth);
+                self.expr_names(a, out, depth);
+                self.expr_names(b, out, depth);
+            }
+            ExprKind::Name(n) => out.push((n.clone(), e.span)),
+            _ => {}
+        }
+    }
+
+    /// Rules 3 and 4: names resolve, templates read back, params bound.
+    fn names(&mut self, leaf: EncId) {
+        let isa = self.isa;
+        let leaf_name = isa.encodings[leaf].name.clone();
+        for var in self.variants(leaf) {
+            let levels = self.levels(leaf, &var);
+            let Some(t) = levels.iter().find_map(|l| l.display.as_ref()) else {
+                self.err(
+                    isa.encodings[leaf].span,
+                    format!("`{leaf_name}` has no `display` template"),
+                );
+                return;
+            };
+            let mut prev_numeric: Option<String> = None;
+            for p in &t.pieces {
+                match p {
+                    Piece::Field(n, span) => match self.lookup(leaf, &levels, n) {
+                        None => prev_numeric = None,
+                        Some(ty) => {
+                            let numeric = ty.as_ref().is_some_and(is_numeric);
+                            if numeric {
+                                if let Some(prev) = &prev_numeric {
+                                    self.err(
+                                        *span,
+                                        format!("`{{{prev}}}` and `{{{n}}}` are adjacent numbers: the text cannot be split back unambiguously"),
+                                    );
+                                }
+                            }
+                            prev_numeric = numeric.then(|| n.clone());
+                        }
+                    },
+                    Piece::Lit(_) | Piece::Mnemonic => prev_numeric = None,
+                }
+            }
+            // Names that decoding this variant can evaluate: the template's,
+            // every `when` condition's, and (transitively) the expressions
+            // of derived values reached from them.
+            let mut names: Vec<(String, Span)> = Vec::new();
+            for p in &t.pieces {
+                if let Piece::Field(n, span) = p {
+                    names.push((n.clone(), *span));
+                }
+            }
+            for enc in isa.chain(leaf).take(MAX_DEPTH) {
+                for w in &isa.encodings[enc].whens {
+                    self.expr_names(&w.cond, &mut names, 0);
+                }
+            }
+            let mut done: Vec<String> = Vec::new();
+            while let Some((n, span)) = names.pop() {
+                if done.contains(&n) {
+                    continue;
+                }
+                done.push(n.clone());
+                let item = levels.iter().find_map(|l| l.item(&n));
+                match item {
+                    Some(crate::model::ItemRef::Derived(d)) => {
+                        self.expr_names(&d.expr, &mut names, 0)
+                    }
+                    Some(crate::model::ItemRef::Field(f)) => {
+                        if let FieldType::Sub(_, binds) = &f.ty {
+                            for (_, caller) in binds {
+                                names.push((caller.clone(), f.span));
+                            }
+                        }
+                    }
+                    None => {
+                        // A `when` condition may name a field its own block defines.
+                        let in_some_when = isa.chain(leaf).any(|e| {
+                            isa.encodings[e]
+                                .whens
+                                .iter()
+                                .any(|w| w.level.item(&n).is_some())
+                        });
+                        if self.lookup(leaf, &levels, &n).is_none()
+                            && !in_some_when
+                            && self.seen_spans.insert(span)
+                        {
+                            self.err(span, format!("unknown field `{n}` (in `{leaf_name}`)"));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Rule 6: metadata keys and value types.
+    fn meta(&mut self, leaf: EncId) {
+        let isa = self.isa;
+        for enc in isa.chain(leaf) {
+            for (k, v, span) in &isa.encodings[enc].meta {
+                let Some(key) = isa.meta_keys.iter().find(|m| m.name == *k) else {
+                    self.err(
+                        *span,
+                        format!("metadata key `{k}` is not declared in the `isa` block"),
+                    );
+                    continue;
+                };
+                let ok = match (key.ty, v) {
+                    (MetaType::Int | MetaType::Bool, MetaValue::Int(_)) => true,
+                    (MetaType::Bool, MetaValue::Ident(s)) => s == "true" || s == "false",
+                    (MetaType::String, MetaValue::Str(_)) => true,
+                    (MetaType::Ident, MetaValue::Ident(_)) => true,
+                    (MetaType::Idents, MetaValue::List(_)) => true,
+                    (MetaType::Class, MetaValue::Ident(c)) => {
+                        if isa.latency.class(c).is_none() {
+                            self.err(*span, format!("unknown latency class `{c}`"));
+                        }
+                        true
+                    }
+                    (MetaType::Fields, MetaValue::List(fs)) => {
+                        for f in fs {
+                            let found = isa.chain(leaf).any(|e| {
+                                let e = &isa.encodings[e];
+                                e.plain.item(f).is_some()
+                                    || e.whens.iter().any(|w| w.level.item(f).is_some())
+                            });
+                            if !found {
+                                self.err(
+                                    *span,
+                                    format!(
+                                        "`{f}` is not a field of `{}`",
+                                        isa.encodings[leaf].name
+                                    ),
+                                );
+                            }
+                        }
+                        true
+                    }
+                    _ => false,
+                };
+                if !ok {
+                    self.err(
+                        *span,
+                        format!("metadata `{k}` must be of type {:?}", key.ty).to_lowercase(),
+                    );
+                }
+            }
+        }
+    }
+
+    /// Rule 7: generated Rust names are unique.
+    fn rust_names(&mut self) {
+        let isa = self.isa;
+        let mut seen: Vec<(String, EncId)> = Vec::new();
+        for leaf in isa.instructions() {
+            let r = rust_name(&isa.encodings[leaf].name);
+            if let Some((_, other)) = seen.iter().find(|(n, _)| *n == r) {
+                let other = isa.encodings[*other].name.clone();
+                self.err(
+                    isa.encodings[leaf].span,
+                    format!(
+                        "`{}` and `{other}` both become the Rust name `{r}`",
+                        isa.encodings[leaf].name
+                    ),
+                );
+            } else {
+                seen.push((r, leaf));
+            }
+        }
+    }
+}
+
+/// The CamelCase Rust name of an encoding: `add.f` → `AddF`, `mov-immed` → `MovImmed`.
+pub fn rust_name(name: &str) -> String {
+    let mut out = String::new();
+    let mut upper = true;
+    for c in name.chars() {
+        if c == '.' || c == '-' || c == '_' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    if out.starts_with(|c: char| c.is_ascii_digit()) {
+        out.insert(0, 'N');
+    }
+    out
+}

@@ -1,0 +1,418 @@
+//! The checked, name-resolved form of a spec that the engine interprets.
+
+use crate::ast::{BitRange, MetaType, MetaValue};
+use crate::diag::{SourceMap, Span};
+use crate::expr::Expr;
+
+/// Index into [`Isa::encodings`].
+pub type EncId = usize;
+/// Index into [`Isa::enums`].
+pub type EnumId = usize;
+
+/// Inclusive range of generations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GenRange {
+    pub min: u32,
+    pub max: u32,
+}
+
+impl GenRange {
+    pub const ALL: GenRange = GenRange {
+        min: 0,
+        max: u32::MAX,
+    };
+    pub fn contains(self, g: u32) -> bool {
+        self.min <= g && g <= self.max
+    }
+    pub fn intersect(self, o: GenRange) -> GenRange {
+        GenRange {
+            min: self.min.max(o.min),
+            max: self.max.min(o.max),
+        }
+    }
+    pub fn is_empty(self) -> bool {
+        self.min > self.max
+    }
+}
+
+impl std::fmt::Display for GenRange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.min, self.max) {
+            (0, u32::MAX) => write!(f, "all"),
+            (a, u32::MAX) => write!(f, "{a}.."),
+            (0, b) => write!(f, "..={b}"),
+            (a, b) => write!(f, "{a}..={b}"),
+        }
+    }
+}
+
+/// How a field's value is shown and read back.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FieldType {
+    Uint,
+    Int,
+    Hex,
+    Offset,
+    Uoffset,
+    Float,
+    Fixed(u32),
+    Branch,
+    AbsBranch,
+    /// `bool`, optionally with the text shown when set.
+    Bool(Option<String>),
+    /// `bool_inv "text"`: the text is shown when clear.
+    BoolInv(String),
+    Enum(EnumId),
+    /// A sub-encoding tree root and the params bound: (param, caller name).
+    Sub(EncId, Vec<(String, String)>),
+}
+
+impl FieldType {
+    pub fn describe(&self, isa: &Isa) -> String {
+        match self {
+            FieldType::Uint => "uint".into(),
+            FieldType::Int => "int".into(),
+            FieldType::Hex => "hex".into(),
+            FieldType::Offset => "offset".into(),
+            FieldType::Uoffset => "uoffset".into(),
+            FieldType::Float => "float".into(),
+            FieldType::Fixed(r) => format!("fixed({r})"),
+            FieldType::Branch => "branch".into(),
+            FieldType::AbsBranch => "absbranch".into(),
+            FieldType::Bool(None) => "bool".into(),
+            FieldType::Bool(Some(s)) => format!("bool {s:?}"),
+            FieldType::BoolInv(s) => format!("bool_inv {s:?}"),
+            FieldType::Enum(e) => isa.enums[*e].name.clone(),
+            FieldType::Sub(e, binds) => {
+                let mut s = isa.encodings[*e].name.clone();
+                if !binds.is_empty() {
+                    let b: Vec<String> = binds
+                        .iter()
+                        .map(|(p, v)| {
+                            if p == v {
+                                p.clone()
+                            } else {
+                                format!("{p} = {v}")
+                            }
+                        })
+                        .collect();
+                    s.push_str(&format!("({})", b.join(", ")));
+                }
+                s
+            }
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Field {
+    pub name: String,
+    pub doc: String,
+    pub span: Span,
+    /// Least significant part first.
+    pub ranges: Vec<BitRange>,
+    pub width: u32,
+    pub ty: FieldType,
+    pub default: Option<u64>,
+    pub meta: Vec<(String, MetaValue)>,
+}
+
+impl Field {
+    /// Gathers the field's value out of `word`.
+    #[inline]
+    pub fn extract(&self, word: u64) -> u64 {
+        let mut v = 0u64;
+        let mut shift = 0;
+        for r in &self.ranges {
+            v |= ((word & r.mask()) >> r.low) << shift;
+            shift += r.width();
+        }
+        v
+    }
+
+    /// Scatters `value` into the field's bits of `word`.
+    pub fn insert(&self, word: u64, value: u64) -> u64 {
+        let mut w = word;
+        let mut shift = 0;
+        for r in &self.ranges {
+            let part = value.checked_shr(shift).unwrap_or(0);
+            w = (w & !r.mask()) | ((part << r.low) & r.mask());
+            shift += r.width();
+        }
+        w
+    }
+
+    pub fn mask(&self) -> u64 {
+        self.ranges.iter().fold(0, |m, r| m | r.mask())
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Derived {
+    pub name: String,
+    pub doc: String,
+    pub span: Span,
+    pub width: u32,
+    pub ty: FieldType,
+    pub expr: Expr,
+}
+
+/// Bits that must have a value when a variant is chosen.
+#[derive(Clone, Debug)]
+pub struct Assert {
+    pub mask: u64,
+    pub value: u64,
+    pub span: Span,
+}
+
+/// One piece of a display template.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Piece {
+    Lit(String),
+    /// `{NAME}` of a field/derived/param, with the span of the reference.
+    Field(String, Span),
+    /// `{NAME}`: the leaf's mnemonic.
+    Mnemonic,
+}
+
+#[derive(Clone, Debug)]
+pub struct Template {
+    pub text: String,
+    pub pieces: Vec<Piece>,
+    pub span: Span,
+}
+
+/// The items of one level (plain body or one `when` block).
+#[derive(Clone, Debug, Default)]
+pub struct Level {
+    pub fields: Vec<Field>,
+    pub deriveds: Vec<Derived>,
+    pub display: Option<Template>,
+    pub asserts: Vec<Assert>,
+    pub mnemonic: Option<String>,
+}
+
+/// A name defined in a level.
+#[derive(Clone, Copy, Debug)]
+pub enum ItemRef<'a> {
+    Field(&'a Field),
+    Derived(&'a Derived),
+}
+
+impl<'a> ItemRef<'a> {
+    pub fn ty(&self) -> &'a FieldType {
+        match self {
+            ItemRef::Field(f) => &f.ty,
+            ItemRef::Derived(d) => &d.ty,
+        }
+    }
+    pub fn width(&self) -> u32 {
+        match self {
+            ItemRef::Field(f) => f.width,
+            ItemRef::Derived(d) => d.width,
+        }
+    }
+}
+
+impl Level {
+    pub fn item(&self, name: &str) -> Option<ItemRef<'_>> {
+        if let Some(f) = self.fields.iter().find(|f| f.name == name) {
+            return Some(ItemRef::Field(f));
+        }
+        self.deriveds
+            .iter()
+            .find(|d| d.name == name)
+            .map(ItemRef::Derived)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct When {
+    pub doc: String,
+    pub cond: Expr,
+    pub level: Level,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct Encoding {
+    pub name: String,
+    pub doc: String,
+    pub span: Span,
+    pub parent: Option<EncId>,
+    pub root: EncId,
+    pub width: u32,
+    pub plain: Level,
+    pub whens: Vec<When>,
+    /// This encoding's own `gen`, and the intersection with its ancestors'.
+    pub own_gen: GenRange,
+    pub generation: GenRange,
+    /// Declared params (tree roots only).
+    pub params: Vec<String>,
+    pub meta: Vec<(String, MetaValue, Span)>,
+    pub children: Vec<EncId>,
+    /// For every encoding: 0/1 pattern bits of itself and its ancestors.
+    pub mask: u64,
+    pub match_bits: u64,
+    /// Don't-care pattern bits of itself and its ancestors.
+    pub dontcare: u64,
+    /// Nesting depth: 0 for a tree root.
+    pub depth: usize,
+}
+
+impl Encoding {
+    pub fn is_leaf(&self) -> bool {
+        self.children.is_empty()
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct EnumDef {
+    pub name: String,
+    pub doc: String,
+    pub span: Span,
+    pub values: Vec<(u64, String, String)>,
+}
+
+impl EnumDef {
+    pub fn display(&self, v: u64) -> Option<&str> {
+        self.values
+            .iter()
+            .find(|(x, _, _)| *x == v)
+            .map(|(_, s, _)| s.as_str())
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct NamedExpr {
+    pub name: String,
+    pub doc: String,
+    pub expr: Expr,
+}
+
+#[derive(Clone, Debug)]
+pub struct MetaKey {
+    pub name: String,
+    pub doc: String,
+    pub ty: MetaType,
+    pub default: Option<MetaValue>,
+}
+
+#[derive(Clone, Debug)]
+pub struct LatencyRule {
+    /// Class indices; `None` is `*`.
+    pub producers: Option<Vec<usize>>,
+    pub consumers: Option<Vec<usize>>,
+    pub field: Option<String>,
+    pub cycles: u32,
+    pub generation: GenRange,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Latency {
+    pub classes: Vec<String>,
+    pub rules: Vec<LatencyRule>,
+}
+
+impl Latency {
+    pub fn class(&self, name: &str) -> Option<usize> {
+        self.classes.iter().position(|c| c == name)
+    }
+
+    /// Cycles between a producer of class `p` and a consumer of class `c`
+    /// reading operand `field`, at generation `gen`: first matching rule.
+    pub fn lookup(&self, p: usize, c: usize, field: Option<&str>, generation: u32) -> Option<u32> {
+        self.rules
+            .iter()
+            .find(|r| {
+                r.producers.as_ref().is_none_or(|v| v.contains(&p))
+                    && r.consumers.as_ref().is_none_or(|v| v.contains(&c))
+                    && r.field.as_deref().is_none_or(|f| Some(f) == field)
+                    && r.generation.contains(generation)
+            })
+            .map(|r| r.cycles)
+    }
+}
+
+/// A whole checked spec.
+#[derive(Clone, Debug)]
+pub struct Isa {
+    pub name: String,
+    pub doc: String,
+    pub width: u32,
+    pub root: EncId,
+    pub generations: Vec<(String, u32)>,
+    pub encodings: Vec<Encoding>,
+    pub enums: Vec<EnumDef>,
+    pub exprs: Vec<NamedExpr>,
+    pub latency: Latency,
+    pub meta_keys: Vec<MetaKey>,
+    pub field_meta_keys: Vec<MetaKey>,
+    pub sources: SourceMap,
+    /// Per tree root: its decision tree over its leaves.
+    pub decoders: Vec<(EncId, crate::decode::DecisionTree)>,
+}
+
+impl Isa {
+    pub fn encoding(&self, name: &str) -> Option<EncId> {
+        self.encodings.iter().position(|e| e.name == name)
+    }
+
+    /// Leaves of the tree rooted at `root`, in source order.
+    pub fn leaves(&self, root: EncId) -> impl Iterator<Item = EncId> + '_ {
+        self.encodings
+            .iter()
+            .enumerate()
+            .filter(move |(_, e)| e.root == root && e.is_leaf())
+            .map(|(i, _)| i)
+    }
+
+    /// The instructions: leaves of the `root` tree.
+    pub fn instructions(&self) -> impl Iterator<Item = EncId> + '_ {
+        self.leaves(self.root)
+    }
+
+    /// The chain from `enc` up to its tree root.
+    pub fn chain(&self, enc: EncId) -> impl Iterator<Item = EncId> + '_ {
+        std::iter::successors(Some(enc), move |e| self.encodings[*e].parent)
+    }
+
+    /// Text `{NAME}` prints for a leaf.
+    pub fn mnemonic(&self, enc: EncId) -> &str {
+        for e in self.chain(enc) {
+            if let Some(m) = &self.encodings[e].plain.mnemonic {
+                return m;
+            }
+        }
+        &self.encodings[enc].name
+    }
+
+    /// Metadata value of `key` for `enc` (nearest definition, else default).
+    pub fn meta(&self, enc: EncId, key: &str) -> Option<&MetaValue> {
+        for e in self.chain(enc) {
+            if let Some((_, v, _)) = self.encodings[e].meta.iter().find(|(k, _, _)| k == key) {
+                return Some(v);
+            }
+        }
+        self.meta_keys
+            .iter()
+            .find(|k| k.name == key)
+            .and_then(|k| k.default.as_ref())
+    }
+
+    /// The generation number for a name declared in `generations`.
+    pub fn generation(&self, name: &str) -> Option<u32> {
+        self.generations
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| *v)
+    }
+
+    /// The decision tree of the tree rooted at `root`.
+    pub fn decoder(&self, root: EncId) -> Option<&crate::decode::DecisionTree> {
+        self.decoders
+            .iter()
+            .find(|(r, _)| *r == root)
+            .map(|(_, t)| t)
+    }
+}

@@ -1,0 +1,151 @@
+//! Every checker diagnostic has a small broken spec in `tests/specs/bad/`;
+//! each test asserts the exact message and position.
+
+use std::path::PathBuf;
+
+fn first_error(name: &str) -> lathe_isa::Diagnostic {
+    let path: PathBuf = [env!("CARGO_MANIFEST_DIR"), "tests", "specs", "bad", name]
+        .iter()
+        .collect();
+    match lathe_isa::load(&path) {
+        Ok(_) => panic!("{name} should be rejected"),
+        Err(d) => d.first().cloned().expect("at least one diagnostic"),
+    }
+}
+
+fn expect(name: &str, line: usize, col: usize, message: &str) {
+    let mut d = first_error(name);
+    // Messages that cite another place name its file by full path.
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/specs/bad/");
+    d.message = d.message.replace(dir, "");
+    assert_eq!(
+        (d.line, d.col, d.message.as_str()),
+        (line, col, message),
+        "{name}"
+    );
+    // The rendering names the file and position and puts the caret under the column.
+    let text = d.to_string().replace(dir, "");
+    let head = text.lines().next().unwrap_or_default();
+    assert!(
+        head.ends_with(&format!("{name}:{line}:{col}: error: {message}")),
+        "{head}"
+    );
+    let caret = text.lines().last().unwrap_or_default();
+    let bar = caret.find('|').expect("gutter");
+    assert_eq!(caret[bar + 2..].find('^'), Some(col - 1), "{text}");
+}
+
+#[test]
+fn syntax_error_points_at_missing_colon() {
+    expect("syntax.isa", 6, 19, "expected `:`, found `uint`");
+}
+
+#[test]
+fn unknown_type() {
+    expect("unknown_type.isa", 7, 21, "unknown type `word`");
+}
+
+#[test]
+fn uncovered_bits() {
+    expect(
+        "uncovered.isa",
+        5,
+        10,
+        "bits 4..=7 of `i` are not covered by any field, pattern or assert",
+    );
+}
+
+#[test]
+fn overlapping_fields() {
+    expect(
+        "overlap.isa",
+        8,
+        11,
+        "field `B` overlaps field `A` (bits 4) in `i`",
+    );
+}
+
+#[test]
+fn field_overlapping_pattern() {
+    expect(
+        "pattern_overlap.isa",
+        7,
+        11,
+        "field `A` overlaps pattern bits 3..=4 in `i`",
+    );
+}
+
+#[test]
+fn two_encodings_match_one_word() {
+    expect(
+        "conflict.isa",
+        10,
+        10,
+        "`b` and `a` (conflict.isa:9) can match the same word at generations all",
+    );
+}
+
+#[test]
+fn template_names_unknown_field() {
+    expect("unknown_field.isa", 6, 21, "unknown field `B` (in `i`)");
+}
+
+#[test]
+fn expression_names_unknown_field() {
+    expect("unknown_expr_name.isa", 7, 38, "unknown field `C` (in `i`)");
+}
+
+#[test]
+fn template_cannot_be_read_back() {
+    expect(
+        "ambiguous.isa",
+        6,
+        17,
+        "`{A}` and `{B}` are adjacent numbers: the text cannot be split back unambiguously",
+    );
+}
+
+#[test]
+fn unknown_parent() {
+    expect("unknown_parent.isa", 9, 14, "unknown encoding `k`");
+}
+
+#[test]
+fn pattern_digits_must_match_width() {
+    expect(
+        "bad_pattern_width.isa",
+        8,
+        21,
+        "pattern has 3 digits but the bit range is 4 bits wide",
+    );
+}
+
+#[test]
+fn unbound_param() {
+    expect("unbound_param.isa", 12, 21, "param `H` of `r` is not bound");
+}
+
+#[test]
+fn duplicate_encoding() {
+    expect(
+        "duplicate.isa",
+        9,
+        10,
+        "encoding `i` is declared twice (first at duplicate.isa:5)",
+    );
+}
+
+#[test]
+fn unknown_named_expression() {
+    expect(
+        "unknown_named_expr.isa",
+        7,
+        24,
+        "unknown expression `@missing`",
+    );
+}
+
+#[test]
+fn unknown_latency_class() {
+    expect("unknown_class.isa", 7, 12, "unknown latency class `mem`");
+}

@@ -1,0 +1,96 @@
+//! Dead-code elimination: unreachable blocks, then every instruction whose
+//! result no live instruction needs and that has no side effects.
+//!
+//! Removing an unused instruction that might have undefined behaviour (an
+//! out-of-range conversion, say) is allowed: a program that executes UB may
+//! behave in any way, including as if the instruction were never there.
+
+use crate::manager::Pass;
+use lathe_ir::{Cfg, Opcode, Shader};
+
+/// The `dce` pass.
+pub struct Dce;
+
+impl<O: Opcode> Pass<O> for Dce {
+    fn name(&self) -> &'static str {
+        "dce"
+    }
+
+    fn run(&mut self, shader: &mut Shader<'_, O>) -> bool {
+        let blocks_changed = remove_unreachable_blocks(shader);
+        remove_dead_insts(shader) || blocks_changed
+    }
+}
+
+/// Drop blocks the entry cannot reach, and the phi entries for edges from them.
+fn remove_unreachable_blocks<O: Opcode>(shader: &mut Shader<'_, O>) -> bool {
+    let cfg = Cfg::compute(shader);
+    let dead: Vec<_> = shader
+        .layout()
+        .iter()
+        .copied()
+        .filter(|&b| !cfg.is_reachable(b))
+        .collect();
+    if dead.is_empty() {
+        return false;
+    }
+    shader.remove_blocks(&dead);
+    let cfg = Cfg::compute(shader);
+    let layout: Vec<_> = shader.layout().to_vec();
+    for b in layout {
+        let phis: Vec<_> = shader
+            .block_insts(b)
+            .iter()
+            .copied()
+            .take_while(|&i| shader.inst(i).op.is_phi())
+            .collect();
+        for phi in phis {
+            let data = shader.inst(phi);
+            let keep: Vec<_> = data
+                .args
+                .iter()
+                .zip(data.targets.iter())
+                .filter(|(_, t)| cfg.preds(b).contains(t))
+                .map(|(&v, &t)| (v, t))
+                .collect();
+            if keep.len() != data.args.len() {
+                let (vals, blocks): (Vec<_>, Vec<_>) = keep.into_iter().unzip();
+                shader.set_args(phi, &vals);
+                shader.set_targets(phi, &blocks);
+            }
+        }
+    }
+    true
+}
+
+/// Mark from the roots (instructions with side effects) through operands,
+/// then unlink everything unmarked.
+fn remove_dead_insts<O: Opcode>(shader: &mut Shader<'_, O>) -> bool {
+    let mut live = vec![false; shader.inst_capacity()];
+    let mut work = Vec::new();
+    for (_, i) in shader.insts_in_order() {
+        if shader.inst(i).op.effects().side_effects {
+            live[i.index()] = true;
+            work.push(i);
+        }
+    }
+    while let Some(i) = work.pop() {
+        for v in shader.inst(i).operands() {
+            let def = shader.value_def(v);
+            if let Some(l) = live.get_mut(def.index()) {
+                if !*l {
+                    *l = true;
+                    work.push(def);
+                }
+            }
+        }
+    }
+    let mut changed = false;
+    let layout: Vec<_> = shader.layout().to_vec();
+    for b in layout {
+        let before = shader.block_insts(b).len();
+        shader.retain_insts(b, |i, d| d.op.effects().side_effects || live[i.index()]);
+        changed |= shader.block_insts(b).len() != before;
+    }
+    changed
+}

@@ -1,0 +1,181 @@
+//! The `Pass` trait, the registry of named passes, and the pass manager
+//! that runs a pipeline with validation, dumps and timing.
+
+use lathe_ir::{Opcode, Shader, ValidationError};
+use std::time::{Duration, Instant};
+
+/// Why a pipeline could not be built or run.
+#[derive(Debug, thiserror::Error)]
+pub enum PassError {
+    #[error("unknown pass `{name}` (valid passes: {})", known.join(", "))]
+    UnknownPass { name: String, known: Vec<&'static str> },
+    #[error("the input shader is invalid: {0}")]
+    InvalidInput(ValidationError),
+    #[error("pass `{pass}` produced invalid IR: {error}\n{dump}")]
+    InvalidOutput {
+        pass: &'static str,
+        error: ValidationError,
+        dump: String,
+    },
+}
+
+/// A transformation of a shader. Passes work on any vocabulary, asking it
+/// questions through [`Opcode`].
+pub trait Pass<O: Opcode> {
+    /// The name used in pipelines (`dce`, `copy-prop`, ...).
+    fn name(&self) -> &'static str;
+
+    /// Transform the shader; returns whether anything changed.
+    fn run(&mut self, shader: &mut Shader<'_, O>) -> bool;
+}
+
+type Factory<O> = fn() -> Box<dyn Pass<O>>;
+
+/// Named passes that pipelines can be built from.
+pub struct Registry<O> {
+    entries: Vec<(&'static str, &'static str, Factory<O>)>,
+}
+
+impl<O: Opcode> Registry<O> {
+    pub fn empty() -> Self {
+        Registry { entries: Vec::new() }
+    }
+
+    /// The target-neutral passes of this crate.
+    pub fn standard() -> Self {
+        let mut r = Self::empty();
+        r.register("dce", "remove unused side-effect-free instructions and unreachable blocks", || {
+            Box::new(crate::dce::Dce)
+        });
+        r.register("copy-prop", "remove plain movs whose source and result types match", || {
+            Box::new(crate::copy_prop::CopyProp)
+        });
+        r.register("flatten", "turn simple if/else diamonds into straight code, phis into sel", || {
+            Box::new(crate::flatten::Flatten)
+        });
+        r
+    }
+
+    /// Add (or replace) a named pass.
+    pub fn register(&mut self, name: &'static str, description: &'static str, factory: Factory<O>) {
+        self.entries.retain(|e| e.0 != name);
+        self.entries.push((name, description, factory));
+    }
+
+    pub fn names(&self) -> Vec<&'static str> {
+        self.entries.iter().map(|e| e.0).collect()
+    }
+
+    /// `(name, description)` pairs.
+    pub fn describe(&self) -> impl Iterator<Item = (&'static str, &'static str)> + '_ {
+        self.entries.iter().map(|e| (e.0, e.1))
+    }
+
+    pub fn create(&self, name: &str) -> Result<Box<dyn Pass<O>>, PassError> {
+        match self.entries.iter().find(|e| e.0 == name) {
+            Some(e) => Ok((e.2)()),
+            None => Err(PassError::UnknownPass {
+                name: name.to_string(),
+                known: self.names(),
+            }),
+        }
+    }
+
+    /// A pass manager running the named passes in order.
+    pub fn pipeline<S: AsRef<str>>(&self, names: &[S]) -> Result<PassManager<O>, PassError> {
+        let mut pm = PassManager::new();
+        for n in names {
+            pm.add(self.create(n.as_ref())?);
+        }
+        Ok(pm)
+    }
+}
+
+/// What one pass did in a pipeline run.
+#[derive(Debug, Clone)]
+pub struct PassRecord {
+    pub name: &'static str,
+    pub changed: bool,
+    pub time: Duration,
+    /// The shader printed after the pass, when `print_after_all` is set.
+    pub dump: Option<String>,
+}
+
+/// Runs passes in order.
+pub struct PassManager<O> {
+    passes: Vec<Box<dyn Pass<O>>>,
+    /// Validate the input and the result of every pass. On by default in
+    /// debug builds (and so in tests).
+    pub verify: bool,
+    /// Keep a dump of the shader after every pass.
+    pub print_after_all: bool,
+}
+
+impl<O: Opcode> Default for PassManager<O> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<O: Opcode> PassManager<O> {
+    pub fn new() -> Self {
+        PassManager {
+            passes: Vec::new(),
+            verify: cfg!(debug_assertions),
+            print_after_all: false,
+        }
+    }
+
+    pub fn add(&mut self, pass: Box<dyn Pass<O>>) {
+        self.passes.push(pass);
+    }
+
+    pub fn pass_names(&self) -> Vec<&'static str> {
+        self.passes.iter().map(|p| p.name()).collect()
+    }
+
+    /// Run every pass once, in order.
+    pub fn run(&mut self, shader: &mut Shader<'_, O>) -> Result<Vec<PassRecord>, PassError> {
+        if self.verify {
+            lathe_ir::validate(shader).map_err(PassError::InvalidInput)?;
+        }
+        let mut records = Vec::with_capacity(self.passes.len());
+        for pass in &mut self.passes {
+            let start = Instant::now();
+            let changed = pass.run(shader);
+            let time = start.elapsed();
+            if self.verify {
+                if let Err(error) = lathe_ir::validate(shader) {
+                    return Err(PassError::InvalidOutput {
+                        pass: pass.name(),
+                        error,
+                        dump: lathe_ir::print(shader),
+                    });
+                }
+            }
+            records.push(PassRecord {
+                name: pass.name(),
+                changed,
+                time,
+                dump: self.print_after_all.then(|| lathe_ir::print(shader)),
+            });
+        }
+        Ok(records)
+    }
+}
+
+/// A per-pass timing table (for `--time-passes`).
+pub fn timing_report(records: &[PassRecord]) -> String {
+    let total: Duration = records.iter().map(|r| r.time).sum();
+    let mut out = String::from("pass          time (us)  changed\n");
+    for r in records {
+        out.push_str(&format!(
+            "{:<12} {:>10.1}  {}\n",
+            r.name,
+            r.time.as_secs_f64() * 1e6,
+            if r.changed { "yes" } else { "no" }
+        ));
+    }
+    out.push_str(&format!("{:<12} {:>10.1}\n", "total", total.as_secs_f64() * 1e6));
+    out
+}

@@ -1,1 +1,0 @@
-//! Adreno fragment density map (FDM) tiling math.

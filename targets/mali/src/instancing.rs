@@ -1,1 +1,0 @@
-//! Mali attribute instancing: padded vertex counts, magic divisors, descriptors.
