@@ -6,6 +6,7 @@ use lathe_adreno::fdm::grid::CellIndex;
 use lathe_adreno::fdm::lrz::LrzDecision;
 use lathe_adreno::fdm::scene::{PipeSize, SceneFlags, TileSize};
 use lathe_adreno::fdm::space::{Extent, Framebuffer, Point, Rect, Vec2, Viewport, ceil_div};
+use lathe_adreno::fdm::transform::rendering_to_gmem;
 use lathe_adreno::fdm::{FdmPlan, PatchedState, Scene, ViewportPatching, parse_scene, plan};
 use proptest::prelude::*;
 use std::collections::{HashMap, HashSet};
@@ -265,8 +266,10 @@ proptest! {
                 }
             }
             for v in &bin.views {
-                prop_assert!(v.rendering.extent.width <= i64::from(scene.tile.width));
-                prop_assert!(v.rendering.extent.height <= i64::from(scene.tile.height));
+                // The bin's far corner in GMEM space stays within one tile.
+                let end = rendering_to_gmem(v.rendering.end(), bin.common_start);
+                prop_assert!(end.x <= i64::from(scene.tile.width));
+                prop_assert!(end.y <= i64::from(scene.tile.height));
             }
         }
         prop_assert_eq!(seen.len(), cells.len(), "merging lost or invented cells");

@@ -26,6 +26,10 @@ pub enum FdmError {
     #[error("could not write the plan as JSON: {0}")]
     Output(#[source] serde_json::Error),
 
+    /// An invariant of the planner broke; a bug in Lathe, not in the scene.
+    #[error("internal error: {0}")]
+    Internal(&'static str),
+
     /// A bin start is not a multiple of its fragment area, so the per-bin
     /// offset would not be an integer. The planner chooses fragment areas so
     /// this cannot happen; seeing it means a bug in Lathe, not in the scene.

@@ -4,7 +4,7 @@
 //! tiler renders some bins (tiles) at lower resolution and scales them up
 //! when it writes them back to memory. For every bin of a render pass it
 //! must decide, per view, the fragment area, and patch the viewport,
-//! scissor and LRZ state to match. [`plan`] does that as pure math: a
+//! scissor and LRZ state to match. [`plan()`] does that as pure math: a
 //! [`Scene`] in, an [`FdmPlan`] out.
 //!
 //! # Four coordinate spaces

@@ -222,7 +222,7 @@ fn plan_bin(
     let anchor = group.anchor;
     let cell = merge_grid
         .cell(anchor)
-        .ok_or_else(|| FdmError::invalid("internal", "merge group anchored on an empty cell"))?;
+        .ok_or(FdmError::Internal("merge group anchored on an empty cell"))?;
     let common_start = grid.common_start(anchor);
 
     // Geometry per view: b_s, extent, o, and the rendering-space bin.
@@ -236,7 +236,7 @@ fn plan_bin(
     for (v, &area) in cell.areas.iter().enumerate() {
         let rect = merge_grid
             .group_rect(group, v)
-            .ok_or_else(|| FdmError::invalid("internal", "merge group with a missing cell"))?;
+            .ok_or(FdmError::Internal("merge group with a missing cell"))?;
         let offset = per_bin_offset(area, rect.origin, common_start)?;
         geometry.push(Geometry {
             area,
