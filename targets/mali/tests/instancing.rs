@@ -4,7 +4,7 @@
 
 use lathe_mali::instancing::{
     AttributeDescriptor, AttributeRate, Draw, InstancingError, MagicDivisor, Modulus,
-    magic_divisor, padded_vertex_count,
+    magic_divisor, padded_vertex_count, try_padded_vertex_count,
 };
 
 /// SplitMix64: a small, fixed pseudo-random sequence so failures reproduce.
@@ -181,24 +181,25 @@ fn raw_magic_fields_round_trip() {
 
 #[test]
 fn padded_count_matches_the_documented_examples() {
-    assert_eq!(padded_vertex_count(70), Ok(72));
+    assert_eq!(padded_vertex_count(70), 72);
+    assert_eq!(try_padded_vertex_count(70), Ok(72));
     // One count from each row of the table, at n = 3 (counts 64..=127).
     for (vertices, padded) in [(64, 72), (71, 72), (72, 80), (79, 80), (80, 96), (95, 96)] {
         assert_eq!(
-            padded_vertex_count(vertices),
+            try_padded_vertex_count(vertices),
             Ok(padded),
             "vertices = {vertices}"
         );
     }
     for (vertices, padded) in [(96, 112), (111, 112), (112, 128), (127, 128), (128, 144)] {
         assert_eq!(
-            padded_vertex_count(vertices),
+            try_padded_vertex_count(vertices),
             Ok(padded),
             "vertices = {vertices}"
         );
     }
     assert_eq!(
-        padded_vertex_count(0),
+        try_padded_vertex_count(0),
         Err(InstancingError::ZeroVertexCount)
     );
 }
@@ -217,7 +218,7 @@ fn smallest_candidate_above(vertices: u32) -> u64 {
 #[test]
 fn padded_count_is_right_for_every_count_below_2_pow_20() {
     for vertices in 1..1u32 << 20 {
-        let padded = padded_vertex_count(vertices).unwrap();
+        let padded = try_padded_vertex_count(vertices).unwrap();
         assert!(padded >= vertices, "{vertices} pads down to {padded}");
         if vertices < 10 {
             assert_eq!(padded, vertices);
@@ -252,7 +253,7 @@ fn padded_count_is_right_for_every_count_below_2_pow_20() {
 fn padded_count_at_the_top_of_the_range() {
     let mut rng = Rng(99);
     for vertices in (0..100_000).map(|_| rng.next_u32() | 1 << 20) {
-        match padded_vertex_count(vertices) {
+        match try_padded_vertex_count(vertices) {
             Ok(padded) => assert_eq!(u64::from(padded), smallest_candidate_above(vertices)),
             Err(err) => {
                 assert_eq!(err, InstancingError::PaddedCountOverflow { vertices });
@@ -355,7 +356,7 @@ fn random_large_draws_fetch_what_gl_requires_on_edges_and_samples() {
         // Log-uniform-ish sizes: a random bound, then a count below it.
         let bound = rng.next_u32().max(1);
         let vertices = rng.up_to(bound);
-        let Ok(padded) = padded_vertex_count(vertices) else {
+        let Ok(padded) = try_padded_vertex_count(vertices) else {
             continue;
         };
         let max_instances = u32::MAX / padded;
@@ -412,7 +413,7 @@ fn draws_beyond_32_bit_linear_ids_are_rejected() {
         let vertices = rng.next_u32().max(1);
         let instances = rng.next_u32().max(1);
         let result = Draw::new(vertices, instances);
-        match padded_vertex_count(vertices) {
+        match try_padded_vertex_count(vertices) {
             Err(err) => assert_eq!(result, Err(err)),
             Ok(padded) => {
                 let threads = u64::from(padded) * u64::from(instances);

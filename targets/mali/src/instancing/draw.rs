@@ -3,7 +3,7 @@
 
 use super::{
     AttributeDescriptor, InstancingError, MagicDivisor, Modulus, PowerOfTwoDivisor,
-    padded_vertex_count,
+    try_padded_vertex_count,
 };
 use std::num::NonZeroU32;
 
@@ -54,7 +54,7 @@ impl Draw {
     /// [`InstancingError::TooManyThreads`] when padded count × instances does
     /// not fit in 32 bits (then some linear ids would not either).
     pub fn new(vertices: u32, instances: u32) -> Result<Self, InstancingError> {
-        let padded = padded_vertex_count(vertices)?; // also rejects 0 vertices
+        let padded = try_padded_vertex_count(vertices)?; // also rejects 0 vertices
         if instances == 0 {
             return Err(InstancingError::ZeroInstanceCount);
         }

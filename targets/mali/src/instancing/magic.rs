@@ -80,14 +80,20 @@ const IMPLICIT_BIT: u64 = 1 << 31;
 
 /// The three descriptor fields that divide by a non-power-of-two constant.
 ///
-/// Every value of this type is a field combination the hardware accepts;
-/// [`magic_divisor`] builds the one that divides by a given number and
-/// [`MagicDivisor::from_fields`] checks raw fields read back from memory.
+/// The fields are public because they are exactly what the driver packs.
+/// [`magic_divisor`] builds the combination that divides by a given number
+/// and [`MagicDivisor::from_fields`] checks raw fields read back from memory;
+/// a value built by hand with out-of-range fields is still modelled totally
+/// by [`MagicDivisor::divide`] (shift taken modulo 32, any non-zero
+/// `extra_flags` rounds down), never a panic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct MagicDivisor {
-    shift: u8,
-    magic: u32,
-    round_down: bool,
+    /// The result is shifted right by `32 + shift` in total (0..=31).
+    pub shift: u32,
+    /// The multiplier with its implicit bit 31 cleared.
+    pub magic: u32,
+    /// 1 when the round-down correction is on, else 0.
+    pub extra_flags: u32,
 }
 
 impl MagicDivisor {
@@ -98,7 +104,7 @@ impl MagicDivisor {
     pub const IDENTITY: MagicDivisor = MagicDivisor {
         shift: 0,
         magic: 0x7FFF_FFFF,
-        round_down: true,
+        extra_flags: 1,
     };
 
     /// Checks raw descriptor fields.
@@ -109,22 +115,19 @@ impl MagicDivisor {
     /// [`InstancingError::MagicTopBitSet`] when `magic` has bit 31 set, and
     /// [`InstancingError::MagicExtraFlagsOutOfRange`] for `extra_flags` above 1.
     pub fn from_fields(shift: u32, magic: u32, extra_flags: u32) -> Result<Self, InstancingError> {
-        let shift = u8::try_from(shift)
-            .ok()
-            .filter(|&s| s <= 31)
-            .ok_or(InstancingError::ShiftOutOfRange { shift })?;
+        if shift > 31 {
+            return Err(InstancingError::ShiftOutOfRange { shift });
+        }
         if u64::from(magic) & IMPLICIT_BIT != 0 {
             return Err(InstancingError::MagicTopBitSet { magic });
         }
-        let round_down = match extra_flags {
-            0 => false,
-            1 => true,
-            _ => return Err(InstancingError::MagicExtraFlagsOutOfRange { extra_flags }),
-        };
+        if extra_flags > 1 {
+            return Err(InstancingError::MagicExtraFlagsOutOfRange { extra_flags });
+        }
         Ok(MagicDivisor {
             shift,
             magic,
-            round_down,
+            extra_flags,
         })
     }
 
@@ -142,15 +145,15 @@ impl MagicDivisor {
             (quotient + 1, false)
         };
         MagicDivisor {
-            shift: shift as u8,                        // at most 31
+            shift,                                     // at most 31
             magic: (multiplier - IMPLICIT_BIT) as u32, // multiplier < 2^32
-            round_down,
+            extra_flags: u32::from(round_down),
         }
     }
 
     /// The shift field: the result is shifted right by `32 + shift` in total.
     pub fn shift(self) -> u32 {
-        u32::from(self.shift)
+        self.shift
     }
 
     /// The magic field: the multiplier with its implicit bit 31 cleared.
@@ -160,7 +163,7 @@ impl MagicDivisor {
 
     /// The extra_flags field: 1 when the round-down correction is on.
     pub fn extra_flags(self) -> u32 {
-        u32::from(self.round_down)
+        self.extra_flags
     }
 
     /// The full multiplier the hardware uses, implicit bit included.
@@ -173,10 +176,10 @@ impl MagicDivisor {
     pub fn divide(self, n: u32) -> u32 {
         let multiplier = self.multiplier();
         let mut product = u64::from(n) * multiplier;
-        if self.round_down {
+        if self.extra_flags != 0 {
             product += multiplier; // (n + 1)·M < 2^64, see the module docs
         }
-        ((product >> 32) >> self.shift) as u32 // the high word is below 2^32
+        ((product >> 32) >> (self.shift % 32)) as u32 // the high word is below 2^32
     }
 }
 

@@ -107,4 +107,4 @@ pub use descriptor::{AttributeDescriptor, AttributeMode, Modulus, OddFactor, Pow
 pub use draw::{AttributeRate, Draw, InstanceIdRecord, VertexIdRecord};
 pub use error::InstancingError;
 pub use magic::{MagicDivisor, magic_divisor};
-pub use padding::{MAX_VERTEX_COUNT, padded_vertex_count};
+pub use padding::{MAX_VERTEX_COUNT, padded_vertex_count, try_padded_vertex_count};

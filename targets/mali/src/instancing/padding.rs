@@ -27,10 +27,30 @@ pub const MAX_VERTEX_COUNT: u32 = 0xDFFF_FFFF;
 ///
 /// ```
 /// use lathe_mali::instancing::padded_vertex_count;
-/// assert_eq!(padded_vertex_count(70), Ok(72)); // 1000110: high bits 1000, n = 3, 9·2^3
-/// assert_eq!(padded_vertex_count(7), Ok(7));
-/// assert_eq!(padded_vertex_count(17), Ok(18));
-/// assert_eq!(padded_vertex_count(20), Ok(24)); // 10100: high bits 1010, n = 1, 3·2^3
+/// assert_eq!(padded_vertex_count(70), 72); // 1000110: high bits 1000, n = 3, 9·2^3
+/// assert_eq!(padded_vertex_count(7), 7);
+/// assert_eq!(padded_vertex_count(17), 18);
+/// assert_eq!(padded_vertex_count(20), 24); // 10100: high bits 1010, n = 1, 3·2^3
+/// ```
+///
+/// Counts above [`MAX_VERTEX_COUNT`] pad to 2^32, which a 32-bit register
+/// holds as 0: this function returns that wrapped value, as the hardware's
+/// field would. Use [`try_padded_vertex_count`] to get an error instead.
+pub fn padded_vertex_count(vertices: u32) -> u32 {
+    match try_padded_vertex_count(vertices) {
+        Ok(padded) => padded,
+        Err(_) => 0, // 0 vertices pads to 0; 2^32 wraps to 0
+    }
+}
+
+/// [`padded_vertex_count`] with the two cases a driver must not program
+/// reported as errors.
+///
+/// ```
+/// use lathe_mali::instancing::try_padded_vertex_count;
+/// assert_eq!(try_padded_vertex_count(70), Ok(72));
+/// assert!(try_padded_vertex_count(0).is_err());
+/// assert!(try_padded_vertex_count(u32::MAX).is_err());
 /// ```
 ///
 /// # Errors
@@ -38,7 +58,7 @@ pub const MAX_VERTEX_COUNT: u32 = 0xDFFF_FFFF;
 /// [`InstancingError::ZeroVertexCount`] for 0, and
 /// [`InstancingError::PaddedCountOverflow`] above [`MAX_VERTEX_COUNT`], where
 /// the padded count is 2^32 and no longer a 32-bit number.
-pub fn padded_vertex_count(vertices: u32) -> Result<u32, InstancingError> {
+pub fn try_padded_vertex_count(vertices: u32) -> Result<u32, InstancingError> {
     match vertices {
         0 => Err(InstancingError::ZeroVertexCount),
         1..=9 => Ok(vertices),
@@ -65,15 +85,16 @@ mod tests {
 
     #[test]
     fn largest_drawable_count_pads_below_2_pow_32() {
-        assert_eq!(padded_vertex_count(MAX_VERTEX_COUNT), Ok(0xE000_0000));
+        assert_eq!(try_padded_vertex_count(MAX_VERTEX_COUNT), Ok(0xE000_0000));
+        assert_eq!(padded_vertex_count(MAX_VERTEX_COUNT + 1), 0);
         assert_eq!(
-            padded_vertex_count(MAX_VERTEX_COUNT + 1),
+            try_padded_vertex_count(MAX_VERTEX_COUNT + 1),
             Err(InstancingError::PaddedCountOverflow {
                 vertices: 0xE000_0000
             })
         );
         assert_eq!(
-            padded_vertex_count(u32::MAX),
+            try_padded_vertex_count(u32::MAX),
             Err(InstancingError::PaddedCountOverflow { vertices: u32::MAX })
         );
     }
@@ -84,14 +105,11 @@ mod tests {
             1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 12, 14, 14, 16, 16, 18, 18, 20,
         ];
         for (vertices, want) in (1..20).zip(expected) {
-            assert_eq!(
-                padded_vertex_count(vertices),
-                Ok(want),
-                "vertices = {vertices}"
-            );
+            assert_eq!(padded_vertex_count(vertices), want, "vertices = {vertices}");
         }
+        assert_eq!(padded_vertex_count(0), 0);
         assert_eq!(
-            padded_vertex_count(0),
+            try_padded_vertex_count(0),
             Err(InstancingError::ZeroVertexCount)
         );
     }
