@@ -18,7 +18,7 @@ use lathe_variants::*;
 
 const CAPACITY: usize = 1024;
 const MIX_LEN: usize = 4096;
-const RUNS: usize = 7;
+const RUNS: usize = 11;
 
 type Compile = fn(&SamplingKey) -> Result<u64, std::convert::Infallible>;
 
@@ -98,12 +98,13 @@ fn ns_per_op(ops: u64, mut run: impl FnMut()) -> (f64, f64) {
     (samples[RUNS / 2], samples[0])
 }
 
-fn report(name: &str, (median, min): (f64, f64)) -> f64 {
+fn report(name: &str, (median, min): (f64, f64)) -> (f64, f64) {
     println!(
-        "{name:<44} {median:>8.2} ns/op  {:>8.1} Mops/s   (best {min:.2} ns/op)",
-        1e3 / median
+        "{name:<44} {median:>8.2} ns/op {:>7.1} Mops/s | best {min:>6.2} ns/op {:>7.1} Mops/s",
+        1e3 / median,
+        1e3 / min
     );
-    median
+    (median, min)
 }
 
 /// Total throughput of `threads` threads each running `per_thread` over
@@ -209,7 +210,7 @@ fn main() {
     );
 
     println!("-- throughput (all threads together) --");
-    let rounds = 200;
+    let rounds = 2_000;
     let mut results = Vec::new();
     for threads in [1, 2] {
         // Threads start at different points of the mix so they do not walk
@@ -240,14 +241,16 @@ fn main() {
         results.push((threads, l2, base));
     }
 
-    println!("-- summary --");
-    println!("L1 hit {l1:.2} ns; L2 hit {l2:.2} ns; baseline hit {base:.2} ns");
+    println!("-- summary (median | best) --");
+    println!(
+        "L1 hit {:.2} | {:.2} ns; L2 hit {:.2} | {:.2} ns; baseline hit {:.2} | {:.2} ns",
+        l1.0, l1.1, l2.0, l2.1, base.0, base.1
+    );
     for (threads, l2, base) in results {
         println!(
-            "{threads} thread(s): L2 {:.1} Mops/s vs baseline {:.1} Mops/s = {:.1}x",
-            1e3 / l2,
-            1e3 / base,
-            base / l2
+            "{threads} thread(s): L2 / baseline throughput = {:.1}x | {:.1}x",
+            base.0 / l2.0,
+            base.1 / l2.1
         );
     }
     drop(reader);

@@ -7,6 +7,10 @@
 /// rarely implement this by hand. It must be a pure function of the key as
 /// far as the caches are concerned: they call it once per key and hand the
 /// result to everyone who asks for that key afterwards.
+///
+/// The caches call it without holding any lock, so it may look up other
+/// keys in the same cache; looking up the key it is compiling would wait
+/// for itself forever.
 pub trait Compiler<K> {
     /// What compilation produces.
     type Output;

@@ -53,6 +53,8 @@
 //! Build with `RUSTFLAGS="--cfg loom"` only to run the model-checking tests
 //! (`tests/loom.rs`); see the crate README section for the command.
 
+#![forbid(unsafe_code)]
+
 mod compiler;
 mod error;
 pub mod hash;

@@ -6,8 +6,9 @@
 //! snapshot and only checks, with one plain atomic load of a pointer that
 //! changes only at barriers, whether a newer one has been published. Its
 //! hit counts live in the reader too and reach the cache's statistics in
-//! one step when it is flushed or dropped, so an L2 hit writes to no
-//! memory shared with other threads.
+//! one step on its next L2 miss (already a slow path), when it is flushed,
+//! or when it is dropped, so an L2 hit writes to no memory shared with
+//! other threads.
 
 use std::sync::Arc;
 
@@ -91,6 +92,7 @@ where
             self.l2_hits += 1;
             return Ok(f(routine));
         }
+        self.flush_stats();
         let (routine, _) = self.cache.l3_get(key)?;
         Ok(f(&routine))
     }
@@ -108,6 +110,7 @@ where
             self.l2_hits += 1;
             return Ok((Arc::clone(routine), Level::L2));
         }
+        self.flush_stats();
         self.cache.l3_get(key)
     }
 

@@ -88,7 +88,7 @@ type L3<K, C> = CompileOnce<
 ///
 /// Lookups never block on each other except on an L2 miss, which takes the
 /// L3 mutex. Statistics are exact; hits made through a [`Reader`] are
-/// reported when it is dropped or flushed.
+/// reported on its next L2 miss, flush or drop.
 ///
 /// ```
 /// use lathe_variants::{Level, RoutineCache};

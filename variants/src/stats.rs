@@ -83,11 +83,11 @@ impl std::fmt::Debug for Counters {
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct CacheStats {
     /// Hits in call-site inline caches. Counted by the
-    /// [`Reader`](crate::Reader) the site was used with and reported when
-    /// that reader is dropped or flushed.
+    /// [`Reader`](crate::Reader) the site was used with, and reported on
+    /// that reader's next L2 miss, flush or drop.
     pub l1_hits: u64,
-    /// Hits in the lock-free snapshot (through a reader: reported when it
-    /// is dropped or flushed).
+    /// Hits in the lock-free snapshot (through a reader: reported on its
+    /// next L2 miss, flush or drop).
     pub l2_hits: u64,
     /// Hits in the mutex-protected LRU cache.
     pub l3_hits: u64,

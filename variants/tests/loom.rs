@@ -132,7 +132,12 @@ fn bounded_l3_with_a_racing_barrier() {
             .map(|key| {
                 let cache = Arc::clone(&cache);
                 thread::spawn(move || {
-                    let routine = cache.get(&key).expect("compiles");
+                    // One thread goes through a reader, the other does not.
+                    let routine = if key == 1 {
+                        cache.reader().get(&key).expect("compiles")
+                    } else {
+                        cache.get(&key).expect("compiles")
+                    };
                     assert_eq!(*routine, key + 100);
                 })
             })

@@ -46,7 +46,9 @@ const IMAGES: u16 = 8;
 const SAMPLERS: usize = 8;
 const CAPACITY: usize = 48;
 const THREADS: usize = 4;
-const LOOKUPS_PER_THREAD: usize = 20_000;
+/// Smaller under Miri, which interprets every step and checks the
+/// dependencies' `unsafe` (arc-swap) along the way.
+const LOOKUPS_PER_THREAD: usize = if cfg!(miri) { 300 } else { 20_000 };
 
 #[derive(Default)]
 struct Violations {
@@ -272,7 +274,7 @@ fn routine_cache_under_concurrent_lookups_and_barriers() {
 
 #[test]
 fn variants_compile_each_key_once_under_concurrent_first_use() {
-    const KEYS: u32 = 64;
+    const KEYS: u32 = if cfg!(miri) { 16 } else { 64 };
     let compilations: Vec<AtomicU32> = (0..KEYS).map(|_| AtomicU32::new(0)).collect();
     let variants = Variants::new(|key: &u32| {
         compilations[*key as usize].fetch_add(1, Ordering::SeqCst);
@@ -331,7 +333,7 @@ fn variants_compile_each_key_once_under_concurrent_first_use() {
 #[test]
 fn sampler_ids_are_never_reused_under_concurrent_create_and_destroy() {
     const STATES: usize = 6;
-    const STEPS: usize = 10_000;
+    const STEPS: usize = if cfg!(miri) { 200 } else { 10_000 };
     let states: Vec<SamplerState> = (0..STATES)
         .map(|i| SamplerState {
             mip_lod_bias: i as f32 * 0.25,
