@@ -1,3 +1,3 @@
 #![no_main]
-// Differential check of the IR passes; the body lives in lathe-passes so `cargo test` runs it on seeds.
-libfuzzer_sys::fuzz_target!(|data: &[u8]| if let Err(e) = lathe_passes::fuzzing::differential(data) { panic!("{e}") });
+// Differential check of the IR passes; the body is lathe_passes::fuzzing, which `cargo test` runs on seeds.
+libfuzzer_sys::fuzz_target!(|data: &[u8]| lathe_passes::fuzzing::differential(data).unwrap());

@@ -162,7 +162,10 @@ impl<'s, 'a, O: Opcode> Builder<'s, 'a, O> {
 }
 
 /// Unzip phi pairs into arena scratch slices (no global heap allocation).
-fn split_pairs<'x>(arena: &'x bumpalo::Bump, incoming: &[(Value, Block)]) -> (&'x [Value], &'x [Block]) {
+fn split_pairs<'x>(
+    arena: &'x bumpalo::Bump,
+    incoming: &[(Value, Block)],
+) -> (&'x [Value], &'x [Block]) {
     let vals = arena.alloc_slice_fill_iter(incoming.iter().map(|p| p.0));
     let blocks = arena.alloc_slice_fill_iter(incoming.iter().map(|p| p.1));
     (vals, blocks)
@@ -227,18 +230,39 @@ impl Builder<'_, '_, GenericOp> {
     /// A plain copy.
     pub fn mov(&mut self, a: Value) -> Value {
         let ty = self.type_of(a);
-        self.op(GenericOp::Mov { abs: false, neg: false }, &[a], ty)
+        self.op(
+            GenericOp::Mov {
+                abs: false,
+                neg: false,
+            },
+            &[a],
+            ty,
+        )
     }
 
     /// A float negation (a `mov` with the `neg` modifier).
     pub fn fneg(&mut self, a: Value) -> Value {
         let ty = self.type_of(a);
-        self.op(GenericOp::Mov { abs: false, neg: true }, &[a], ty)
+        self.op(
+            GenericOp::Mov {
+                abs: false,
+                neg: true,
+            },
+            &[a],
+            ty,
+        )
     }
 
     pub fn fabs(&mut self, a: Value) -> Value {
         let ty = self.type_of(a);
-        self.op(GenericOp::Mov { abs: true, neg: false }, &[a], ty)
+        self.op(
+            GenericOp::Mov {
+                abs: true,
+                neg: false,
+            },
+            &[a],
+            ty,
+        )
     }
 
     pub fn cvt(&mut self, a: Value, to: Type) -> Value {
@@ -281,7 +305,12 @@ impl Builder<'_, '_, GenericOp> {
 
     /// Uniform word `index`, relative to `address` if given.
     pub fn load_uniform(&mut self, index: u32, address: Option<Value>, ty: Type) -> Value {
-        self.value(Op::Opcode(GenericOp::LoadUniform { index }), &[], address, ty)
+        self.value(
+            Op::Opcode(GenericOp::LoadUniform { index }),
+            &[],
+            address,
+            ty,
+        )
     }
 
     pub fn load_ubo(&mut self, binding: u8, byte_offset: Value, ty: Type) -> Value {
@@ -320,7 +349,13 @@ impl Builder<'_, '_, GenericOp> {
         )
     }
 
-    pub fn array_store(&mut self, array: ArrayId, offset: u32, address: Option<Value>, v: Value) -> Inst {
+    pub fn array_store(
+        &mut self,
+        array: ArrayId,
+        offset: u32,
+        address: Option<Value>,
+        v: Value,
+    ) -> Inst {
         self.inst(
             Op::Opcode(GenericOp::ArrayStore { array, offset }),
             &[v],

@@ -74,7 +74,9 @@ impl Cfg {
     }
 
     pub fn is_reachable(&self, b: Block) -> bool {
-        self.rpo_index.get(b.index()).is_some_and(|&i| i != u32::MAX)
+        self.rpo_index
+            .get(b.index())
+            .is_some_and(|&i| i != u32::MAX)
     }
 
     pub fn rpo_index(&self, b: Block) -> Option<usize> {

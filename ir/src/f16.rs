@@ -232,16 +232,29 @@ mod tests {
             if at(lo) == a {
                 return sign | lo;
             }
-            let hi_val = if hi == 0x7c00 { 65536i128 << 48 } else { at(hi) };
+            let hi_val = if hi == 0x7c00 {
+                65536i128 << 48
+            } else {
+                at(hi)
+            };
             let twice = 2 * a;
             let pick = match twice.cmp(&(at(lo) + hi_val)) {
                 std::cmp::Ordering::Less => lo,
                 std::cmp::Ordering::Greater => hi,
-                std::cmp::Ordering::Equal => if lo & 1 == 0 { lo } else { hi },
+                std::cmp::Ordering::Equal => {
+                    if lo & 1 == 0 {
+                        lo
+                    } else {
+                        hi
+                    }
+                }
             };
             sign | pick
         };
-        let samples: Vec<u16> = (0..0xfc00u16).step_by(263).filter(|h| h & 0x7c00 != 0x7c00).collect();
+        let samples: Vec<u16> = (0..0xfc00u16)
+            .step_by(263)
+            .filter(|h| h & 0x7c00 != 0x7c00)
+            .collect();
         for &x in &samples {
             for &y in samples.iter().step_by(5) {
                 for z in [0u16, 1, 0x3c00, 0x8001, 0x1400, 0xbc00, 0x7bff, 0x0400] {

@@ -54,10 +54,15 @@ macro_rules! simple_ops {
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum GenericOp {
     /// A constant; `bits` holds the value in the low bits of the result type.
-    Const { bits: u32 },
+    Const {
+        bits: u32,
+    },
     /// Copy (or reinterpret between equal-width types), with optional float
     /// modifiers applied to the source (`abs` first, then `neg`).
-    Mov { abs: bool, neg: bool },
+    Mov {
+        abs: bool,
+        neg: bool,
+    },
     /// Numeric conversion (float↔int, width changes); out-of-range float to
     /// int is undefined behaviour.
     Cvt,
@@ -109,23 +114,43 @@ pub enum GenericOp {
     Shr,
     AShr,
     /// Read one component of a varying/attribute slot.
-    LoadInput { slot: u16, comp: u8, interp: Interp },
+    LoadInput {
+        slot: u16,
+        comp: u8,
+        interp: Interp,
+    },
     /// Write one component of an output slot.
-    StoreOutput { slot: u16, comp: u8 },
+    StoreOutput {
+        slot: u16,
+        comp: u8,
+    },
     /// Read uniform word `index` (+ the address operand if present).
-    LoadUniform { index: u32 },
+    LoadUniform {
+        index: u32,
+    },
     /// Read a 32-bit word from UBO `binding` at byte offset operand 0.
-    LoadUbo { binding: u8 },
+    LoadUbo {
+        binding: u8,
+    },
     /// Sample texture/sampler pair at an `f32x2` coordinate, giving `f32x4`.
-    Sample { texture: u8, sampler: u8 },
+    Sample {
+        texture: u8,
+        sampler: u8,
+    },
     /// End this invocation without writing its outputs.
     Discard,
     /// Order all memory-like accesses before it against all after it.
     Barrier,
     /// Read element `offset` (+ address) of an array.
-    ArrayLoad { array: ArrayId, offset: u32 },
+    ArrayLoad {
+        array: ArrayId,
+        offset: u32,
+    },
     /// Write operand 0 to element `offset` (+ address) of an array.
-    ArrayStore { array: ArrayId, offset: u32 },
+    ArrayStore {
+        array: ArrayId,
+        offset: u32,
+    },
 }
 
 simple_ops! {
@@ -281,9 +306,9 @@ impl<'x, 't> Attrs<'x, 't> {
 
     fn number<T: std::str::FromStr>(&mut self, key: &str) -> Result<T, AttrError> {
         match self.get(key) {
-            Some((k, v)) => v
-                .parse()
-                .map_err(|_| AttrError::on(k, format!("`{key}` needs a number in range, got `{v}`"))),
+            Some((k, v)) => v.parse().map_err(|_| {
+                AttrError::on(k, format!("`{key}` needs a number in range, got `{v}`"))
+            }),
             None => Err(AttrError::on_name(format!("missing attribute `{key}=`"))),
         }
     }
@@ -333,7 +358,11 @@ impl Opcode for GenericOp {
                 Ok(())
             }
             LoadInput { slot, comp, interp } => {
-                write!(out, " slot={slot} comp={comp} interp={}", interp_name(interp))?;
+                write!(
+                    out,
+                    " slot={slot} comp={comp} interp={}",
+                    interp_name(interp)
+                )?;
                 if interp.loc != InterpLoc::Center {
                     write!(out, " loc={}", loc_name(interp.loc))?;
                 }
@@ -512,7 +541,8 @@ fn check_generic(op: GenericOp, sig: &Signature<'_>) -> Result<(), String> {
             Err(format!("takes {n} operand(s), has {}", ops.len()))
         }
     };
-    let result = |r: Option<Type>| -> Result<Type, String> { r.ok_or_else(|| "needs a result".to_string()) };
+    let result =
+        |r: Option<Type>| -> Result<Type, String> { r.ok_or_else(|| "needs a result".to_string()) };
     let no_result = || -> Result<(), String> {
         match sig.result {
             None => Ok(()),
@@ -523,7 +553,9 @@ fn check_generic(op: GenericOp, sig: &Signature<'_>) -> Result<(), String> {
         if t.is_scalar() {
             Ok(())
         } else {
-            Err(format!("{t} is a vector; only collect/split/sample handle vectors"))
+            Err(format!(
+                "{t} is a vector; only collect/split/sample handle vectors"
+            ))
         }
     };
     let all_same = |want: Type| -> Result<(), String> {
@@ -532,7 +564,10 @@ fn check_generic(op: GenericOp, sig: &Signature<'_>) -> Result<(), String> {
             None => Ok(()),
         }
     };
-    let address_allowed = matches!(op, LoadUniform { .. } | ArrayLoad { .. } | ArrayStore { .. });
+    let address_allowed = matches!(
+        op,
+        LoadUniform { .. } | ArrayLoad { .. } | ArrayStore { .. }
+    );
     if sig.has_address && !address_allowed {
         return Err("does not take an address operand".into());
     }
@@ -561,8 +596,13 @@ fn check_generic(op: GenericOp, sig: &Signature<'_>) -> Result<(), String> {
             let r = result(sig.result)?;
             scalar(r)?;
             scalar(ops[0])?;
-            if (r.scalar == Scalar::Bool) != (ops[0].scalar == Scalar::Bool) || r.scalar.bits() != ops[0].scalar.bits() {
-                return Err(format!("mov cannot turn {} into {r} (widths differ)", ops[0]));
+            if (r.scalar == Scalar::Bool) != (ops[0].scalar == Scalar::Bool)
+                || r.scalar.bits() != ops[0].scalar.bits()
+            {
+                return Err(format!(
+                    "mov cannot turn {} into {r} (widths differ)",
+                    ops[0]
+                ));
             }
             if (abs || neg) && !(r.scalar.is_float() && ops[0] == r) {
                 return Err("abs/neg need a float source of the result type".into());
@@ -577,7 +617,8 @@ fn check_generic(op: GenericOp, sig: &Signature<'_>) -> Result<(), String> {
                 return Err("cvt does not take or give bool (use sel or a compare)".into());
             }
         }
-        FAdd | FSub | FMul | FMin | FMax | Ffma | Rcp | Rsqrt | Sqrt | Exp2 | Log2 | Sin | Cos | Floor => {
+        FAdd | FSub | FMul | FMin | FMax | Ffma | Rcp | Rsqrt | Sqrt | Exp2 | Log2 | Sin | Cos
+        | Floor => {
             count(if op == Ffma {
                 3
             } else if op.is_float_unary() {
@@ -687,7 +728,9 @@ fn check_generic(op: GenericOp, sig: &Signature<'_>) -> Result<(), String> {
         }
         Sample { .. } => {
             count(1)?;
-            if ops[0] != Type::vector(Scalar::F32, 2) || sig.result != Some(Type::vector(Scalar::F32, 4)) {
+            if ops[0] != Type::vector(Scalar::F32, 2)
+                || sig.result != Some(Type::vector(Scalar::F32, 4))
+            {
                 return Err("sample takes an f32x2 coordinate and gives f32x4".into());
             }
         }
@@ -702,7 +745,10 @@ fn check_generic(op: GenericOp, sig: &Signature<'_>) -> Result<(), String> {
                 return Err(format!("array a{} holds {}", id.0, decl.elem));
             }
             if offset >= decl.len {
-                return Err(format!("offset {offset} is past the array's {} elements", decl.len));
+                return Err(format!(
+                    "offset {offset} is past the array's {} elements",
+                    decl.len
+                ));
             }
         }
         ArrayStore { array: id, offset } => {
@@ -713,7 +759,10 @@ fn check_generic(op: GenericOp, sig: &Signature<'_>) -> Result<(), String> {
                 return Err(format!("array a{} holds {}", id.0, decl.elem));
             }
             if offset >= decl.len {
-                return Err(format!("offset {offset} is past the array's {} elements", decl.len));
+                return Err(format!(
+                    "offset {offset} is past the array's {} elements",
+                    decl.len
+                ));
             }
         }
     }
@@ -735,7 +784,18 @@ mod tests {
     #[test]
     fn constants_round_trip_per_type() {
         let cases: &[(Type, &[u32])] = &[
-            (Type::F32, &[0, 0x8000_0000, 0x3fc0_0000, 1, 0x7f80_0000, 0x7fc0_0001, 0xff7f_ffff]),
+            (
+                Type::F32,
+                &[
+                    0,
+                    0x8000_0000,
+                    0x3fc0_0000,
+                    1,
+                    0x7f80_0000,
+                    0x7fc0_0001,
+                    0xff7f_ffff,
+                ],
+            ),
             (Type::F16, &[0, 0x8000, 0x3c00, 1, 0x7c00, 0x7e01, 0x7bff]),
             (Type::I32, &[0, 1, u32::MAX, 0x8000_0000]),
             (Type::I16, &[0, 0xffff, 0x8000]),

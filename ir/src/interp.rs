@@ -60,7 +60,11 @@ pub struct Outcome {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum InterpError {
     #[error("undefined behaviour at `{context}`: {reason}")]
-    Undefined { inst: Inst, context: String, reason: String },
+    Undefined {
+        inst: Inst,
+        context: String,
+        reason: String,
+    },
     #[error("missing input: {0}")]
     MissingInput(String),
     #[error("step limit of {0} instructions reached (the shader may not terminate)")]
@@ -86,12 +90,18 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_steps: 1_000_000 }
+        Limits {
+            max_steps: 1_000_000,
+        }
     }
 }
 
 /// Run one invocation.
-pub fn run(shader: &Shader<'_, GenericOp>, inv: &Invocation, limits: Limits) -> Result<Outcome, InterpError> {
+pub fn run(
+    shader: &Shader<'_, GenericOp>,
+    inv: &Invocation,
+    limits: Limits,
+) -> Result<Outcome, InterpError> {
     Machine::new(shader, inv).run(limits)
 }
 
@@ -152,7 +162,11 @@ fn round_to(ty: Scalar, x: f64) -> u32 {
 }
 
 fn sign_bit(ty: Scalar) -> u32 {
-    if ty == Scalar::F16 { 0x8000 } else { 0x8000_0000 }
+    if ty == Scalar::F16 {
+        0x8000
+    } else {
+        0x8000_0000
+    }
 }
 
 fn is_nan(ty: Scalar, bits: u32) -> bool {
@@ -182,7 +196,11 @@ impl<'m, 'a> Machine<'m, 'a> {
             shader,
             inv,
             values: vec![None; shader.value_capacity()],
-            arrays: shader.arrays().iter().map(|a| vec![None; a.len as usize]).collect(),
+            arrays: shader
+                .arrays()
+                .iter()
+                .map(|a| vec![None; a.len as usize])
+                .collect(),
             out: Outcome::default(),
         }
     }
@@ -208,7 +226,9 @@ impl<'m, 'a> Machine<'m, 'a> {
     fn scalar(&self, v: Value) -> Result<u32, InterpError> {
         match self.get(v)? {
             Val::S(b) => Ok(*b),
-            Val::V(_) => Err(InterpError::Malformed(format!("vector {v:?} used as a scalar"))),
+            Val::V(_) => Err(InterpError::Malformed(format!(
+                "vector {v:?} used as a scalar"
+            ))),
         }
     }
 
@@ -228,7 +248,9 @@ impl<'m, 'a> Machine<'m, 'a> {
                 let d = s.inst(i);
                 let k = prev
                     .and_then(|p| d.targets.iter().position(|&t| t == p))
-                    .ok_or_else(|| InterpError::Malformed("phi has no value for the edge taken".into()))?;
+                    .ok_or_else(|| {
+                        InterpError::Malformed("phi has no value for the edge taken".into())
+                    })?;
                 let v = d
                     .args
                     .get(k)
@@ -262,7 +284,9 @@ impl<'m, 'a> Machine<'m, 'a> {
                 }
             }
             let Some(n) = next else {
-                return Err(InterpError::Malformed("block ends without a terminator".into()));
+                return Err(InterpError::Malformed(
+                    "block ends without a terminator".into(),
+                ));
             };
             prev = Some(block);
             block = n;
@@ -282,7 +306,11 @@ impl<'m, 'a> Machine<'m, 'a> {
                     .ok_or_else(|| InterpError::Malformed("jump without target".into()));
             }
             Op::Branch => {
-                let c = self.scalar(*d.args.first().ok_or_else(|| InterpError::Malformed("branch".into()))?)?;
+                let c = self.scalar(
+                    *d.args
+                        .first()
+                        .ok_or_else(|| InterpError::Malformed("branch".into()))?,
+                )?;
                 let k = if c & 1 == 1 { 0 } else { 1 };
                 return d
                     .targets
@@ -300,12 +328,16 @@ impl<'m, 'a> Machine<'m, 'a> {
                 Val::V(lanes)
             }
             Op::Split { lane } => {
-                let a = *d.args.first().ok_or_else(|| InterpError::Malformed("split".into()))?;
+                let a = *d
+                    .args
+                    .first()
+                    .ok_or_else(|| InterpError::Malformed("split".into()))?;
                 match self.get(a)? {
-                    Val::V(l) => Val::S(
-                        *l.get(lane as usize)
-                            .ok_or_else(|| InterpError::Malformed("split lane out of range".into()))?,
-                    ),
+                    Val::V(l) => {
+                        Val::S(*l.get(lane as usize).ok_or_else(|| {
+                            InterpError::Malformed("split lane out of range".into())
+                        })?)
+                    }
                     Val::S(_) => return Err(InterpError::Malformed("split of a scalar".into())),
                 }
             }
@@ -317,7 +349,10 @@ impl<'m, 'a> Machine<'m, 'a> {
                     .ok_or_else(|| InterpError::MissingInput(format!("meta input {index}")))?,
             ),
             Op::Output { index } => {
-                let a = *d.args.first().ok_or_else(|| InterpError::Malformed("output".into()))?;
+                let a = *d
+                    .args
+                    .first()
+                    .ok_or_else(|| InterpError::Malformed("output".into()))?;
                 let ty = s.value_type(a);
                 let bits = self.scalar(a)?;
                 self.out.meta_outputs.insert(index, (ty, bits));
@@ -331,7 +366,11 @@ impl<'m, 'a> Machine<'m, 'a> {
         };
         match d.result {
             Some(r) => self.values[r.index()] = Some(val),
-            None => return Err(InterpError::Malformed("value-producing instruction without a result".into())),
+            None => {
+                return Err(InterpError::Malformed(
+                    "value-producing instruction without a result".into(),
+                ));
+            }
         }
         Ok(Flow::Continue)
     }
@@ -375,7 +414,12 @@ impl<'m, 'a> Machine<'m, 'a> {
         }
     }
 
-    fn generic(&mut self, i: Inst, op: GenericOp, result: Option<Type>) -> Result<Option<Generic>, InterpError> {
+    fn generic(
+        &mut self,
+        i: Inst,
+        op: GenericOp,
+        result: Option<Type>,
+    ) -> Result<Option<Generic>, InterpError> {
         use GenericOp::*;
         let rs = || {
             result
@@ -512,13 +556,25 @@ impl<'m, 'a> Machine<'m, 'a> {
                 let r = match op {
                     Shl => a << amount,
                     Shr => a >> amount,
-                    _ => (int_value(if width == 16 { Scalar::I16 } else { Scalar::I32 }, a) >> amount) as u32,
+                    _ => {
+                        (int_value(
+                            if width == 16 {
+                                Scalar::I16
+                            } else {
+                                Scalar::I32
+                            },
+                            a,
+                        ) >> amount) as u32
+                    }
                 };
                 s(mask(ty, r))
             }
             FEq | FNe | FLt | FGe => {
                 let ty = self.arg_type(i, 0)?;
-                let (x, y) = (float_value(ty, self.arg(i, 0)?), float_value(ty, self.arg(i, 1)?));
+                let (x, y) = (
+                    float_value(ty, self.arg(i, 0)?),
+                    float_value(ty, self.arg(i, 1)?),
+                );
                 let r = match op {
                     FEq => x == y,
                     FNe => x != y,
@@ -543,15 +599,17 @@ impl<'m, 'a> Machine<'m, 'a> {
             }
             Sel => {
                 let c = self.arg(i, 0)?;
-                s(if c & 1 == 1 { self.arg(i, 1)? } else { self.arg(i, 2)? })
+                s(if c & 1 == 1 {
+                    self.arg(i, 1)?
+                } else {
+                    self.arg(i, 2)?
+                })
             }
             LoadInput { slot, comp, .. } => {
                 let ty = rs()?;
-                let bits = self
-                    .inv
-                    .inputs
-                    .get(&(slot, comp))
-                    .ok_or_else(|| InterpError::MissingInput(format!("slot {slot} component {comp}")))?;
+                let bits = self.inv.inputs.get(&(slot, comp)).ok_or_else(|| {
+                    InterpError::MissingInput(format!("slot {slot} component {comp}"))
+                })?;
                 s(mask(ty, *bits))
             }
             StoreOutput { slot, comp } => {
@@ -563,7 +621,10 @@ impl<'m, 'a> Machine<'m, 'a> {
             LoadUniform { index } => {
                 let ty = rs()?;
                 let at = index as i64 + self.address(i)?;
-                match usize::try_from(at).ok().and_then(|k| self.inv.uniforms.get(k)) {
+                match usize::try_from(at)
+                    .ok()
+                    .and_then(|k| self.inv.uniforms.get(k))
+                {
                     Some(&w) => s(mask(ty, w)),
                     None => Err(self.ub(i, format!("uniform {at} is out of bounds"))),
                 }
@@ -582,12 +643,10 @@ impl<'m, 'a> Machine<'m, 'a> {
                 }
             }
             Sample { texture, .. } => {
-                let coord_value = *self
-                    .shader
-                    .inst(i)
-                    .args
-                    .first()
-                    .ok_or_else(|| InterpError::Malformed("sample needs a coordinate".into()))?;
+                let coord_value =
+                    *self.shader.inst(i).args.first().ok_or_else(|| {
+                        InterpError::Malformed("sample needs a coordinate".into())
+                    })?;
                 let coord = match self.get(coord_value)? {
                     Val::V(l) if l.len() == 2 => [f32::from_bits(l[0]), f32::from_bits(l[1])],
                     _ => return Err(InterpError::Malformed("sample coordinate".into())),
@@ -604,9 +663,13 @@ impl<'m, 'a> Machine<'m, 'a> {
                 };
                 let (x, y) = (texel(coord[0], tex.width), texel(coord[1], tex.height));
                 let Some(t) = tex.texels.get(y * tex.width as usize + x) else {
-                    return Err(InterpError::MissingInput(format!("texture {texture} has too few texels")));
+                    return Err(InterpError::MissingInput(format!(
+                        "texture {texture} has too few texels"
+                    )));
                 };
-                Ok(Some(Generic::Value(Val::V(t.iter().map(|c| c.to_bits()).collect()))))
+                Ok(Some(Generic::Value(Val::V(
+                    t.iter().map(|c| c.to_bits()).collect(),
+                ))))
             }
             Discard => Ok(Some(Generic::Flow(Flow::Discard))),
             Barrier => Ok(None),
@@ -618,7 +681,9 @@ impl<'m, 'a> Machine<'m, 'a> {
                     .and_then(|a| usize::try_from(at).ok().and_then(|k| a.get(k)));
                 match slot {
                     Some(Some(v)) => s(*v),
-                    Some(None) => Err(self.ub(i, format!("element {at} is read before it is written"))),
+                    Some(None) => {
+                        Err(self.ub(i, format!("element {at} is read before it is written")))
+                    }
                     None => Err(self.ub(i, format!("element {at} is out of bounds"))),
                 }
             }

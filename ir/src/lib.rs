@@ -110,18 +110,23 @@ pub mod opcode;
 pub mod parser;
 pub mod printer;
 pub mod shader;
+pub mod synthetic;
 pub mod types;
 pub mod uses;
 pub mod validate;
 
 pub use builder::Builder;
+/// The arena type shaders live in (re-exported so users need no direct dependency).
+pub use bumpalo::Bump;
 pub use cfg::{Cfg, DomTree, Loops};
 pub use generic::{GenericOp, Interp, InterpLoc, InterpMode};
 pub use interp::{InterpError, Invocation, Limits, Outcome, Texture};
 pub use opcode::{Attr, AttrError, BarrierClass, Effects, Op, Opcode, Signature};
 pub use parser::{ParseError, SourceMap, parse, parse_with_source_map};
 pub use printer::print;
-pub use shader::{ArrayDecl, ArrayId, Block, BlockData, Inst, InstData, Shader, Stage, Value, ValueData};
+pub use shader::{
+    ArrayDecl, ArrayId, Block, BlockData, Inst, InstData, Shader, Stage, Value, ValueData,
+};
 pub use types::{Scalar, Type};
 pub use uses::{Use, Uses, ordering_deps};
 pub use validate::{ValidationError, Violation, validate};

@@ -23,7 +23,14 @@ pub struct ParseError {
 
 impl std::fmt::Display for ParseError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}: {}\n{}", self.line, self.col, self.message, caret(&self.source_line, self.col))
+        write!(
+            f,
+            "{}:{}: {}\n{}",
+            self.line,
+            self.col,
+            self.message,
+            caret(&self.source_line, self.col)
+        )
     }
 }
 
@@ -49,13 +56,14 @@ pub fn caret(source_line: &str, col: u32) -> String {
 /// Where each instruction came from, for diagnostics after parsing.
 #[derive(Default, Debug)]
 pub struct SourceMap {
-    lines: HashMap<Inst, (u32, u32)>,
+    /// Indexed by instruction; the parser creates instructions in order.
+    lines: Vec<(u32, u32)>,
 }
 
 impl SourceMap {
     /// The `(line, column)` an instruction was parsed from.
     pub fn position(&self, i: Inst) -> Option<(u32, u32)> {
-        self.lines.get(&i).copied()
+        self.lines.get(i.index()).copied()
     }
 }
 
@@ -93,18 +101,21 @@ fn is_word_char(c: char) -> bool {
 fn tokenize(line: &str) -> Result<Vec<Token<'_>>, (u32, String)> {
     let mut toks = Vec::new();
     let mut chars = line.char_indices().peekable();
-    let col_of = |byte: usize| line[..byte].chars().count() as u32 + 1;
+    // Column (1-based, in characters) of the next character.
+    let mut next_col = 1u32;
     while let Some(&(start, c)) = chars.peek() {
         if c == ';' {
             break;
         }
+        let col = next_col;
         if c.is_whitespace() {
             chars.next();
+            next_col += 1;
             continue;
         }
-        let col = col_of(start);
         if matches!(c, ':' | '=' | ',' | '[' | ']') {
             chars.next();
+            next_col += 1;
             toks.push(Token {
                 tok: Tok::Punct(c),
                 col,
@@ -114,6 +125,7 @@ fn tokenize(line: &str) -> Result<Vec<Token<'_>>, (u32, String)> {
         let value = c == '%';
         if value {
             chars.next();
+            next_col += 1;
         } else if !is_word_char(c) {
             return Err((col, format!("unexpected character `{c}`")));
         }
@@ -125,6 +137,7 @@ fn tokenize(line: &str) -> Result<Vec<Token<'_>>, (u32, String)> {
             }
             end = k + c.len_utf8();
             chars.next();
+            next_col += 1;
         }
         let body = &line[body_start..end];
         toks.push(Token {
@@ -153,11 +166,67 @@ struct NameEntry<H> {
     first_use: (u32, u32),
 }
 
+/// Names `%N` / `bN` to handles: a vector for numbers up to the text
+/// length (canonical text is dense), a hash map for the rest.
+struct Names<H> {
+    dense: Vec<Option<NameEntry<H>>>,
+    sparse: HashMap<u32, NameEntry<H>>,
+    dense_limit: usize,
+}
+
+impl<H: Copy> Names<H> {
+    fn new(text_len: usize) -> Self {
+        Names {
+            dense: Vec::new(),
+            sparse: HashMap::new(),
+            dense_limit: text_len,
+        }
+    }
+
+    fn get(&self, n: u32) -> Option<&NameEntry<H>> {
+        match self.dense.get(n as usize) {
+            Some(e) => e.as_ref(),
+            None => self.sparse.get(&n),
+        }
+    }
+
+    fn get_mut(&mut self, n: u32) -> Option<&mut NameEntry<H>> {
+        match self.dense.get_mut(n as usize) {
+            Some(e) => e.as_mut(),
+            None => self.sparse.get_mut(&n),
+        }
+    }
+
+    fn insert(&mut self, n: u32, e: NameEntry<H>) {
+        let k = n as usize;
+        if k < self.dense_limit {
+            if self.dense.len() <= k {
+                self.dense.resize_with(k + 1, || None);
+            }
+            self.dense[k] = Some(e);
+        } else {
+            self.sparse.insert(n, e);
+        }
+    }
+
+    /// `(number, entry)` of every name that was used but never defined.
+    fn undefined(&self) -> impl Iterator<Item = (u32, &NameEntry<H>)> {
+        let dense = self
+            .dense
+            .iter()
+            .enumerate()
+            .filter_map(|(n, e)| e.as_ref().map(|e| (n as u32, e)));
+        dense
+            .chain(self.sparse.iter().map(|(&n, e)| (n, e)))
+            .filter(|(_, e)| !e.defined)
+    }
+}
+
 struct Parser<'a, 't, O> {
     text: &'t str,
     shader: Shader<'a, O>,
-    values: HashMap<u32, NameEntry<Value>>,
-    blocks: HashMap<u32, NameEntry<Block>>,
+    values: Names<Value>,
+    blocks: Names<Block>,
     map: SourceMap,
     line_no: u32,
     line: &'t str,
@@ -168,8 +237,8 @@ impl<'a, 't, O: Opcode> Parser<'a, 't, O> {
         Parser {
             text,
             shader: Shader::new(arena, Stage::Fragment),
-            values: HashMap::new(),
-            blocks: HashMap::new(),
+            values: Names::new(text.len()),
+            blocks: Names::new(text.len()),
             map: SourceMap::default(),
             line_no: 0,
             line: "",
@@ -219,7 +288,9 @@ impl<'a, 't, O: Opcode> Parser<'a, 't, O> {
             match (first.tok, toks.get(1).map(|t| t.tok)) {
                 (Tok::Word("array"), _) => {
                     if current.is_some() {
-                        return Err(self.error(first.col, "arrays are declared before the first block"));
+                        return Err(
+                            self.error(first.col, "arrays are declared before the first block")
+                        );
                     }
                     self.array(&toks)?;
                 }
@@ -228,7 +299,10 @@ impl<'a, 't, O: Opcode> Parser<'a, 't, O> {
                 }
                 _ => {
                     let Some(b) = current else {
-                        return Err(self.error(first.col, "instruction outside a block (expected a label like `b0:`)"));
+                        return Err(self.error(
+                            first.col,
+                            "instruction outside a block (expected a label like `b0:`)",
+                        ));
                     };
                     self.instruction(b, &toks)?;
                 }
@@ -241,15 +315,11 @@ impl<'a, 't, O: Opcode> Parser<'a, 't, O> {
         }
         // Report the earliest use of anything left undefined.
         let mut missing: Vec<((u32, u32), String)> = Vec::new();
-        for (n, e) in &self.values {
-            if !e.defined {
-                missing.push((e.first_use, format!("value %{n} is never defined")));
-            }
+        for (n, e) in self.values.undefined() {
+            missing.push((e.first_use, format!("value %{n} is never defined")));
         }
-        for (n, e) in &self.blocks {
-            if !e.defined {
-                missing.push((e.first_use, format!("block b{n} is never defined")));
-            }
+        for (n, e) in self.blocks.undefined() {
+            missing.push((e.first_use, format!("block b{n} is never defined")));
         }
         if let Some((pos, msg)) = missing.into_iter().min() {
             return Err(self.error_at(pos, msg));
@@ -284,18 +354,28 @@ impl<'a, 't, O: Opcode> Parser<'a, 't, O> {
     fn array(&mut self, toks: &[Token<'_>]) -> Result<(), ParseError> {
         let expected_name = format!("a{}", self.shader.arrays().len());
         let end_col = toks.last().map_or(1, |t| t.col);
-        let bad = |p: &Self, col: u32| p.error(col, format!("expected `array {expected_name}: <type>[<length>]`"));
+        let bad = |p: &Self, col: u32| {
+            p.error(
+                col,
+                format!("expected `array {expected_name}: <type>[<length>]`"),
+            )
+        };
         let [_, name, colon, ty, open, len, close] = toks else {
             return Err(bad(self, end_col));
         };
         if name.tok != Tok::Word(&expected_name) {
-            return Err(self.error(name.col, format!("arrays are numbered in order: expected `{expected_name}`")));
+            return Err(self.error(
+                name.col,
+                format!("arrays are numbered in order: expected `{expected_name}`"),
+            ));
         }
         if colon.tok != Tok::Punct(':') {
             return Err(bad(self, colon.col));
         }
         let elem = match ty.tok {
-            Tok::Word(w) => Type::parse(w).ok_or_else(|| self.error(ty.col, format!("unknown type `{w}`")))?,
+            Tok::Word(w) => {
+                Type::parse(w).ok_or_else(|| self.error(ty.col, format!("unknown type `{w}`")))?
+            }
             _ => return Err(bad(self, ty.col)),
         };
         if open.tok != Tok::Punct('[') {
@@ -329,8 +409,10 @@ impl<'a, 't, O: Opcode> Parser<'a, 't, O> {
         };
         let n = block_number(w).ok_or_else(|| self.error(t.col, "expected a block label"))?;
         let pos = (self.line_no, t.col);
-        let b = match self.blocks.get_mut(&n) {
-            Some(e) if e.defined => return Err(self.error(t.col, format!("block b{n} is defined twice"))),
+        let b = match self.blocks.get_mut(n) {
+            Some(e) if e.defined => {
+                return Err(self.error(t.col, format!("block b{n} is defined twice")));
+            }
             Some(e) => {
                 e.defined = true;
                 e.handle
@@ -356,8 +438,9 @@ impl<'a, 't, O: Opcode> Parser<'a, 't, O> {
         let Tok::Value(body) = t.tok else {
             return Err(self.error(t.col, "expected a value like `%3`"));
         };
-        let n: u32 = parse_number(body).ok_or_else(|| self.error(t.col, "values are named `%` and a number"))?;
-        if let Some(e) = self.values.get(&n) {
+        let n: u32 = parse_number(body)
+            .ok_or_else(|| self.error(t.col, "values are named `%` and a number"))?;
+        if let Some(e) = self.values.get(n) {
             return Ok(e.handle);
         }
         // Forward reference: a placeholder fixed up at the definition.
@@ -380,7 +463,7 @@ impl<'a, 't, O: Opcode> Parser<'a, 't, O> {
             return Err(self.error(t.col, "expected a value like `%3`"));
         };
         let n = parse_number(body).unwrap_or(u32::MAX);
-        match self.values.get_mut(&n) {
+        match self.values.get_mut(n) {
             Some(e) if e.defined => Err(self.error(t.col, format!("value %{n} is defined twice"))),
             Some(e) => {
                 e.defined = true;
@@ -396,7 +479,7 @@ impl<'a, 't, O: Opcode> Parser<'a, 't, O> {
             _ => None,
         }
         .ok_or_else(|| self.error(t.col, "expected a block like `b1`"))?;
-        if let Some(e) = self.blocks.get(&n) {
+        if let Some(e) = self.blocks.get(n) {
             return Ok(e.handle);
         }
         let b = self.shader.create_block();
@@ -421,7 +504,8 @@ impl<'a, 't, O: Opcode> Parser<'a, 't, O> {
                 _ => return Err(self.error(toks[0].col, "expected `%N:<type> = ...`")),
             };
             let ty = match ty_tok.tok {
-                Tok::Word(w) => Type::parse(w).ok_or_else(|| self.error(ty_tok.col, format!("unknown type `{w}`")))?,
+                Tok::Word(w) => Type::parse(w)
+                    .ok_or_else(|| self.error(ty_tok.col, format!("unknown type `{w}`")))?,
                 _ => return Err(self.error(ty_tok.col, "expected a type")),
             };
             match toks.get(3) {
@@ -473,7 +557,10 @@ impl<'a, 't, O: Opcode> Parser<'a, 't, O> {
                     _ => return Err(self.error(v.col, "expected an attribute value")),
                 }
             } else {
-                attrs.push(Attr { key: None, value: w });
+                attrs.push(Attr {
+                    key: None,
+                    value: w,
+                });
                 attr_cols.push(t.col);
                 pos += 1;
             }
@@ -485,7 +572,9 @@ impl<'a, 't, O: Opcode> Parser<'a, 't, O> {
         let mut pairs = 0usize;
         let mut first = true;
         while pos < toks.len() {
-            if let (Tok::Word("addr"), Some(Tok::Punct('='))) = (toks[pos].tok, toks.get(pos + 1).map(|x| x.tok)) {
+            if let (Tok::Word("addr"), Some(Tok::Punct('='))) =
+                (toks[pos].tok, toks.get(pos + 1).map(|x| x.tok))
+            {
                 let Some(v) = toks.get(pos + 2).copied() else {
                     return Err(self.error(toks[pos + 1].col, "expected a value after `addr=`"));
                 };
@@ -515,9 +604,12 @@ impl<'a, 't, O: Opcode> Parser<'a, 't, O> {
                     pos += 1;
                 }
                 Tok::Punct('[') => {
-                    let (Some(v), Some(c), Some(b), Some(close)) =
-                        (toks.get(pos + 1), toks.get(pos + 2), toks.get(pos + 3), toks.get(pos + 4))
-                    else {
+                    let (Some(v), Some(c), Some(b), Some(close)) = (
+                        toks.get(pos + 1),
+                        toks.get(pos + 2),
+                        toks.get(pos + 3),
+                        toks.get(pos + 4),
+                    ) else {
                         return Err(self.error(t.col, "expected `[%value, block]`"));
                     };
                     if c.tok != Tok::Punct(',') || close.tok != Tok::Punct(']') {
@@ -542,8 +634,12 @@ impl<'a, 't, O: Opcode> Parser<'a, 't, O> {
         if !is_phi && pairs > 0 {
             return Err(self.error(name_tok.col, "only phi takes `[%value, block]` pairs"));
         }
-        let inst = self.shader.append_inst(block, op, &args, &targets, address, None);
-        self.map.lines.insert(inst, (self.line_no, name_tok.col));
+        let inst = self
+            .shader
+            .append_inst(block, op, &args, &targets, address, None);
+        if self.map.lines.len() == inst.index() {
+            self.map.lines.push((self.line_no, name_tok.col));
+        }
         if let Some((tok, ty)) = result {
             let v = self.define_value(tok)?;
             let data = self.shader.value_data_mut(v);
@@ -570,7 +666,12 @@ impl<'a, 't, O: Opcode> Parser<'a, 't, O> {
         };
         let one_number = |key: &str| -> Result<u32, ParseError> {
             match attrs {
-                [Attr { key: Some(k), value }] if *k == key => value
+                [
+                    Attr {
+                        key: Some(k),
+                        value,
+                    },
+                ] if *k == key => value
                     .parse()
                     .map_err(|_| self.error(attr_cols[0], format!("`{key}` needs a number"))),
                 _ => Err(self.error(
@@ -587,7 +688,8 @@ impl<'a, 't, O: Opcode> Parser<'a, 't, O> {
             "ret" => no_attrs(Op::Return)?,
             "split" => {
                 let lane = one_number("lane")?;
-                let lane = u8::try_from(lane).map_err(|_| self.error(attr_cols[0], "lane out of range"))?;
+                let lane = u8::try_from(lane)
+                    .map_err(|_| self.error(attr_cols[0], "lane out of range"))?;
                 Op::Split { lane }
             }
             "input" => Op::Input {

@@ -285,10 +285,7 @@ impl<'a, O: Opcode> Shader<'a, O> {
     /// The block's last instruction if it is a terminator.
     pub fn terminator(&self, b: Block) -> Option<Inst> {
         let last = *self.blocks[b.index()].insts.last()?;
-        self.insts[last.index()]
-            .op
-            .is_terminator()
-            .then_some(last)
+        self.insts[last.index()].op.is_terminator().then_some(last)
     }
 
     /// Successor blocks, from the terminator (empty without one).
@@ -445,5 +442,12 @@ impl<'a, O: Opcode> Shader<'a, O> {
 
     pub fn arrays(&self) -> &[ArrayDecl] {
         &self.arrays
+    }
+}
+
+/// Debug output is the text form.
+impl<O: Opcode> fmt::Debug for Shader<'_, O> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&crate::printer::print(self))
     }
 }

@@ -1,10 +1,14 @@
 //! The validator: the rules every shader must satisfy between passes.
 //!
-//! Checked: block terminators, CFG shape (reachable, reducible, distinct
-//! branch targets), SSA (every operand defined once, in the layout, and its
+//! Checked: block terminators, CFG shape (reducible, distinct branch
+//! targets, an entry without predecessors), SSA (every operand defined once, in the layout, and its
 //! definition dominating the use; phi operands dominating the end of their
 //! predecessor), phi placement and arity, meta-instruction typing (collect,
 //! split, input, output), and each vocabulary opcode's own operand rules.
+//!
+//! Blocks the entry cannot reach are allowed (frontends produce them, `dce`
+//! removes them); as usual they count as dominated by every block, so the
+//! dominance rule holds trivially inside them.
 
 use crate::cfg::{Cfg, DomTree, Loops};
 use crate::opcode::{Op, Opcode, Signature};
@@ -138,14 +142,12 @@ impl<O: Opcode> Validator<'_, '_, O> {
         if !cfg.preds(entry).is_empty() {
             self.at_block(entry, "the entry block has predecessors");
         }
-        for &b in s.layout() {
-            if !cfg.is_reachable(b) {
-                self.at_block(b, "block is unreachable from the entry");
-            }
-        }
         for &(from, to) in Loops::compute(&cfg, &dom).irreducible_edges() {
             let name = self.names.block(to).to_string();
-            self.at_block(from, format!("edge to {name} makes the control flow irreducible"));
+            self.at_block(
+                from,
+                format!("edge to {name} makes the control flow irreducible"),
+            );
         }
         for &b in s.layout() {
             for (k, &i) in s.block_insts(b).iter().enumerate() {
@@ -170,7 +172,10 @@ impl<O: Opcode> Validator<'_, '_, O> {
                     self.at_inst(i, "terminator in the middle of a block");
                 }
                 if last && !op.is_terminator() {
-                    self.at_inst(i, "block does not end in a terminator (jump, branch or ret)");
+                    self.at_inst(
+                        i,
+                        "block does not end in a terminator (jump, branch or ret)",
+                    );
                 }
                 if op.is_phi() {
                     if phis_done {
@@ -225,13 +230,17 @@ impl<O: Opcode> Validator<'_, '_, O> {
             let def = s.value_def(v);
             let Some(def_block) = s.inst(def).block.filter(|&db| s.is_in_layout(db)) else {
                 let name = self.names.value(v).to_string();
-                self.at_inst(i, format!("operand {name} is defined by a removed instruction"));
+                self.at_inst(
+                    i,
+                    format!("operand {name} is defined by a removed instruction"),
+                );
                 continue;
             };
             let ok = if data.op.is_phi() && n < data.args.len() {
-                // Must dominate the end of the incoming predecessor.
+                // Must dominate the end of the incoming predecessor; an
+                // unreachable predecessor is dominated by everything.
                 match data.targets.get(n) {
-                    Some(&pred) => dom.dominates(def_block, pred),
+                    Some(&pred) => !cfg.is_reachable(pred) || dom.dominates(def_block, pred),
                     None => true, // arity is reported below
                 }
             } else if def_block == b {
@@ -250,7 +259,14 @@ impl<O: Opcode> Validator<'_, '_, O> {
         }
     }
 
-    fn check_op(&mut self, b: Block, i: Inst, types: &[Type], result: Option<Type>, cfg: &Cfg) -> Result<(), String> {
+    fn check_op(
+        &mut self,
+        b: Block,
+        i: Inst,
+        types: &[Type],
+        result: Option<Type>,
+        cfg: &Cfg,
+    ) -> Result<(), String> {
         let s = self.shader;
         let data = s.inst(i);
         let meta_no_address = || {
@@ -264,7 +280,10 @@ impl<O: Opcode> Validator<'_, '_, O> {
             if data.targets.len() == n {
                 Ok(())
             } else {
-                Err(format!("needs {n} block target(s), has {}", data.targets.len()))
+                Err(format!(
+                    "needs {n} block target(s), has {}",
+                    data.targets.len()
+                ))
             }
         };
         match data.op {
@@ -304,7 +323,9 @@ impl<O: Opcode> Validator<'_, '_, O> {
                 for (n, t) in data.targets.iter().enumerate() {
                     if !preds.contains(t) || data.targets[..n].contains(t) {
                         let name = self.names.block(*t).to_string();
-                        return Err(format!("phi incoming block {name} is not a distinct predecessor"));
+                        return Err(format!(
+                            "phi incoming block {name} is not a distinct predecessor"
+                        ));
                     }
                 }
                 Ok(())
@@ -321,7 +342,13 @@ impl<O: Opcode> Validator<'_, '_, O> {
                     return Err("collect operands must be scalars of one type".into());
                 }
                 if r != Type::vector(first.scalar, types.len() as u8) {
-                    return Err(format!("collect of {} {} gives {}x{}", types.len(), first, first, types.len()));
+                    return Err(format!(
+                        "collect of {} {} gives {}x{}",
+                        types.len(),
+                        first,
+                        first,
+                        types.len()
+                    ));
                 }
                 Ok(())
             }

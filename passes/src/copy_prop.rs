@@ -62,7 +62,9 @@ impl<O: Opcode> Pass<O> for CopyProp {
         shader.rewrite_operands(|v| resolve(&mut replacement, v));
         let layout: Vec<_> = shader.layout().to_vec();
         for b in layout {
-            shader.retain_insts(b, |_, d| !d.result.is_some_and(|r| replacement[r.index()].is_some()));
+            shader.retain_insts(b, |_, d| {
+                d.result.is_none_or(|r| replacement[r.index()].is_none())
+            });
         }
         true
     }

@@ -59,7 +59,12 @@ impl<O: Opcode> Pass<O> for Flatten {
 
 /// One side of a branch: the single-block body to hoist (if any) and the
 /// block control reaches after it.
-fn side<O: Opcode>(shader: &Shader<'_, O>, preds: &[Vec<Block>], head: Block, x: Block) -> (Option<Block>, Block) {
+fn side<O: Opcode>(
+    shader: &Shader<'_, O>,
+    preds: &[Vec<Block>],
+    head: Block,
+    x: Block,
+) -> (Option<Block>, Block) {
     let direct = (None, x);
     if preds[x.index()] != [head] {
         return direct;
@@ -122,7 +127,12 @@ fn flatten_at<O: Opcode>(
     let mut selects = Vec::with_capacity(phi_count);
     for &phi in &join_insts[..phi_count] {
         let d = shader.inst(phi);
-        let pick = |from: Block| d.targets.iter().position(|&b| b == from).and_then(|k| d.args.get(k).copied());
+        let pick = |from: Block| {
+            d.targets
+                .iter()
+                .position(|&b| b == from)
+                .and_then(|k| d.args.get(k).copied())
+        };
         selects.push((phi, pick(from_then)?, pick(from_else)?));
     }
 

@@ -16,8 +16,10 @@
 use crate::manager::Registry;
 use arbitrary::{Result as ArbResult, Unstructured};
 use bumpalo::Bump;
-use lathe_ir::interp::{self, InterpError, Invocation, Limits, Outcome};
-use lathe_ir::{ArrayDecl, ArrayId, Builder, GenericOp, Interp, Scalar, Shader, Stage, Type, Value};
+use lathe_ir::interp::{self, InterpError, Invocation, Limits};
+use lathe_ir::{
+    ArrayDecl, ArrayId, Builder, GenericOp, Interp, Scalar, Shader, Stage, Type, Value,
+};
 
 /// Size limits for generated programs.
 #[derive(Clone, Copy, Debug)]
@@ -57,7 +59,11 @@ struct Gen<'u, 'd, 's, 'a> {
 }
 
 /// Build a random valid program from `u`.
-pub fn generate<'a>(arena: &'a Bump, u: &mut Unstructured<'_>, limits: GenLimits) -> ArbResult<Generated<'a>> {
+pub fn generate<'a>(
+    arena: &'a Bump,
+    u: &mut Unstructured<'_>,
+    limits: GenLimits,
+) -> ArbResult<Generated<'a>> {
     let mut shader = Shader::new(arena, Stage::Fragment);
     let array = shader.add_array(ArrayDecl {
         elem: Type::F32,
@@ -84,7 +90,9 @@ pub fn generate<'a>(arena: &'a Bump, u: &mut Unstructured<'_>, limits: GenLimits
         let bits = match ty {
             // Favour ordinary values so more runs are defined.
             Scalar::F32 if bits & 3 != 0 => (((bits >> 8) % 2001) as f32 / 100.0 - 10.0).to_bits(),
-            Scalar::F16 if bits & 3 != 0 => lathe_ir::f16::from_f32(((bits >> 8) % 201) as f32 / 10.0 - 10.0) as u32,
+            Scalar::F16 if bits & 3 != 0 => {
+                lathe_ir::f16::from_f32(((bits >> 8) % 201) as f32 / 10.0 - 10.0) as u32
+            }
             _ => bits,
         };
         inv.inputs.insert((slot, comp), bits);
@@ -124,7 +132,9 @@ impl Gen<'_, '_, '_, '_> {
         let bits = match s {
             Scalar::Bool => raw & 1,
             Scalar::F32 if raw & 1 == 0 => (((raw >> 4) % 41) as f32 / 4.0 - 5.0).to_bits(),
-            Scalar::F16 if raw & 1 == 0 => lathe_ir::f16::from_f32(((raw >> 4) % 41) as f32 / 4.0 - 5.0) as u32,
+            Scalar::F16 if raw & 1 == 0 => {
+                lathe_ir::f16::from_f32(((raw >> 4) % 41) as f32 / 4.0 - 5.0) as u32
+            }
             Scalar::F16 | Scalar::I16 => raw & 0xffff,
             _ if raw & 1 == 0 => (raw >> 4) % 8,
             _ => raw,
@@ -140,8 +150,21 @@ impl Gen<'_, '_, '_, '_> {
     }
 
     fn prologue(&mut self) -> ArbResult<()> {
-        for (k, s) in [Scalar::F32, Scalar::F16, Scalar::I32, Scalar::U32, Scalar::I16].into_iter().enumerate() {
-            let interp = if s.is_float() { Interp::SMOOTH } else { Interp::FLAT };
+        for (k, s) in [
+            Scalar::F32,
+            Scalar::F16,
+            Scalar::I32,
+            Scalar::U32,
+            Scalar::I16,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let interp = if s.is_float() {
+                Interp::SMOOTH
+            } else {
+                Interp::FLAT
+            };
             let v = self.b.load_input(k as u16, 0, interp, Type::scalar(s));
             self.inputs.push((k as u16, 0, s));
             self.push(v);
@@ -161,7 +184,13 @@ impl Gen<'_, '_, '_, '_> {
 
     fn epilogue(&mut self) -> ArbResult<()> {
         for slot in 0..3u16 {
-            let s = *self.u.choose(&[Scalar::F32, Scalar::F16, Scalar::I32, Scalar::U32, Scalar::I16])?;
+            let s = *self.u.choose(&[
+                Scalar::F32,
+                Scalar::F16,
+                Scalar::I32,
+                Scalar::U32,
+                Scalar::I16,
+            ])?;
             let v = self.pick(s)?;
             self.b.store_output(slot, 0, v);
         }
@@ -200,7 +229,9 @@ impl Gen<'_, '_, '_, '_> {
             }
             3 => {
                 let s = *self.u.choose(&[Scalar::F32, Scalar::F16])?;
-                let op = *self.u.choose(&[Rcp, Rsqrt, Sqrt, Exp2, Log2, Sin, Cos, Floor])?;
+                let op = *self
+                    .u
+                    .choose(&[Rcp, Rsqrt, Sqrt, Exp2, Log2, Sin, Cos, Floor])?;
                 let a = self.pick(s)?;
                 let v = self.b.op(op, &[a], Type::scalar(s));
                 self.push(v);
@@ -257,7 +288,13 @@ impl Gen<'_, '_, '_, '_> {
                 self.push(v);
             }
             9 => {
-                let numeric = [Scalar::F32, Scalar::F16, Scalar::I32, Scalar::U32, Scalar::I16];
+                let numeric = [
+                    Scalar::F32,
+                    Scalar::F16,
+                    Scalar::I32,
+                    Scalar::U32,
+                    Scalar::I16,
+                ];
                 let (from, to) = (*self.u.choose(&numeric)?, *self.u.choose(&numeric)?);
                 let a = self.pick(from)?;
                 let v = self.b.op(Cvt, &[a], Type::scalar(to));
@@ -273,8 +310,22 @@ impl Gen<'_, '_, '_, '_> {
                         let (abs, neg) = (self.u.arbitrary()?, self.u.arbitrary()?);
                         self.b.op(Mov { abs, neg }, &[a], Type::scalar(s))
                     }
-                    (2, Scalar::F32) => self.b.op(Mov { abs: false, neg: false }, &[a], Type::U32),
-                    (2, Scalar::I16) => self.b.op(Mov { abs: false, neg: false }, &[a], Type::F16),
+                    (2, Scalar::F32) => self.b.op(
+                        Mov {
+                            abs: false,
+                            neg: false,
+                        },
+                        &[a],
+                        Type::U32,
+                    ),
+                    (2, Scalar::I16) => self.b.op(
+                        Mov {
+                            abs: false,
+                            neg: false,
+                        },
+                        &[a],
+                        Type::F16,
+                    ),
                     _ => self.b.mov(a),
                 };
                 self.push(v);
@@ -283,7 +334,9 @@ impl Gen<'_, '_, '_, '_> {
             14 if nested => self.triangle(depth)?,
             15 if nested && depth < 2 => self.loop_(depth)?,
             16 => {
-                let s = *self.u.choose(&[Scalar::F32, Scalar::I32, Scalar::U32, Scalar::F16])?;
+                let s = *self
+                    .u
+                    .choose(&[Scalar::F32, Scalar::I32, Scalar::U32, Scalar::F16])?;
                 let v = self.pick(s)?;
                 let slot = self.u.int_in_range(0..=4u16)?;
                 let comp = self.u.int_in_range(0..=3u8)?;
@@ -301,7 +354,11 @@ impl Gen<'_, '_, '_, '_> {
                 } else {
                     None
                 };
-                let offset = if addr.is_some() { 0 } else { self.u.int_in_range(0..=ARRAY_LEN - 1)? };
+                let offset = if addr.is_some() {
+                    0
+                } else {
+                    self.u.int_in_range(0..=ARRAY_LEN - 1)?
+                };
                 if self.u.arbitrary()? {
                     let v = self.pick(Scalar::F32)?;
                     self.b.array_store(self.array, offset, addr, v);
@@ -468,7 +525,8 @@ impl Gen<'_, '_, '_, '_> {
         let latch = self.b.current_block();
         self.b.jump(header);
         self.b.set_phi_incoming(i, &[(zero, pre), (next_i, latch)]);
-        self.b.set_phi_incoming(acc, &[(init, pre), (next_acc, latch)]);
+        self.b
+            .set_phi_incoming(acc, &[(init, pre), (next_acc, latch)]);
         self.avail.truncate(mark);
 
         self.b.switch_to(exit);
@@ -566,7 +624,9 @@ pub fn differential_stats(data: &[u8]) -> Result<DiffStats, DiffError> {
             .pipeline(stage)
             .map_err(|e| mismatch(e.to_string(), String::new()))?;
         pm.verify = true;
-        let records = pm.run(&mut s).map_err(|e| mismatch(e.to_string(), String::new()))?;
+        let records = pm
+            .run(&mut s)
+            .map_err(|e| mismatch(e.to_string(), String::new()))?;
         if k < names.len() {
             stats.changed[k] = records.iter().any(|r| r.changed);
         }
@@ -601,11 +661,4 @@ pub fn seed_bytes(seed: u64, len: usize) -> Vec<u8> {
             (x >> 24) as u8
         })
         .collect()
-}
-
-/// A convenience for tests: the outcome of running `text` on `inv`.
-pub fn run_text(text: &str, inv: &Invocation) -> Result<Outcome, String> {
-    let arena = Bump::new();
-    let shader: Shader<GenericOp> = lathe_ir::parse(&arena, text).map_err(|e| e.to_string())?;
-    interp::run(&shader, inv, Limits::default()).map_err(|e| e.to_string())
 }

@@ -8,7 +8,10 @@ use std::time::{Duration, Instant};
 #[derive(Debug, thiserror::Error)]
 pub enum PassError {
     #[error("unknown pass `{name}` (valid passes: {})", known.join(", "))]
-    UnknownPass { name: String, known: Vec<&'static str> },
+    UnknownPass {
+        name: String,
+        known: Vec<&'static str>,
+    },
     #[error("the input shader is invalid: {0}")]
     InvalidInput(ValidationError),
     #[error("pass `{pass}` produced invalid IR: {error}\n{dump}")]
@@ -38,21 +41,29 @@ pub struct Registry<O> {
 
 impl<O: Opcode> Registry<O> {
     pub fn empty() -> Self {
-        Registry { entries: Vec::new() }
+        Registry {
+            entries: Vec::new(),
+        }
     }
 
     /// The target-neutral passes of this crate.
     pub fn standard() -> Self {
         let mut r = Self::empty();
-        r.register("dce", "remove unused side-effect-free instructions and unreachable blocks", || {
-            Box::new(crate::dce::Dce)
-        });
-        r.register("copy-prop", "remove plain movs whose source and result types match", || {
-            Box::new(crate::copy_prop::CopyProp)
-        });
-        r.register("flatten", "turn simple if/else diamonds into straight code, phis into sel", || {
-            Box::new(crate::flatten::Flatten)
-        });
+        r.register(
+            "dce",
+            "remove unused side-effect-free instructions and unreachable blocks",
+            || Box::new(crate::dce::Dce),
+        );
+        r.register(
+            "copy-prop",
+            "remove plain movs whose source and result types match",
+            || Box::new(crate::copy_prop::CopyProp),
+        );
+        r.register(
+            "flatten",
+            "turn simple if/else diamonds into straight code, phis into sel",
+            || Box::new(crate::flatten::Flatten),
+        );
         r
     }
 
@@ -176,6 +187,10 @@ pub fn timing_report(records: &[PassRecord]) -> String {
             if r.changed { "yes" } else { "no" }
         ));
     }
-    out.push_str(&format!("{:<12} {:>10.1}\n", "total", total.as_secs_f64() * 1e6));
+    out.push_str(&format!(
+        "{:<12} {:>10.1}\n",
+        "total",
+        total.as_secs_f64() * 1e6
+    ));
     out
 }

@@ -2,10 +2,78 @@
 
 use super::CliResult;
 use clap::Args;
+use lathe_ir::{GenericOp, Shader};
+use lathe_passes::{PassError, Registry};
+use std::io::Read;
 
 #[derive(Args)]
-pub struct OptArgs {}
+pub struct OptArgs {
+    /// IR text file to optimise, or `-` for standard input.
+    pub file: String,
+    /// Comma-separated pipeline, e.g. `dce,copy-prop,flatten`.
+    #[arg(long, value_delimiter = ',', default_value = "flatten,copy-prop,dce")]
+    pub passes: Vec<String>,
+    /// Print the IR after every pass (to standard error).
+    #[arg(long)]
+    pub print_after_all: bool,
+    /// Print each pass's time (to standard error).
+    #[arg(long)]
+    pub time_passes: bool,
+}
 
-pub fn run(_args: OptArgs) -> CliResult {
-    Err("`lathe opt` is not built yet (the IR issue)".into())
+pub fn run(args: OptArgs) -> CliResult {
+    let (name, text) = if args.file == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| format!("cannot read standard input: {e}"))?;
+        ("<stdin>".to_string(), text)
+    } else {
+        let text = std::fs::read_to_string(&args.file)
+            .map_err(|e| format!("cannot read {}: {e}", args.file))?;
+        (args.file.clone(), text)
+    };
+    let registry = Registry::<GenericOp>::standard();
+    // Reject unknown pass names before reading the IR.
+    let mut pipeline = registry.pipeline(&args.passes)?;
+    pipeline.verify = true;
+    pipeline.print_after_all = args.print_after_all;
+
+    let arena = lathe_ir::Bump::new();
+    let (mut shader, map): (Shader<GenericOp>, _) =
+        lathe_ir::parse_with_source_map(&arena, &text).map_err(|e| e.with_file(&name))?;
+    let records = match pipeline.run(&mut shader) {
+        Ok(records) => records,
+        Err(PassError::InvalidInput(err)) => {
+            // Point at the first offending line of the input.
+            let mut msg = String::new();
+            for v in &err.violations {
+                let place = v
+                    .inst
+                    .and_then(|i| map.position(i))
+                    .map(|(line, col)| {
+                        let src = text.lines().nth(line as usize - 1).unwrap_or("");
+                        format!(
+                            "{name}:{line}:{col}: {}\n{}\n",
+                            v.message,
+                            lathe_ir::parser::caret(src, col)
+                        )
+                    })
+                    .unwrap_or_else(|| format!("{name}: {v}\n"));
+                msg.push_str(&place);
+            }
+            return Err(format!("invalid IR\n{}", msg.trim_end()).into());
+        }
+        Err(e) => return Err(e.into()),
+    };
+    for r in &records {
+        if let Some(dump) = &r.dump {
+            eprintln!("; after {}\n{dump}", r.name);
+        }
+    }
+    if args.time_passes {
+        eprint!("{}", lathe_passes::timing_report(&records));
+    }
+    print!("{}", lathe_ir::print(&shader));
+    Ok(())
 }

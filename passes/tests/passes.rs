@@ -1,0 +1,387 @@
+//! Each pass on hand-written inputs, with reviewed expected output, and the
+//! pass manager's registry, dumps, timing and verification.
+
+use lathe_ir::{GenericOp, Op, Shader, Value, parse, print};
+use lathe_passes::{Pass, PassError, Registry};
+
+fn run_passes(names: &[&str], body: &str) -> String {
+    let text = format!("shader fragment\n{body}");
+    let arena = lathe_ir::Bump::new();
+    let mut shader: Shader<GenericOp> = parse(&arena, &text).unwrap_or_else(|e| panic!("{e}"));
+    let mut pm = Registry::standard().pipeline(names).unwrap();
+    pm.verify = true;
+    pm.run(&mut shader).unwrap_or_else(|e| panic!("{e}"));
+    print(&shader)
+        .trim_start_matches("shader fragment\n")
+        .to_string()
+}
+
+#[test]
+fn dce_removes_unused_values_and_unreachable_blocks() {
+    let out = run_passes(
+        &["dce"],
+        "\
+b0:
+  %0:f32 = const 1.0
+  %1:f32 = fadd %0, %0
+  %2:i32 = cvt %1
+  %3:bool = const true
+  branch %3, b1, b2
+b1:
+  jump b3
+b2:
+  jump b3
+b3:
+  %4:f32 = phi [%0, b1], [%1, b2], [%1, b4]
+  %5:f32 = phi [%1, b1], [%0, b2], [%0, b4]
+  store_output slot=0 comp=0 %4
+  ret
+b4:
+  jump b3
+",
+    );
+    assert_eq!(
+        out,
+        "\
+b0:
+  %0:f32 = const 1.0
+  %1:f32 = fadd %0, %0
+  %2:bool = const true
+  branch %2, b1, b2
+b1:
+  jump b3
+b2:
+  jump b3
+b3:
+  %3:f32 = phi [%0, b1], [%1, b2]
+  store_output slot=0 comp=0 %3
+  ret
+"
+    );
+}
+
+#[test]
+fn dce_drops_phi_entries_of_removed_predecessors() {
+    let out = run_passes(
+        &["dce"],
+        "\
+b0:
+  %0:f32 = const 1.0
+  jump b2
+b1:
+  %1:f32 = const 2.0
+  jump b2
+b2:
+  %2:f32 = phi [%0, b0], [%1, b1]
+  store_output slot=0 comp=0 %2
+  ret
+",
+    );
+    assert_eq!(
+        out,
+        "b0:\n  %0:f32 = const 1.0\n  jump b1\nb1:\n  %1:f32 = phi [%0, b0]\n  store_output slot=0 comp=0 %1\n  ret\n"
+    );
+}
+
+#[test]
+fn dce_keeps_side_effects_and_loop_carried_values() {
+    let body = "\
+array a0: f32[2]
+b0:
+  %0:f32 = const 1.0
+  array_store array=a0 offset=0 %0
+  %1:i32 = const 0
+  jump b1
+b1:
+  %2:i32 = phi [%1, b0], [%3, b1]
+  %3:i32 = iadd %2, %2
+  %4:bool = ilt %3, %1
+  branch %4, b1, b2
+b2:
+  discard
+  ret
+";
+    assert_eq!(run_passes(&["dce"], body), body);
+}
+
+#[test]
+fn copy_prop_removes_only_plain_same_type_movs() {
+    let out = run_passes(
+        &["copy-prop"],
+        "\
+b0:
+  %0:f32 = load_input slot=0 comp=0 interp=smooth
+  %1:f32 = mov %0
+  %2:f32 = mov %1
+  %3:f32 = mov neg %2
+  %4:u32 = mov %2
+  %5:f32 = fadd %2, %3
+  store_output slot=0 comp=0 %5
+  store_output slot=0 comp=1 %4
+  ret
+",
+    );
+    assert_eq!(
+        out,
+        "\
+b0:
+  %0:f32 = load_input slot=0 comp=0 interp=smooth
+  %1:f32 = mov neg %0
+  %2:u32 = mov %0
+  %3:f32 = fadd %0, %1
+  store_output slot=0 comp=0 %3
+  store_output slot=0 comp=1 %2
+  ret
+"
+    );
+}
+
+#[test]
+fn copy_prop_rewrites_phi_and_address_operands() {
+    let out = run_passes(
+        &["copy-prop"],
+        "\
+array a0: f32[4]
+b0:
+  %0:i32 = load_input slot=0 comp=0 interp=flat
+  %1:i32 = mov %0
+  %2:f32 = array_load array=a0 offset=0 addr=%1
+  jump b1
+b1:
+  %3:i32 = phi [%1, b0]
+  store_output slot=0 comp=0 %3
+  store_output slot=0 comp=1 %2
+  ret
+",
+    );
+    assert!(
+        out.contains("addr=%0") && out.contains("phi [%0, b0]") && !out.contains("mov"),
+        "{out}"
+    );
+}
+
+const DIAMOND: &str = "\
+b0:
+  %0:f32 = load_input slot=0 comp=0 interp=smooth
+  %1:f32 = const 0.0
+  %2:bool = flt %0, %1
+  branch %2, b1, b2
+b1:
+  %3:f32 = mov neg %0
+  jump b3
+b2:
+  %4:f32 = fmul %0, %0
+  jump b3
+b3:
+  %5:f32 = phi [%3, b1], [%4, b2]
+  %6:f32 = phi [%0, b1], [%1, b2]
+  store_output slot=0 comp=0 %5
+  store_output slot=0 comp=1 %6
+  ret
+";
+
+#[test]
+fn flatten_turns_a_diamond_into_selects() {
+    assert_eq!(
+        run_passes(&["flatten"], DIAMOND),
+        "\
+b0:
+  %0:f32 = load_input slot=0 comp=0 interp=smooth
+  %1:f32 = const 0.0
+  %2:bool = flt %0, %1
+  %3:f32 = mov neg %0
+  %4:f32 = fmul %0, %0
+  %5:f32 = sel %2, %3, %4
+  %6:f32 = sel %2, %0, %1
+  store_output slot=0 comp=0 %5
+  store_output slot=0 comp=1 %6
+  ret
+"
+    );
+}
+
+#[test]
+fn flatten_handles_triangles_on_either_side() {
+    for (branch, phi, sel) in [
+        (
+            "branch %2, b1, b2",
+            "phi [%3, b1], [%1, b0]",
+            "sel %2, %3, %1",
+        ),
+        (
+            "branch %2, b2, b1",
+            "phi [%3, b1], [%1, b0]",
+            "sel %2, %1, %3",
+        ),
+    ] {
+        let out = run_passes(
+            &["flatten"],
+            &format!(
+                "b0:\n  %0:f32 = load_input slot=0 comp=0 interp=smooth\n  %1:f32 = const 0.0\n  %2:bool = flt %0, %1\n  {branch}\nb1:\n  %3:f32 = fadd %0, %0\n  jump b2\nb2:\n  %4:f32 = {phi}\n  store_output slot=0 comp=0 %4\n  ret\n"
+            ),
+        );
+        assert!(
+            out.starts_with("b0:") && !out.contains("b1") && out.contains(sel),
+            "{out}"
+        );
+    }
+}
+
+#[test]
+fn flatten_leaves_side_effects_and_possible_ub_in_branches() {
+    for risky in [
+        "store_output slot=1 comp=0 %0",
+        "discard",
+        "%9:i32 = cvt %0",
+        "%9:u32 = const 0\n  %8:u32 = udiv %9, %9",
+        "%9:f32 = load_uniform index=0",
+        "barrier",
+    ] {
+        let body = DIAMOND.replace(
+            "  %3:f32 = mov neg %0\n",
+            &format!("  {risky}\n  %3:f32 = mov neg %0\n"),
+        );
+        let out = run_passes(&["flatten"], &body);
+        assert!(
+            out.contains("branch %2"),
+            "flattened across `{risky}`:\n{out}"
+        );
+    }
+}
+
+#[test]
+fn flatten_handles_nested_and_chained_diamonds_and_skips_loops() {
+    let nested = "\
+b0:
+  %0:f32 = load_input slot=0 comp=0 interp=smooth
+  %1:f32 = const 0.0
+  %2:bool = flt %0, %1
+  branch %2, b1, b5
+b1:
+  %3:bool = fge %0, %0
+  branch %3, b2, b3
+b2:
+  %4:f32 = fadd %0, %0
+  jump b4
+b3:
+  jump b4
+b4:
+  %5:f32 = phi [%4, b2], [%1, b3]
+  jump b6
+b5:
+  jump b6
+b6:
+  %6:f32 = phi [%5, b4], [%0, b5]
+  branch %2, b7, b8
+b7:
+  jump b9
+b8:
+  jump b9
+b9:
+  %7:f32 = phi [%6, b7], [%1, b8]
+  store_output slot=0 comp=0 %7
+  ret
+";
+    let out = run_passes(&["flatten"], nested);
+    assert_eq!(
+        out.matches(':').count() - out.matches(":f32").count() - out.matches(":bool").count(),
+        1,
+        "{out}"
+    );
+    assert_eq!(out.matches("sel").count(), 3, "{out}");
+
+    let looped = "\
+b0:
+  %0:i32 = const 0
+  jump b1
+b1:
+  %1:i32 = phi [%0, b0], [%3, b2]
+  %2:bool = ilt %1, %0
+  branch %2, b2, b3
+b2:
+  %3:i32 = iadd %1, %1
+  jump b1
+b3:
+  ret
+";
+    assert_eq!(run_passes(&["flatten"], looped), looped);
+}
+
+#[test]
+fn registry_rejects_unknown_passes_and_lists_valid_ones() {
+    let err = Registry::<GenericOp>::standard()
+        .pipeline(&["dce", "gvn"])
+        .err()
+        .unwrap();
+    assert_eq!(
+        err.to_string(),
+        "unknown pass `gvn` (valid passes: dce, copy-prop, flatten)"
+    );
+}
+
+#[test]
+fn manager_dumps_and_times_each_pass() {
+    let arena = lathe_ir::Bump::new();
+    let mut shader: Shader<GenericOp> =
+        parse(&arena, &format!("shader fragment\n{DIAMOND}")).unwrap();
+    let mut pm = Registry::standard().pipeline(&["flatten", "dce"]).unwrap();
+    pm.print_after_all = true;
+    let records = pm.run(&mut shader).unwrap();
+    assert_eq!(
+        records.iter().map(|r| r.name).collect::<Vec<_>>(),
+        ["flatten", "dce"]
+    );
+    assert!(records[0].changed && !records[1].changed);
+    assert_eq!(records[1].dump.as_deref(), Some(print(&shader).as_str()));
+    assert!(
+        records[0]
+            .dump
+            .as_deref()
+            .is_some_and(|d| d.contains("sel"))
+    );
+    let report = lathe_passes::timing_report(&records);
+    assert!(
+        report.lines().count() == 4 && report.contains("flatten") && report.contains("total"),
+        "{report}"
+    );
+}
+
+/// A deliberately broken pass: points every phi at a value that does not
+/// dominate it.
+struct Breaker;
+
+impl Pass<GenericOp> for Breaker {
+    fn name(&self) -> &'static str {
+        "breaker"
+    }
+
+    fn run(&mut self, shader: &mut Shader<'_, GenericOp>) -> bool {
+        let last = Value(shader.value_capacity() as u32 - 1);
+        let phis: Vec<_> = shader
+            .insts_in_order()
+            .filter(|&(_, i)| shader.inst(i).op == Op::Phi)
+            .collect();
+        for (_, i) in phis {
+            shader.inst_mut(i).args[0] = last;
+        }
+        true
+    }
+}
+
+#[test]
+fn manager_validates_after_every_pass() {
+    let arena = lathe_ir::Bump::new();
+    let mut shader: Shader<GenericOp> =
+        parse(&arena, &format!("shader fragment\n{DIAMOND}")).unwrap();
+    let mut registry = Registry::standard();
+    registry.register("breaker", "breaks SSA", || Box::new(Breaker));
+    let mut pm = registry.pipeline(&["dce", "breaker"]).unwrap();
+    pm.verify = true;
+    match pm.run(&mut shader) {
+        Err(PassError::InvalidOutput { pass, error, .. }) => {
+            assert_eq!(pass, "breaker");
+            assert!(error.to_string().contains("does not dominate"), "{error}");
+        }
+        other => panic!("expected a validation failure, got {other:?}"),
+    }
+}
