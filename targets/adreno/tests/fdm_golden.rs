@@ -3,7 +3,7 @@
 
 use lathe_adreno::fdm::lrz::{LrzDecision, LrzDisabled};
 use lathe_adreno::fdm::space::Vec2;
-use lathe_adreno::fdm::{FdmPlan, PatchedState, parse_scene, plan, plan_scene_json};
+use lathe_adreno::fdm::{FdmPlan, parse_scene, plan, plan_scene_json};
 use serde_json::{Value, json};
 
 const MULTIVIEW_A650: &str = include_str!("../examples/fdm/multiview_a650.json");
@@ -51,11 +51,11 @@ fn multiview_with_different_scales_per_view() {
     let identity_view = |x: i64, sc: Value, lrz: Value| {
         json!({
             "frag_area": [1, 1], "start": [x, 0], "extent": [64, 32], "render_extent": [64, 32],
-            "offset": [0, 0], "bin_offset": [0, 0], "patch_space": "rendering", "patch_offset": [0, 0],
+            "offset": [0, 0], "bin_offset": [0, 0],
             "viewports": [viewport(0.0, 0.0, 128.0, 32.0)], "scissors": [sc], "lrz": lrz
         })
     };
-    let off = json!({"enabled": false, "reason": "view 1 is scaled and this GPU has no LRZ offset registers"});
+    let off = json!({"enabled": false});
     let on = json!({"enabled": true, "offset": [0, 0]});
     let expected = json!({
         "gpu": "a650", "generation": "a6xx", "bin_merging": false, "lrz_offset_registers": false,
@@ -70,11 +70,12 @@ fn multiview_with_different_scales_per_view() {
             },
             {
                 "grid": [1, 0], "merged": [[1, 0]], "pipe": [0, 0], "common_start": [64, 0],
+                "lrz_disabled": "view 1 is scaled and this GPU has no LRZ offset registers",
                 "views": [
                     identity_view(64, scissor(64, 0, 46, 32), off.clone()),
                     {
                         "frag_area": [2, 2], "start": [64, 0], "extent": [64, 32], "render_extent": [32, 16],
-                        "offset": [32, 0], "bin_offset": [0, 0], "patch_space": "rendering", "patch_offset": [32, 0],
+                        "offset": [32, 0], "bin_offset": [0, 0],
                         "viewports": [viewport(32.0, 0.0, 64.0, 16.0)],
                         "scissors": [scissor(64, 0, 23, 16)],
                         "lrz": off
@@ -98,14 +99,16 @@ fn multiview_with_different_scales_per_view() {
 /// Merging: cols 1 and 2 have equal areas, one pipe, and (128 − 16)/2 = 56
 /// ≤ 64 rendering pixels wide → one bin covering [16, 128).
 /// Bin (0,0): o = (0 − 0/4, 0) = (0, 0); 16/4 = 4 fragments wide.
-///   o' = 0 − (0 + 48)/4 = −12 → negative → LRZ off, rendering space.
+///   o' = 0 − (0 + 48)/4 = −12 → negative → LRZ off.
 ///   Viewport (0,0,128,32) → (0, 0, 32, 32). Scissor [0,128) → [0, 32) ∩
 ///   bin [0, 4) → (0, 0, 4, 32).
 /// Bin (1,0): b_cs = (64, 0), b_s = (16, 0), o = (64 − 8, 0) = (56, 0).
-///   o' = 64 − (16 + 48)/2 = 32 on x, 0 on y: aligned → LRZ on, patched in
-///   LRZ space with o − o' = (24, 0) (= b_o/2). Viewport → (24, 0, 64, 32).
-///   Bin in LRZ space starts at b_cs − o' = (32, 0), 56×32. Scissor
-///   [0,128) → [24, 88) ∩ [32, 88) → (32, 0, 56, 32).
+///   Rendering space: viewport → (0/2 + 56, 0, 64, 32); scissor [0,128) →
+///   [56, 120) ∩ bin [64, 120) → (64, 0, 56, 32).
+///   o' = 64 − (16 + 48)/2 = 32 on x, 0 on y: aligned → LRZ on. In LRZ
+///   space the offset is o − o' = (24, 0) (= b_o/2): viewport (24, 0, 64,
+///   32); the bin starts at b_cs − o' = (32, 0), 56×32; scissor [0,128) →
+///   [24, 88) ∩ [32, 88) → (32, 0, 56, 32).
 #[test]
 fn fdm_offset_with_lrz_on_a740() {
     let expected = json!({
@@ -114,22 +117,27 @@ fn fdm_offset_with_lrz_on_a740() {
         "bins": [
             {
                 "grid": [0, 0], "merged": [[0, 0]], "pipe": [0, 0], "common_start": [0, 0],
+                "lrz_disabled": "view 0: LRZ offset [-12, 0] is negative",
                 "views": [{
                     "frag_area": [4, 1], "start": [0, 0], "extent": [16, 32], "render_extent": [4, 32],
-                    "offset": [0, 0], "bin_offset": [48, 0], "patch_space": "rendering", "patch_offset": [0, 0],
+                    "offset": [0, 0], "bin_offset": [48, 0],
                     "viewports": [viewport(0.0, 0.0, 32.0, 32.0)],
                     "scissors": [scissor(0, 0, 4, 32)],
-                    "lrz": {"enabled": false, "reason": "view 0: LRZ offset [-12, 0] is negative"}
+                    "lrz": {"enabled": false}
                 }]
             },
             {
                 "grid": [1, 0], "merged": [[1, 0], [2, 0]], "pipe": [0, 0], "common_start": [64, 0],
                 "views": [{
                     "frag_area": [2, 1], "start": [16, 0], "extent": [112, 32], "render_extent": [56, 32],
-                    "offset": [56, 0], "bin_offset": [48, 0], "patch_space": "lrz", "patch_offset": [24, 0],
-                    "viewports": [viewport(24.0, 0.0, 64.0, 32.0)],
-                    "scissors": [scissor(32, 0, 56, 32)],
-                    "lrz": {"enabled": true, "offset": [32, 0]}
+                    "offset": [56, 0], "bin_offset": [48, 0],
+                    "viewports": [viewport(56.0, 0.0, 64.0, 32.0)],
+                    "scissors": [scissor(64, 0, 56, 32)],
+                    "lrz": {"enabled": true, "offset": [32, 0]},
+                    "lrz_space": {
+                        "viewports": [viewport(24.0, 0.0, 64.0, 32.0)],
+                        "scissors": [scissor(32, 0, 56, 32)]
+                    }
                 }]
             }
         ]
@@ -138,8 +146,8 @@ fn fdm_offset_with_lrz_on_a740() {
 }
 
 /// The same scene on a730: merging still happens (a7xx) but there are no
-/// LRZ offset registers, so the scaled merged bin loses LRZ and is patched
-/// in rendering space with the full offset o = (56, 0).
+/// LRZ offset registers, so the scaled merged bin loses LRZ and has no
+/// LRZ-space patch; rendering space uses the full offset o = (56, 0).
 #[test]
 fn a730_merges_but_has_no_lrz_offsets() {
     let plan = plan_of(&edit(OFFSET_LRZ_A740, |v| v["gpu"] = json!("a730")));
@@ -152,13 +160,8 @@ fn a730_merges_but_has_no_lrz_offsets() {
     );
     let view = &merged.views[0];
     assert_eq!(view.offset, Vec2::new(56, 0));
-    let PatchedState::Rendering {
-        viewports,
-        scissors,
-    } = &view.patched
-    else {
-        panic!("expected rendering-space patching");
-    };
+    assert!(view.lrz_patch.is_none());
+    let (viewports, scissors) = (&view.viewports, &view.scissors);
     // 0/2 + 56 = 56; scissor [0,128) → [56, 120) ∩ bin [64, 120) → 64, 56 wide.
     assert_eq!(viewports[0].x, 56.0);
     assert_eq!((scissors[0].origin.x, scissors[0].extent.width), (64, 56));
@@ -355,6 +358,187 @@ fn per_view_viewports_follow_their_view() {
     );
 }
 
+/// Per-view viewports are available, so writing the viewport index does
+/// not force a shared scale: view 0 keeps 1×1 and view 1 keeps 2×2 in bin
+/// 1, exactly as without `viewport_index_written`.
+#[test]
+fn per_view_viewports_keep_per_view_scales_when_index_is_written() {
+    let scene = edit(MULTIVIEW_A650, |v| {
+        v["per_view_viewport"] = json!(true);
+        v["viewport_index_written"] = json!(true);
+        v["viewports"] = json!([
+            {"x": 0, "y": 0, "width": 128, "height": 32},
+            {"x": 0, "y": 0, "width": 128, "height": 32}
+        ]);
+        v["scissors"] = json!([scissor(0, 0, 128, 32), scissor(0, 0, 128, 32)]);
+        v["fdm_offset"] = json!([[0, 0], [-8, 0]]);
+    });
+    let out = plan_json(&scene);
+    assert_eq!(out["viewport_patching"], "per_view_viewport");
+    // Scales are per view, so the grid shifts per view (b_o = 8 for view 1).
+    assert_eq!(out["shifted_bins"], true);
+    let bin = &out["bins"][1];
+    assert_eq!(bin["views"][0]["frag_area"], json!([1, 1]));
+    assert_eq!(bin["views"][1]["frag_area"], json!([2, 2]));
+    // View 1: b_s = 64 − 8 = 56, o = (64 − 28, 0 − 0) = (36, 0).
+    assert_eq!(bin["views"][1]["start"], json!([56, 0]));
+    assert_eq!(bin["views"][1]["offset"], json!([36, 0]));
+}
+
+/// One view whose shader writes the viewport index: the scale is "shared"
+/// (the driver cannot shift bins per view), so even a single view keeps the
+/// plain grid and the offset only moves the sampling point. Offset +64
+/// reads bin 1 (centre 96) at 32, i.e. texel 0 of view 1's map → 1×1.
+#[test]
+fn shared_scale_never_shifts_bins_even_with_one_view() {
+    let scene = edit(MULTIVIEW_A650, |v| {
+        v["views"] = json!(1);
+        v["viewport_index_written"] = json!(true);
+        v["density_map"]["views"] = json!([[[[1, 1], [2, 2]]]]);
+        v["fdm_offset"] = json!([[64, 0]]);
+    });
+    let plan = plan_of(&scene);
+    assert!(!plan.shifted_bins);
+    assert_eq!((plan.grid_cols, plan.grid_rows), (2, 1));
+    let view = &plan.bins[1].views[0];
+    assert_eq!(
+        (view.framebuffer.origin.x, view.bin_offset),
+        (64, Vec2::ZERO)
+    );
+    assert_eq!((view.frag_area.x, view.frag_area.y), (1, 1));
+}
+
+/// A density map smaller than the framebuffer is read with clamping: one
+/// 64×32 texel asking for 2×2 covers a 128×32 framebuffer, so bin 1 (centre
+/// x = 96 → texel 1 → clamped to texel 0) is 2×2 too.
+#[test]
+fn small_density_map_clamps_to_its_edge() {
+    let scene = edit(MULTIVIEW_A650, |v| {
+        v["density_map"]["views"] = json!([[[[2, 2]]], [[[1, 1]]]]);
+    });
+    let out = plan_json(&scene);
+    for bin in out["bins"].as_array().unwrap() {
+        assert_eq!(bin["views"][0]["frag_area"], json!([2, 2]));
+        assert_eq!(bin["views"][1]["frag_area"], json!([1, 1]));
+    }
+}
+
+/// The rounding rule on its edge cases, through whole scenes (64×32 bins,
+/// so nothing is cut by the fit step).
+/// 1.5 × 1.5: equal fractions, y is the candidate, 1 × 2 = 2 ≤ 2.25 → 1×2.
+/// 2.5 × 1.2: x has the larger fraction, 3 × 1 = 3 ≤ 3.0 → 3×1, then 3 does
+///   not divide 64 → 2×1.
+/// 3.4 × 1.5: y has the larger fraction, 3 × 2 = 6 > 5.1 → stays 3×1 (x is
+///   not tried), and 3 → 2 to divide 64.
+/// 1.9 × 3.9: equal fractions, 1 × 4 = 4 ≤ 7.41 → 1×4.
+#[test]
+fn fragment_area_rounding_edge_cases() {
+    for (requested, want) in [
+        ([1.5, 1.5], [1, 2]),
+        ([2.5, 1.2], [2, 1]),
+        ([3.4, 1.5], [2, 1]),
+        ([1.9, 3.9], [1, 4]),
+        ([4.0, 4.0], [4, 4]),
+    ] {
+        let scene = edit(MULTIVIEW_A650, |v| {
+            v["views"] = json!(1);
+            v["density_map"]["views"] = json!([[[requested, requested]]]);
+        });
+        let out = plan_json(&scene);
+        assert_eq!(
+            out["bins"][0]["views"][0]["frag_area"],
+            json!(want),
+            "{requested:?}"
+        );
+    }
+}
+
+/// a650 (no LRZ offset registers), one unscaled view, FDM offset +16:
+/// b_o = 48. Column 0: b_s = b_cs = 0, o' = 0 − (0 + 48) = −48 ≠ 0 → LRZ
+/// off (the LRZ buffer was written 48 pixels over). Column 1: b_s = 16,
+/// o = 64 − 16 = 48 = b_o, o' = 64 − (16 + 48) = 0 → on. Column 2: b_s =
+/// 80, o' = 128 − 128 = 0 → on.
+#[test]
+fn older_gpus_keep_lrz_inside_a_shifted_grid() {
+    let scene = edit(OFFSET_LRZ_A740, |v| {
+        v["gpu"] = json!("a650");
+        v["density_map"]["views"] = json!([[[[1, 1], [1, 1], [1, 1], [1, 1]]]]);
+    });
+    let out = plan_json(&scene);
+    let bins = out["bins"].as_array().unwrap();
+    assert_eq!(bins.len(), 3);
+    assert_eq!(bins[0]["views"][0]["lrz"], json!({"enabled": false}));
+    assert_eq!(
+        bins[0]["lrz_disabled"],
+        "view 0: rendering space is -48, 0 pixels off the binning pass and this GPU has no LRZ offset registers"
+    );
+    for bin in &bins[1..] {
+        assert_eq!(bin["views"][0]["offset"], json!([48, 0]));
+        assert_eq!(
+            bin["views"][0]["lrz"],
+            json!({"enabled": true, "offset": [0, 0]})
+        );
+    }
+}
+
+/// A scissor that misses a bin becomes 0×0 inside the bin. Scissor
+/// [0, 10) × [0, 32): bin 1 view 0 (identity) clips [0, 10) against
+/// [64, 128) → empty at (64, 0); view 1 (2×2, o = (32, 0)) maps it to
+/// [32, 37) × [0, 16), which misses [64, 96) → empty at (64, 0).
+#[test]
+fn scissor_missing_the_bin_is_empty_inside_it() {
+    let scene = edit(MULTIVIEW_A650, |v| {
+        v["scissors"] = json!([scissor(0, 0, 10, 32)]);
+    });
+    let out = plan_json(&scene);
+    for view in out["bins"][1]["views"].as_array().unwrap() {
+        assert_eq!(view["scissors"], json!([scissor(64, 0, 0, 0)]));
+    }
+    assert_eq!(
+        out["bins"][0]["views"][1]["scissors"],
+        json!([scissor(0, 0, 10, 32)])
+    );
+}
+
+/// Pipe sizes are the driver's choice; a grid needing more than the
+/// hardware's 32 pipes still plans (64 bins in 1×1 pipes: bin 63 is in
+/// pipe (63, 0)).
+#[test]
+fn small_pipes_still_plan() {
+    let scene = edit(MULTIVIEW_A650, |v| {
+        v["framebuffer"] = json!({"width": 2048, "height": 32});
+        v["tile"] = json!({"width": 32, "height": 32});
+        v["vsc_pipe"] = json!({"width": 1, "height": 1});
+        v["density_map"]["texel"]["width"] = json!(2048);
+    });
+    let out = plan_json(&scene);
+    let bins = out["bins"].as_array().unwrap();
+    assert_eq!(bins.len(), 64);
+    assert_eq!(bins[63]["pipe"], json!([63, 0]));
+}
+
+/// Without `viewports`, per-view viewports default to the whole
+/// framebuffer once per view.
+#[test]
+fn default_viewports_cover_every_view() {
+    let scene = edit(MULTIVIEW_A650, |v| {
+        let obj = v.as_object_mut().unwrap();
+        obj.remove("viewports");
+        obj.remove("scissors");
+        obj.insert("per_view_viewport".into(), json!(true));
+    });
+    let out = plan_json(&scene);
+    // Bin 1, view 1: 2×2 with o = (32, 0): (0/2 + 32, 0, 64, 16).
+    assert_eq!(
+        out["bins"][1]["views"][1]["viewports"],
+        json!([viewport(32.0, 0.0, 64.0, 16.0)])
+    );
+    assert_eq!(
+        out["bins"][1]["views"][1]["scissors"],
+        json!([scissor(64, 0, 32, 16)])
+    );
+}
+
 fn error_of(text: &str) -> String {
     match plan_scene_json(text) {
         Ok(_) => panic!("scene accepted but should be rejected:\n{text}"),
@@ -400,14 +584,30 @@ fn bad_scenes_name_the_field() {
             "density_map.views[1][0][1][0]: fragment area 0.5 must be a finite number >= 1",
         ),
         (
+            edit(MULTIVIEW_A650, |v| v["density_map"]["views"][0] = json!([])),
+            "density_map.views[0]: has no rows",
+        ),
+        (
             edit(MULTIVIEW_A650, |v| {
-                v["density_map"]["views"][0] = json!([[[1, 1]]])
+                v["density_map"]["texel"]["width"] = json!(0)
             }),
-            "density_map.views[0]: has 1 columns but framebuffer width 128 needs 2 texels",
+            "density_map.texel.width: must not be 0",
+        ),
+        (
+            edit(MULTIVIEW_A650, |v| v["framebuffer"]["width"] = json!(0)),
+            "framebuffer.width: must be at least 1 pixel",
+        ),
+        (
+            edit(MULTIVIEW_A650, |v| v["framebuffer"]["width"] = json!(16385)),
+            "framebuffer.width: 16385 is larger than the limit 16384",
+        ),
+        (
+            edit(MULTIVIEW_A650, |v| v["tile"]["height"] = json!(0)),
+            "tile.height: must not be 0",
         ),
         (
             edit(MULTIVIEW_A650, |v| v["gpu"] = json!("a999")),
-            "gpu: unknown model `a999`; valid models are a618, a630",
+            "gpu: unknown model `a999`; valid models are a610, a612",
         ),
         (
             edit(MULTIVIEW_A650, |v| v["per_view_viewport"] = json!(true)),
@@ -426,13 +626,8 @@ fn bad_scenes_name_the_field() {
             "vsc_pipe.width: must be at least 1 bin",
         ),
         (
-            edit(MULTIVIEW_A650, |v| {
-                v["framebuffer"] = json!({"width": 2048, "height": 32});
-                v["tile"] = json!({"width": 32, "height": 32});
-                v["vsc_pipe"] = json!({"width": 1, "height": 1});
-                v["density_map"]["texel"]["width"] = json!(2048);
-            }),
-            "vsc_pipe: a grid of 64x1 bins needs 64 pipes of 1x1 bins; the hardware has 32",
+            edit(MULTIVIEW_A650, |v| v["vsc_pipe"]["height"] = json!(0)),
+            "vsc_pipe.height: must be at least 1 bin",
         ),
     ];
     for (scene, want) in cases {

@@ -2,15 +2,18 @@
 //! fragment area a bin is rendered with.
 //!
 //! Three steps, per view and per bin:
-//! 1. [`DensityMap::requested_area`] reads the map at the bin's centre in
-//!    framebuffer space, moved by the view's FDM offset the way Vulkan
-//!    defines it (the map is sampled at `centre − offset`, clamped to the
-//!    map's edge). The value is the fractional area the application asked
-//!    for.
+//! 1. [`DensityMap::requested_area`] reads the map at the centre of the
+//!    bin's framebuffer-space rectangle (the rectangle the bin really
+//!    covers: clipped to the framebuffer, shrunk in the first row/column of
+//!    a shifted grid), moved by the view's FDM offset the way Vulkan
+//!    defines it: the map is sampled at `centre − offset`. A texel is
+//!    `texel.width × texel.height` framebuffer pixels, and positions off the
+//!    map clamp to its edge texels. The value is the fractional area the
+//!    application asked for.
 //! 2. [`round_fragment_area`] turns it into whole pixels: both axes round
 //!    down, except that the axis with the larger fractional part rounds up
 //!    when the resulting area (width × height) still does not exceed the
-//!    requested one. Equal fractional parts round neither axis up.
+//!    requested one; on equal fractional parts the y axis is the candidate.
 //! 3. [`fit_fragment_area`] lowers each axis until it divides the bin size
 //!    on that axis — and, when bins are shifted by an FDM offset, the bin
 //!    shift `b_o` too — so every bin start is a whole number of fragments
@@ -18,7 +21,7 @@
 
 use super::error::FdmError;
 use super::scene::TileSize;
-use super::space::{Extent, FragArea, Framebuffer, Rect, Vec2, ceil_div};
+use super::space::{FragArea, Framebuffer, Rect, Vec2};
 
 /// Size of one density-map texel in framebuffer pixels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,6 +76,16 @@ impl DensityLayer {
         self.rows
     }
 
+    /// The requested area at texel `(col, row)`; `None` outside the map.
+    pub fn texel(&self, col: u32, row: u32) -> Option<[f64; 2]> {
+        if col >= self.cols || row >= self.rows {
+            return None;
+        }
+        self.areas
+            .get(row as usize * self.cols as usize + col as usize)
+            .copied()
+    }
+
     /// The requested area at texel `(col, row)`, clamped into the map.
     fn at(&self, col: i64, row: i64) -> [f64; 2] {
         let col = col.clamp(0, i64::from(self.cols) - 1) as usize;
@@ -89,9 +102,9 @@ pub struct DensityMap {
 }
 
 impl DensityMap {
-    /// Checks texel size, view count, coverage of the framebuffer and that
-    /// every area is a finite number of at least 1.
-    pub fn validate(&self, views: u32, framebuffer: Extent<Framebuffer>) -> Result<(), FdmError> {
+    /// Checks texel size, view count and that every area is a finite number
+    /// of at least 1.
+    pub fn validate(&self, views: u32) -> Result<(), FdmError> {
         if self.texel.width == 0 {
             return Err(FdmError::invalid(
                 "density_map.texel.width",
@@ -110,28 +123,9 @@ impl DensityMap {
                 format!("has {} entries but views is {views}", self.layers.len()),
             ));
         }
-        let need_cols = ceil_div(framebuffer.width, i64::from(self.texel.width));
-        let need_rows = ceil_div(framebuffer.height, i64::from(self.texel.height));
+        // A map smaller than the framebuffer is allowed: sampling clamps to
+        // its edge texels, as the hardware's texture fetch does.
         for (v, layer) in self.layers.iter().enumerate() {
-            let field = format!("density_map.views[{v}]");
-            if i64::from(layer.cols) < need_cols {
-                return Err(FdmError::invalid(
-                    field,
-                    format!(
-                        "has {} columns but framebuffer width {} needs {need_cols} texels of width {}",
-                        layer.cols, framebuffer.width, self.texel.width
-                    ),
-                ));
-            }
-            if i64::from(layer.rows) < need_rows {
-                return Err(FdmError::invalid(
-                    field,
-                    format!(
-                        "has {} rows but framebuffer height {} needs {need_rows} texels of height {}",
-                        layer.rows, framebuffer.height, self.texel.height
-                    ),
-                ));
-            }
             for (i, area) in layer.areas.iter().enumerate() {
                 let (row, col) = (i / layer.cols as usize, i % layer.cols as usize);
                 for (axis, value) in area.iter().enumerate() {
@@ -169,15 +163,21 @@ impl DensityMap {
 
 /// Rounds a requested fractional area to whole pixels (step 2 above).
 /// Inputs below 1 or not finite count as 1.
+///
+/// The candidate for rounding up is the axis with the larger fractional
+/// part; on a tie it is the y axis, as in the established driver (with
+/// whole numbers on both axes rounding up never fits, so nothing changes).
 pub fn round_fragment_area(requested: [f64; 2]) -> FragArea {
     let clean = |v: f64| if v.is_finite() && v >= 1.0 { v } else { 1.0 };
     let (rx, ry) = (clean(requested[0]), clean(requested[1]));
     let (mut fx, mut fy) = (rx.floor(), ry.floor());
     let (frac_x, frac_y) = (rx - fx, ry - fy);
     let budget = rx * ry;
-    if frac_x > frac_y && (fx + 1.0) * fy <= budget {
-        fx += 1.0;
-    } else if frac_y > frac_x && fx * (fy + 1.0) <= budget {
+    if frac_x > frac_y {
+        if (fx + 1.0) * fy <= budget {
+            fx += 1.0;
+        }
+    } else if fx * (fy + 1.0) <= budget {
         fy += 1.0;
     }
     // `as` saturates; anything that large is cut to the bin size later.
@@ -237,8 +237,22 @@ mod tests {
         assert_eq!(round_fragment_area([1.5, 2.0]), FragArea::new(1, 2));
         // 2.5 × 1.9: y has the larger fraction; 2 × 2 = 4 ≤ 4.75, so yes.
         assert_eq!(round_fragment_area([2.5, 1.9]), FragArea::new(2, 2));
-        // 1.9 × 1.9: equal fractions, nothing rounds up.
-        assert_eq!(round_fragment_area([1.9, 1.9]), FragArea::new(1, 1));
+        // 1.9 × 1.9: equal fractions, y is the candidate; 1 × 2 ≤ 3.61.
+        assert_eq!(round_fragment_area([1.9, 1.9]), FragArea::new(1, 2));
+        // 1.5 × 1.5: tie again, 1 × 2 = 2 ≤ 2.25 rounds y up.
+        assert_eq!(round_fragment_area([1.5, 1.5]), FragArea::new(1, 2));
+        // 1.2 × 1.2: tie, 1 × 2 = 2 > 1.44, nothing rounds up.
+        assert_eq!(round_fragment_area([1.2, 1.2]), FragArea::new(1, 1));
+        // Whole numbers never round up (x·(y+1) > x·y).
+        assert_eq!(round_fragment_area([3.0, 2.0]), FragArea::new(3, 2));
+        // 2.5 × 1.2 = 3: the candidate 3 × 1 = 3 equals the budget and fits.
+        assert_eq!(round_fragment_area([2.5, 1.2]), FragArea::new(3, 1));
+        // y has the larger fraction but does not fit; x must not be tried.
+        // 2.3 × 1.8 = 4.14: y candidate 2 × 2 = 4 fits.
+        assert_eq!(round_fragment_area([2.3, 1.8]), FragArea::new(2, 2));
+        // 3.4 × 1.5 = 5.1: y candidate 3 × 2 = 6 > 5.1, and x (4 × 1 = 4,
+        // would fit) is not the candidate: stays 3 × 1.
+        assert_eq!(round_fragment_area([3.4, 1.5]), FragArea::new(3, 1));
         // 3.7 × 1.0: 4 × 1 = 4 > 3.7, stays 3.
         assert_eq!(round_fragment_area([3.7, 1.0]), FragArea::new(3, 1));
         // 1.0 × 1.6: 1 × 2 = 2 > 1.6, stays 1.

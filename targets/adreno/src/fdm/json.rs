@@ -4,23 +4,39 @@
 //!
 //! | key | type | notes |
 //! |---|---|---|
-//! | `gpu` | string | model name, e.g. `"a740"` |
+//! | `gpu` | string | model name, e.g. `"a740"` ([`GpuModel`] lists them) |
 //! | `framebuffer`, `tile` | `{width, height}` | pixels |
 //! | `vsc_pipe` | `{width, height}` | bins per visibility-stream pipe |
-//! | `views` | integer | views (multiview) or layers (layered FDM) |
-//! | `density_map` | `{texel: {width, height}, views: [[[ax, ay], …], …]}` | per view, rows of requested fragment areas |
-//! | `fdm_offset` | `[[x, y], …]` | optional, one per view |
+//! | `views` | integer | views (multiview) or layers (layered FDM), 1 to 16 ([`MAX_VIEWS`](super::gpu::MAX_VIEWS)) |
+//! | `density_map` | `{texel: {width, height}, views: [[[ax, ay], …], …]}` | `texel` is one map texel's size in framebuffer pixels; per view, rows of requested fragment areas (each ≥ 1); a map smaller than the framebuffer clamps at its edge |
+//! | `fdm_offset` | `[[x, y], …]` | optional, one per view, pixels; the map is read at position − offset |
 //! | `per_view_viewport`, `viewport_index_written`, `layered`, `lrz` | bool | default `false` |
-//! | `viewports` | `[{x, y, width, height, min_depth, max_depth}]` | default: the whole framebuffer, depth 0..1 |
+//! | `viewports` | `[{x, y, width, height, min_depth, max_depth}]` | default: the whole framebuffer, depth 0..1 (one per view with `per_view_viewport`) |
 //! | `scissors` | `[{x, y, width, height}]` | default: the whole framebuffer, one per viewport |
+//!
+//! The plan lists `bins`, one per bin to render (a merged group once, under
+//! its top-left cell). Each has `grid` `[col, row]`, `merged` (every cell
+//! it covers, itself first), `pipe` `[x, y]`, `common_start` (`b_cs`),
+//! `lrz_disabled` (why, only when LRZ is off) and `views`, per view:
+//!
+//! | key | meaning |
+//! |---|---|
+//! | `frag_area` | `[x, y]` framebuffer pixels per fragment (`1/s`) |
+//! | `start`, `extent` | the bin in framebuffer space (`b_s` and size) |
+//! | `render_extent` | the bin's size in rendering space (GMEM footprint) |
+//! | `offset` | `o = b_cs − s·b_s` |
+//! | `bin_offset` | `b_o`, the view's grid shift (zero when not shifted) |
+//! | `viewports`, `scissors` | the view's user viewports/scissors in rendering space |
+//! | `lrz` | `{enabled, offset}`; `offset` is `o'`, only when enabled |
+//! | `lrz_space` | `{viewports, scissors}` in LRZ space (offset `o − o'`), on a740-class GPUs when LRZ is on |
 
 use super::density::{DensityLayer, DensityMap, TexelSize};
 use super::error::FdmError;
 use super::gpu::GpuModel;
 use super::lrz::LrzDecision;
-use super::plan::{FdmPlan, PatchedState};
+use super::plan::{FdmPlan, ViewBin};
 use super::scene::{PipeSize, Scene, SceneFlags, TileSize};
-use super::space::{Extent, Point, Rect, Space, Vec2, Viewport};
+use super::space::{Extent, Point, Rect, Vec2, Viewport};
 use serde::{Deserialize, Serialize};
 
 #[derive(Deserialize)]
@@ -121,19 +137,29 @@ impl SceneJson {
             .enumerate()
             .map(|(v, rows)| DensityLayer::from_rows(v, rows))
             .collect::<Result<Vec<_>, _>>()?;
+        // Without viewports: the whole framebuffer, once per scissor given,
+        // else once per view with per-view viewports, else once.
+        let default_count = match (&self.scissors, self.per_view_viewport) {
+            (Some(scissors), _) => scissors.len().max(1),
+            (None, true) => self.views.max(1) as usize,
+            (None, false) => 1,
+        };
         let viewports: Vec<Viewport<_>> = match self.viewports {
             Some(list) => list
                 .into_iter()
                 .map(|v| Viewport::new(v.x, v.y, v.width, v.height, v.min_depth, v.max_depth))
                 .collect(),
-            None => vec![Viewport::new(
-                0.0,
-                0.0,
-                framebuffer.width as f64,
-                framebuffer.height as f64,
-                0.0,
-                1.0,
-            )],
+            None => vec![
+                Viewport::new(
+                    0.0,
+                    0.0,
+                    framebuffer.width as f64,
+                    framebuffer.height as f64,
+                    0.0,
+                    1.0,
+                );
+                default_count
+            ],
         };
         let scissors = match self.scissors {
             Some(list) => list
@@ -217,9 +243,14 @@ struct BinJson {
     merged: Vec<[u32; 2]>,
     pipe: [u32; 2],
     common_start: [i64; 2],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lrz_disabled: Option<String>,
     views: Vec<ViewJson>,
 }
 
+/// One view of a bin. `viewports` and `scissors` are in rendering space
+/// (they map `start` onto `common_start`); `lrz_space` repeats them in LRZ
+/// space when the hardware adds `lrz.offset` after LRZ.
 #[derive(Serialize)]
 struct ViewJson {
     frag_area: [u32; 2],
@@ -228,11 +259,11 @@ struct ViewJson {
     render_extent: [i64; 2],
     offset: [i64; 2],
     bin_offset: [i64; 2],
-    patch_space: &'static str,
-    patch_offset: [i64; 2],
     viewports: Vec<ViewportJson>,
     scissors: Vec<ScissorJson>,
     lrz: LrzJson,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lrz_space: Option<LrzSpaceJson>,
 }
 
 #[derive(Serialize)]
@@ -240,8 +271,12 @@ struct LrzJson {
     enabled: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     offset: Option<[i64; 2]>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    reason: Option<String>,
+}
+
+#[derive(Serialize)]
+struct LrzSpaceJson {
+    viewports: Vec<ViewportJson>,
+    scissors: Vec<ScissorJson>,
 }
 
 fn pair(v: Vec2) -> [i64; 2] {
@@ -265,6 +300,40 @@ fn scissor_json<S>(r: &Rect<S>) -> ScissorJson {
         y: r.origin.y,
         width: r.extent.width,
         height: r.extent.height,
+    }
+}
+
+fn view_json(view: &ViewBin, lrz: &LrzDecision) -> ViewJson {
+    let lrz = match lrz {
+        LrzDecision::Enabled { .. } => LrzJson {
+            enabled: true,
+            // Without offset registers LRZ space is rendering space: o' = 0.
+            offset: Some(pair(
+                view.lrz_patch.as_ref().map_or(Vec2::ZERO, |p| p.offset),
+            )),
+        },
+        LrzDecision::Disabled(_) => LrzJson {
+            enabled: false,
+            offset: None,
+        },
+    };
+    ViewJson {
+        frag_area: [view.frag_area.x, view.frag_area.y],
+        start: pair(view.framebuffer.origin.to_vec()),
+        extent: [
+            view.framebuffer.extent.width,
+            view.framebuffer.extent.height,
+        ],
+        render_extent: [view.rendering.extent.width, view.rendering.extent.height],
+        offset: pair(view.offset),
+        bin_offset: pair(view.bin_offset),
+        viewports: view.viewports.iter().map(viewport_json).collect(),
+        scissors: view.scissors.iter().map(scissor_json).collect(),
+        lrz,
+        lrz_space: view.lrz_patch.as_ref().map(|p| LrzSpaceJson {
+            viewports: p.viewports.iter().map(viewport_json).collect(),
+            scissors: p.scissors.iter().map(scissor_json).collect(),
+        }),
     }
 }
 
@@ -292,64 +361,11 @@ pub fn plan_to_json(plan: &FdmPlan) -> Result<String, FdmError> {
                 merged: bin.merged.iter().map(|c| [c.col, c.row]).collect(),
                 pipe: [bin.pipe.x, bin.pipe.y],
                 common_start: pair(bin.common_start.to_vec()),
-                views: bin
-                    .views
-                    .iter()
-                    .map(|view| {
-                        let (patch_space, viewports, scissors, lrz_offset) = match &view.patched {
-                            PatchedState::Rendering {
-                                viewports,
-                                scissors,
-                            } => (
-                                <super::space::Rendering as Space>::NAME,
-                                viewports.iter().map(viewport_json).collect(),
-                                scissors.iter().map(scissor_json).collect(),
-                                None,
-                            ),
-                            PatchedState::Lrz {
-                                lrz_offset,
-                                viewports,
-                                scissors,
-                            } => (
-                                <super::space::Lrz as Space>::NAME,
-                                viewports.iter().map(viewport_json).collect(),
-                                scissors.iter().map(scissor_json).collect(),
-                                Some(*lrz_offset),
-                            ),
-                        };
-                        let lrz = match &bin.lrz {
-                            LrzDecision::Enabled { .. } => LrzJson {
-                                enabled: true,
-                                offset: Some(pair(lrz_offset.unwrap_or(Vec2::ZERO))),
-                                reason: None,
-                            },
-                            LrzDecision::Disabled(why) => LrzJson {
-                                enabled: false,
-                                offset: None,
-                                reason: Some(why.to_string()),
-                            },
-                        };
-                        ViewJson {
-                            frag_area: [view.frag_area.x, view.frag_area.y],
-                            start: pair(view.framebuffer.origin.to_vec()),
-                            extent: [
-                                view.framebuffer.extent.width,
-                                view.framebuffer.extent.height,
-                            ],
-                            render_extent: [
-                                view.rendering.extent.width,
-                                view.rendering.extent.height,
-                            ],
-                            offset: pair(view.offset),
-                            bin_offset: pair(view.bin_offset),
-                            patch_space,
-                            patch_offset: pair(view.patched.patch_offset(view.offset)),
-                            viewports,
-                            scissors,
-                            lrz,
-                        }
-                    })
-                    .collect(),
+                lrz_disabled: match &bin.lrz {
+                    LrzDecision::Disabled(why) => Some(why.to_string()),
+                    LrzDecision::Enabled { .. } => None,
+                },
+                views: bin.views.iter().map(|v| view_json(v, &bin.lrz)).collect(),
             })
             .collect(),
     };

@@ -5,8 +5,12 @@
 //! LRZ only if the space it rasterizes in lines up with that buffer.
 //!
 //! * GPUs without the LRZ offset registers (a6xx, a730) apply LRZ directly
-//!   to rendering-space fragments, so LRZ stays on only when every view's
-//!   transform is the identity: fragment area 1×1, offset 0 and no bin shift.
+//!   to rendering-space fragments, so LRZ is disabled in scaled bins (a
+//!   fragment area other than 1×1 in any view). An unscaled bin keeps LRZ
+//!   when its rendering space is the binning space, i.e. `o' = b_cs − (b_s
+//!   + b_o)` is zero: always true without FDM offset, and true inside a
+//!   shifted grid (`o = b_o`), but not in its first row/column, which start
+//!   at 0 instead of `−b_o` while the LRZ buffer was written shifted.
 //! * a740-class GPUs rasterize in "LRZ space" and add a per-layer offset
 //!   `o' = b_cs − (b_s + b_o)·s` afterwards. LRZ stays on when `o'` is, for
 //!   every view, an integer, not negative and a multiple of 8 pixels; the
@@ -26,8 +30,6 @@ pub struct LrzView {
     pub common_start: Point<Rendering>,
     /// `b_o`: this view's bin shift (zero without FDM offset).
     pub bin_offset: Vec2,
-    /// `o`: the full framebuffer-to-rendering offset.
-    pub offset: Vec2,
 }
 
 /// Why LRZ is off for a bin.
@@ -37,9 +39,10 @@ pub enum LrzDisabled {
     NotRequested,
     /// A view is scaled and the GPU has no LRZ offset registers.
     ScaledWithoutOffsetRegisters { view: usize },
-    /// A view is shifted (offset or bin shift not zero) and the GPU has no
-    /// LRZ offset registers.
-    ShiftedWithoutOffsetRegisters { view: usize },
+    /// A view is unscaled but its rendering space is shifted against the
+    /// binning pass (`o' ≠ 0`: first row/column of a shifted grid) and the
+    /// GPU has no LRZ offset registers to undo that.
+    ShiftedWithoutOffsetRegisters { view: usize, offset: Vec2 },
     /// `o'` would not be an integer (cannot happen for bins built by the
     /// planner, kept so the check is total).
     OffsetNotInteger { view: usize },
@@ -59,12 +62,11 @@ impl fmt::Display for LrzDisabled {
                     "view {view} is scaled and this GPU has no LRZ offset registers"
                 )
             }
-            LrzDisabled::ShiftedWithoutOffsetRegisters { view } => {
-                write!(
-                    f,
-                    "view {view} is shifted and this GPU has no LRZ offset registers"
-                )
-            }
+            LrzDisabled::ShiftedWithoutOffsetRegisters { view, offset } => write!(
+                f,
+                "view {view}: rendering space is {}, {} pixels off the binning pass and this GPU has no LRZ offset registers",
+                offset.x, offset.y
+            ),
             LrzDisabled::OffsetNotInteger { view } => {
                 write!(f, "view {view}: LRZ offset is not a whole number of pixels")
             }
@@ -89,7 +91,8 @@ impl fmt::Display for LrzDisabled {
 pub enum LrzDecision {
     Disabled(LrzDisabled),
     /// LRZ on. `offsets` holds `o'` per view on GPUs with the offset
-    /// registers, and is `None` where LRZ space is rendering space.
+    /// registers, and is `None` where LRZ space is rendering space (there
+    /// `o'` is zero in every view).
     Enabled {
         offsets: Option<Vec<Vec2>>,
     },
@@ -116,9 +119,12 @@ pub fn decide_lrz(features: FdmFeatures, requested: bool, views: &[LrzView]) -> 
                     view: i,
                 });
             }
-            if v.offset != Vec2::ZERO || v.bin_offset != Vec2::ZERO {
+            // Unscaled, so `b_s + b_o` is always a whole number of fragments.
+            let o = lrz_offset(v).unwrap_or(Vec2::ZERO);
+            if o != Vec2::ZERO {
                 return LrzDecision::Disabled(LrzDisabled::ShiftedWithoutOffsetRegisters {
                     view: i,
+                    offset: o,
                 });
             }
         }
@@ -156,13 +162,11 @@ mod tests {
     };
 
     fn view(area: u32, start: (i64, i64), common: (i64, i64), shift: (i64, i64)) -> LrzView {
-        let a = i64::from(area);
         LrzView {
             area: FragArea::new(area, area),
             bin_start: Point::new(start.0, start.1),
             common_start: Point::new(common.0, common.1),
             bin_offset: Vec2::new(shift.0, shift.1),
-            offset: Vec2::new(common.0 - start.0 / a, common.1 - start.1 / a),
         }
     }
 
@@ -224,6 +228,24 @@ mod tests {
         assert_eq!(
             decide_lrz(A650, false, &[view(1, (0, 0), (0, 0), (0, 0))]),
             LrzDecision::Disabled(LrzDisabled::NotRequested)
+        );
+    }
+
+    #[test]
+    fn older_gpus_with_shifted_grid() {
+        // Interior bin of a grid shifted by b_o = (16, 0): b_s = 64 − 16 = 48,
+        // o = 64 − 48 = b_o, o' = 64 − (48 + 16) = 0 → LRZ stays on.
+        assert_eq!(
+            decide_lrz(A650, true, &[view(1, (48, 32), (64, 32), (16, 0))]),
+            LrzDecision::Enabled { offsets: None }
+        );
+        // First column: b_s = b_cs = 0, o' = 0 − (0 + 16) = −16 → off.
+        assert_eq!(
+            decide_lrz(A650, true, &[view(1, (0, 32), (0, 32), (16, 0))]),
+            LrzDecision::Disabled(LrzDisabled::ShiftedWithoutOffsetRegisters {
+                view: 0,
+                offset: Vec2::new(-16, 0)
+            })
         );
     }
 }

@@ -35,13 +35,15 @@
 //!   exact integer ([`density`] explains how areas are read and rounded).
 //! * **Viewports** are mapped with the same formula in floating point;
 //!   depth is untouched. **Scissors** round outwards (start down, end up)
-//!   and are then intersected with the bin's rendering-space rectangle,
-//!   which replaces the hardware window scissor that cannot be per view.
+//!   and are then clipped to the bin's rendering-space rectangle, which
+//!   replaces the hardware window scissor that cannot be per view (a
+//!   scissor missing the bin becomes 0×0 at the bin's edge).
 //! * **Which viewport each view uses** ([`ViewportPatching`]): one user
 //!   viewport copied per view, the user's per-view viewports, the layered
 //!   case where the shader has to select them, or — when the shader writes
-//!   the viewport index — a single scale shared by all views, the per-axis
-//!   minimum fragment area (the highest resolution wins).
+//!   the viewport index and the viewports are not per view — a single
+//!   scale shared by all views, the per-axis minimum fragment area (the
+//!   highest resolution wins).
 //! * **FDM offset** ([`grid`]): each view's bins shift by `b_o`, the user
 //!   offset negated and wrapped into one bin; an extra column and row
 //!   appear; the first column and row shrink instead of moving. With a
@@ -51,8 +53,10 @@
 //!   equal fragment areas become one bin while the result still fits an
 //!   unscaled bin in rendering space.
 //! * **LRZ** ([`lrz`]): `o' = b_cs − (b_s + b_o)/a` on a740-class GPUs,
-//!   kept only when non-negative and 8-aligned; earlier GPUs keep LRZ only
-//!   in bins that are not scaled or shifted at all.
+//!   kept only when non-negative and 8-aligned; earlier GPUs disable LRZ in
+//!   scaled bins, and in unscaled ones whose rendering space is shifted
+//!   against the binning pass (`o' ≠ 0`, the first row/column of a shifted
+//!   grid).
 //!
 //! # Worked example
 //!
@@ -66,7 +70,7 @@
 //! which the bin `[128, 160) × [32, 48)` clips to itself.
 //!
 //! ```
-//! use lathe_adreno::fdm::{parse_scene, plan, PatchedState};
+//! use lathe_adreno::fdm::{parse_scene, plan};
 //!
 //! let row = "[[1,1],[1,1],[2,2],[1,1]]";
 //! let scene = parse_scene(&format!(r#"{{
@@ -83,7 +87,7 @@
 //! assert_eq!((view.frag_area.x, view.frag_area.y), (2, 2));
 //! assert_eq!((view.offset.x, view.offset.y), (64, 16));
 //! assert_eq!((view.rendering.extent.width, view.rendering.extent.height), (32, 16));
-//! let PatchedState::Rendering { viewports, scissors } = &view.patched else { unreachable!() };
+//! let (viewports, scissors) = (&view.viewports, &view.scissors);
 //! assert_eq!((viewports[0].x, viewports[0].y, viewports[0].width), (64.0, 16.0, 128.0));
 //! assert_eq!((scissors[0].origin.x, scissors[0].origin.y), (128, 32));
 //! assert_eq!((scissors[0].extent.width, scissors[0].extent.height), (32, 16));
@@ -92,8 +96,10 @@
 //!
 //! On an a740 the same scene merges bins `(2, 0)` and `(2, 1)` (same area,
 //! same pipe, 32×32 fragments fit a 64×32 bin), and because
-//! `o' = (128 − 64, 0 − 0) = (64, 0)` is aligned, LRZ stays on and the
-//! viewport is patched in LRZ space with offset `o − o' = (0, 0)`.
+//! `o' = (128 − 64, 0 − 0) = (64, 0)` is aligned, LRZ stays on; the driver
+//! then programs the viewport in LRZ space with offset `o − o' = (0, 0)`
+//! ([`plan::LrzPatch`]), while [`ViewBin::viewports`] stay in rendering
+//! space.
 
 pub mod density;
 pub mod error;
@@ -110,5 +116,5 @@ pub mod transform;
 pub use error::FdmError;
 pub use gpu::GpuModel;
 pub use json::{parse_scene, plan_scene_json, plan_to_json};
-pub use plan::{BinPlan, FdmPlan, PatchedState, ViewBin, plan};
+pub use plan::{BinPlan, FdmPlan, LrzPatch, ViewBin, plan};
 pub use scene::{Scene, ViewportPatching};

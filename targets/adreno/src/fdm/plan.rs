@@ -2,7 +2,7 @@
 
 use super::density::{fit_fragment_area, round_fragment_area};
 use super::error::FdmError;
-use super::gpu::{GpuModel, MAX_VSC_PIPES};
+use super::gpu::GpuModel;
 use super::grid::{BinGrid, CellIndex, PipeIndex, bin_offset};
 use super::lrz::{LrzDecision, LrzView, decide_lrz};
 use super::merge::{MergeCell, MergeGrid, MergeGroup};
@@ -21,32 +21,15 @@ pub struct ShaderTransform {
     pub layers: u32,
 }
 
-/// Viewports and scissors after patching, in the space the hardware
-/// applies them in.
+/// On GPUs with LRZ offset registers, when LRZ stays on: the viewports
+/// and scissors as the driver programs them, in LRZ space (offset `o − o'`),
+/// with the per-layer offset `o'` the hardware adds after LRZ.
 #[derive(Clone, Debug, PartialEq)]
-pub enum PatchedState {
-    /// Rendering space (offset `o`); LRZ offset registers unused.
-    Rendering {
-        viewports: Vec<Viewport<Rendering>>,
-        scissors: Vec<Rect<Rendering>>,
-    },
-    /// LRZ space (offset `o − o'`); the hardware adds `lrz_offset` (`o'`)
-    /// after LRZ to reach rendering space.
-    Lrz {
-        lrz_offset: Vec2,
-        viewports: Vec<Viewport<Lrz>>,
-        scissors: Vec<Rect<Lrz>>,
-    },
-}
-
-impl PatchedState {
-    /// The offset the viewport and scissor transforms use.
-    pub fn patch_offset(&self, offset: Vec2) -> Vec2 {
-        match self {
-            PatchedState::Rendering { .. } => offset,
-            PatchedState::Lrz { lrz_offset, .. } => offset - *lrz_offset,
-        }
-    }
+pub struct LrzPatch {
+    /// `o' = b_cs − (b_s + b_o)·s`.
+    pub offset: Vec2,
+    pub viewports: Vec<Viewport<Lrz>>,
+    pub scissors: Vec<Rect<Lrz>>,
 }
 
 /// One view of one (possibly merged) bin.
@@ -63,7 +46,14 @@ pub struct ViewBin {
     pub rendering: Rect<Rendering>,
     /// `o = b_cs − s·b_s`: rendering = framebuffer / area + `offset`.
     pub offset: Vec2,
-    pub patched: PatchedState,
+    /// The user viewports this view uses, mapped to rendering space.
+    pub viewports: Vec<Viewport<Rendering>>,
+    /// The matching scissors in rendering space, rounded outwards and
+    /// clipped to [`ViewBin::rendering`].
+    pub scissors: Vec<Rect<Rendering>>,
+    /// The same viewports and scissors in LRZ space, when the bin keeps LRZ
+    /// through the offset registers.
+    pub lrz_patch: Option<LrzPatch>,
 }
 
 /// One bin to render (merged bins appear once).
@@ -117,20 +107,6 @@ pub fn plan(scene: &Scene) -> Result<FdmPlan, FdmError> {
         .collect();
 
     let grid = BinGrid::new(scene.framebuffer, scene.tile, shifted);
-    let pipes = grid.pipe_count(scene.vsc_pipe);
-    if pipes > u64::from(MAX_VSC_PIPES) {
-        return Err(FdmError::invalid(
-            "vsc_pipe",
-            format!(
-                "a grid of {}x{} bins needs {pipes} pipes of {}x{} bins; the hardware has {MAX_VSC_PIPES}",
-                grid.cols(),
-                grid.rows(),
-                scene.vsc_pipe.width,
-                scene.vsc_pipe.height
-            ),
-        ));
-    }
-
     let cells: Vec<Option<MergeCell>> = grid
         .cells()
         .map(|cell| {
@@ -254,7 +230,6 @@ fn plan_bin(
             bin_start: g.rect.origin,
             common_start,
             bin_offset: b_o,
-            offset: g.offset,
         })
         .collect();
     let lrz = decide_lrz(scene.gpu.features(), scene.flags.lrz, &lrz_views);
@@ -269,39 +244,26 @@ fn plan_bin(
         };
         let rendering = g.to_rendering.map_bin(g.rect).ok_or_else(unaligned)?;
         let indices = viewport_indices(scene, patching, v);
-        let patched = match &lrz {
+        let lrz_patch = match &lrz {
             LrzDecision::Enabled {
                 offsets: Some(offsets),
             } => {
                 let lrz_offset = offsets[v];
                 let to_lrz: BinTransform<Framebuffer, Lrz> = g.to_rendering.rebased(lrz_offset);
                 let bin = to_lrz.map_bin(g.rect).ok_or_else(unaligned)?;
-                PatchedState::Lrz {
-                    lrz_offset,
+                Some(LrzPatch {
+                    offset: lrz_offset,
                     viewports: indices
                         .iter()
                         .map(|&i| to_lrz.map_viewport(&scene.viewports[i]))
                         .collect(),
                     scissors: indices
                         .iter()
-                        .map(|&i| to_lrz.map_scissor(scene.scissors[i]).intersect(bin))
+                        .map(|&i| to_lrz.map_scissor(scene.scissors[i]).clipped_to(bin))
                         .collect(),
-                }
+                })
             }
-            _ => PatchedState::Rendering {
-                viewports: indices
-                    .iter()
-                    .map(|&i| g.to_rendering.map_viewport(&scene.viewports[i]))
-                    .collect(),
-                scissors: indices
-                    .iter()
-                    .map(|&i| {
-                        g.to_rendering
-                            .map_scissor(scene.scissors[i])
-                            .intersect(rendering)
-                    })
-                    .collect(),
-            },
+            _ => None,
         };
         views.push(ViewBin {
             frag_area: g.area,
@@ -309,7 +271,19 @@ fn plan_bin(
             framebuffer: g.rect,
             rendering,
             offset: g.offset,
-            patched,
+            viewports: indices
+                .iter()
+                .map(|&i| g.to_rendering.map_viewport(&scene.viewports[i]))
+                .collect(),
+            scissors: indices
+                .iter()
+                .map(|&i| {
+                    g.to_rendering
+                        .map_scissor(scene.scissors[i])
+                        .clipped_to(rendering)
+                })
+                .collect(),
+            lrz_patch,
         });
     }
 

@@ -27,7 +27,8 @@ pub struct PipeSize {
 pub struct SceneFlags {
     /// `VK_QCOM_multiview_per_view_viewport`: view `i` uses viewport `i`.
     pub per_view_viewport: bool,
-    /// A pre-rasterization shader writes `ViewportIndex`.
+    /// A pre-rasterization shader writes `ViewportIndex`. Forces a shared
+    /// scale unless `per_view_viewport` is set.
     pub viewport_index_written: bool,
     /// `VK_VALVE_fragment_density_map_layered`: views are framebuffer layers
     /// selected by the shader rather than multiview views.
@@ -68,8 +69,9 @@ pub enum ViewportPatching {
     /// per-view viewports when the user gave them), but the hardware bit
     /// selects by view, not layer, so the shader must pick the viewport.
     LayeredShader,
-    /// The shader picks viewports itself, so one scale (the per-axis
-    /// minimum fragment area over the views) is shared by all of them.
+    /// The shader picks viewports itself and they are not per view, so one
+    /// scale (the per-axis minimum fragment area over the views, i.e. the
+    /// highest resolution) is shared by all views, their loads and stores.
     SharedScale,
 }
 
@@ -85,11 +87,14 @@ impl ViewportPatching {
 }
 
 impl Scene {
-    /// Chooses the viewport patching path. Writing the viewport index always
-    /// wins: the driver cannot know which viewport a primitive picks, so
-    /// only a scale shared by every view is safe.
+    /// Chooses the viewport patching path. The scale has to be shared by
+    /// all views only when the shader writes the viewport index *and* the
+    /// user's viewports are not per view: the driver then cannot know which
+    /// view a primitive's viewport belongs to. With per-view viewports
+    /// (`VK_QCOM_multiview_per_view_viewport`) view `i` still uses viewport
+    /// `i`, so each view keeps its own scale.
     pub fn viewport_patching(&self) -> ViewportPatching {
-        if self.flags.viewport_index_written {
+        if self.flags.viewport_index_written && !self.flags.per_view_viewport {
             ViewportPatching::SharedScale
         } else if self.flags.layered {
             ViewportPatching::LayeredShader
@@ -101,19 +106,20 @@ impl Scene {
     }
 
     /// Whether each view's bins are shifted by its own `b_o`. That needs a
-    /// per-view scale (or a single view); otherwise only the density
-    /// sampling position moves.
+    /// per-view scale; with a shared scale (whatever the view count, as the
+    /// established driver does) only the density sampling position moves.
     pub fn shifts_bins(&self) -> bool {
-        self.fdm_offset.is_some()
-            && (self.viewport_patching() != ViewportPatching::SharedScale || self.views == 1)
+        self.fdm_offset.is_some() && self.viewport_patching() != ViewportPatching::SharedScale
     }
 
     /// Index of the user viewport (and scissor) view `view` uses when scales
     /// are per view.
     pub fn viewport_for_view(&self, view: usize) -> usize {
-        let per_view = self.flags.per_view_viewport
-            && self.viewport_patching() != ViewportPatching::SharedScale;
-        if per_view { view } else { 0 }
+        if self.flags.per_view_viewport {
+            view
+        } else {
+            0
+        }
     }
 
     /// Checks every field; the error names the first bad one.
@@ -154,7 +160,7 @@ impl Scene {
                 ),
             ));
         }
-        self.density_map.validate(self.views, self.framebuffer)?;
+        self.density_map.validate(self.views)?;
         if let Some(offsets) = &self.fdm_offset {
             if offsets.len() != self.views as usize {
                 return Err(FdmError::invalid(
@@ -205,9 +211,7 @@ impl Scene {
                 ),
             ));
         }
-        let needs_per_view = self.flags.per_view_viewport
-            && self.viewport_patching() != ViewportPatching::SharedScale;
-        if needs_per_view && self.viewports.len() < self.views as usize {
+        if self.flags.per_view_viewport && self.viewports.len() < self.views as usize {
             return Err(FdmError::invalid(
                 "viewports",
                 format!(

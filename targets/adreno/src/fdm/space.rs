@@ -180,6 +180,23 @@ impl<S> Rect<S> {
         Rect::from_corners(x0, y0, x1.max(x0), y1.max(y0))
     }
 
+    /// The part of `self` inside `bounds`. Unlike [`Rect::intersect`] the
+    /// result always lies within `bounds`, even when empty: a rectangle
+    /// that misses `bounds` becomes a 0×0 one at the nearest point of it,
+    /// so every coordinate a driver programs stays inside the bin.
+    pub fn clipped_to(self, bounds: Rect<S>) -> Rect<S> {
+        let (bx0, by0) = (bounds.origin.x, bounds.origin.y);
+        let (bx1, by1) = (bounds.end().x.max(bx0), bounds.end().y.max(by0));
+        let x0 = self.origin.x.clamp(bx0, bx1);
+        let y0 = self.origin.y.clamp(by0, by1);
+        let x1 = self.end().x.clamp(x0, bx1);
+        let y1 = self.end().y.clamp(y0, by1);
+        if self.is_empty() || x1 == x0 || y1 == y0 {
+            return Rect::from_corners(x0, y0, x0, y0);
+        }
+        Rect::from_corners(x0, y0, x1, y1)
+    }
+
     /// Whether `inner` lies within `self` (an empty `inner` always does).
     pub fn contains(self, inner: Rect<S>) -> bool {
         inner.is_empty()
@@ -312,6 +329,29 @@ mod tests {
         let empty = a.intersect(c);
         assert!(empty.is_empty());
         assert!(a.contains(empty));
+    }
+
+    #[test]
+    fn clipping_stays_inside_even_when_empty() {
+        let bin: Rect<Rendering> = Rect::from_corners(64, 0, 96, 16);
+        assert_eq!(
+            Rect::from_corners(37, 0, 87, 16).clipped_to(bin),
+            Rect::from_corners(64, 0, 87, 16)
+        );
+        // Entirely right of the bin: 0×0 at the bin's right edge.
+        assert_eq!(
+            Rect::from_corners(120, 4, 130, 8).clipped_to(bin),
+            Rect::from_corners(96, 4, 96, 4)
+        );
+        // Entirely left and below: 0×0 at the nearest corner.
+        assert_eq!(
+            Rect::from_corners(0, 20, 10, 30).clipped_to(bin),
+            Rect::from_corners(64, 16, 64, 16)
+        );
+        // Overlapping on x only: empty, and both extents are zero.
+        let e = Rect::from_corners(70, 30, 80, 40).clipped_to(bin);
+        assert_eq!(e, Rect::from_corners(70, 16, 70, 16));
+        assert!(bin.contains(e) && e.end().x <= bin.end().x && e.end().y <= bin.end().y);
     }
 
     #[test]
