@@ -124,6 +124,17 @@ impl<'s, 'a, O: Opcode> Builder<'s, 'a, O> {
         self.value(Op::Collect, parts, None, ty)
     }
 
+    /// A meta `input`: the value the hardware preloads into register
+    /// `index` (only valid in the entry block).
+    pub fn input(&mut self, index: u32, ty: Type) -> Value {
+        self.value(Op::Input { index }, &[], None, ty)
+    }
+
+    /// A meta `output`: leave `v` in register `index` for the hardware.
+    pub fn output(&mut self, index: u32, v: Value) -> Inst {
+        self.inst(Op::Output { index }, &[v], &[], None, None).0
+    }
+
     pub fn split(&mut self, vector: Value, lane: u8) -> Value {
         let ty = Type::scalar(self.shader.value_type(vector).scalar);
         self.value(Op::Split { lane }, &[vector], None, ty)
@@ -158,6 +169,39 @@ impl<'s, 'a, O: Opcode> Builder<'s, 'a, O> {
             let ty = self.shader.value_type(t);
             self.phi(ty, &[(t, then_end), (e, else_end)])
         })
+    }
+
+    /// `while cond(vars) { vars = body(vars) }` as a loop: a header holding
+    /// one phi per carried value (starting at `init`), a body, and an exit
+    /// block where the cursor is left. Returns the carried values as seen
+    /// at the exit (the header's phis).
+    pub fn loop_while<const N: usize>(
+        &mut self,
+        init: [Value; N],
+        cond: impl FnOnce(&mut Self, [Value; N]) -> Value,
+        body: impl FnOnce(&mut Self, [Value; N]) -> [Value; N],
+    ) -> [Value; N] {
+        let pre = self.block;
+        let header = self.new_block();
+        let body_block = self.new_block();
+        let exit = self.new_block();
+        self.jump(header);
+        self.switch_to(header);
+        let vars = init.map(|v| {
+            let ty = self.shader.value_type(v);
+            self.phi(ty, &[(v, pre)])
+        });
+        let c = cond(self, vars);
+        self.branch(c, body_block, exit);
+        self.switch_to(body_block);
+        let next = body(self, vars);
+        let latch = self.block;
+        self.jump(header);
+        for k in 0..N {
+            self.set_phi_incoming(vars[k], &[(init[k], pre), (next[k], latch)]);
+        }
+        self.switch_to(exit);
+        vars
     }
 }
 
@@ -205,7 +249,7 @@ impl Builder<'_, '_, GenericOp> {
     binary! {
         fadd => FAdd, fsub => FSub, fmul => FMul, fmin => FMin, fmax => FMax,
         iadd => IAdd, isub => ISub, imul => IMul, imin => IMin, imax => IMax,
-        umin => UMin, umax => UMax, udiv => UDiv, umod => UMod,
+        umin => UMin, umax => UMax, udiv => UDiv, umod => UMod, idiv => IDiv, irem => IRem,
         and => And, or => Or, xor => Xor, shl => Shl, shr => Shr, ashr => AShr,
     }
     unary! {

@@ -46,6 +46,23 @@ macro_rules! simple_ops {
     ($($variant:ident => $name:literal),* $(,)?) => {
         /// Operand-only opcodes (no attributes), by mnemonic.
         const SIMPLE: &[(GenericOp, &str)] = &[$((GenericOp::$variant, $name)),*];
+
+        /// The operand-only opcode spelled `name` (a `match`, so the
+        /// parser's lookup does not scan the table).
+        fn simple_from_name(name: &str) -> Option<GenericOp> {
+            match name {
+                $($name => Some(GenericOp::$variant),)*
+                _ => None,
+            }
+        }
+
+        /// The mnemonic of an operand-only opcode.
+        fn simple_name(op: GenericOp) -> Option<&'static str> {
+            match op {
+                $(GenericOp::$variant => Some($name),)*
+                _ => None,
+            }
+        }
     };
 }
 
@@ -91,6 +108,12 @@ pub enum GenericOp {
     UMax,
     UDiv,
     UMod,
+    /// Signed division, truncating toward zero; a zero divisor and the
+    /// overflowing `MIN / -1` are undefined behaviour.
+    IDiv,
+    /// Signed remainder with the sign of the dividend (`a - (a idiv b) * b`);
+    /// undefined for the same operands as `idiv`.
+    IRem,
     // Comparisons: two operands of one type, result bool.
     FEq,
     FNe,
@@ -160,6 +183,7 @@ simple_ops! {
     Log2 => "log2", Sin => "sin", Cos => "cos", Floor => "floor",
     IAdd => "iadd", ISub => "isub", IMul => "imul", IMin => "imin", IMax => "imax",
     UMin => "umin", UMax => "umax", UDiv => "udiv", UMod => "umod",
+    IDiv => "idiv", IRem => "irem",
     FEq => "feq", FNe => "fne", FLt => "flt", FGe => "fge",
     IEq => "ieq", INe => "ine", ILt => "ilt", IGe => "ige", ULt => "ult", UGe => "uge",
     Sel => "sel", And => "and", Or => "or", Xor => "xor", Not => "not",
@@ -194,17 +218,33 @@ pub fn format_const(bits: u32, ty: Type) -> String {
             }
         }
         Scalar::F16 => {
-            let f = crate::f16::to_f32(bits as u16);
-            if f.is_finite() {
-                format!("{f:?}")
+            let h = bits as u16;
+            if crate::f16::to_f32(h).is_finite() {
+                shortest_f16(h)
             } else {
-                format!("0x{:04x}", bits as u16)
+                format!("0x{h:04x}")
             }
         }
         Scalar::I16 => (bits as u16 as i16).to_string(),
         Scalar::I32 => (bits as i32).to_string(),
         Scalar::U32 => bits.to_string(),
     }
+}
+
+/// The shortest decimal that reads back as the finite binary16 value `h`
+/// (`0.1`, not the `0.099975586` its `f32` widening would print).
+fn shortest_f16(h: u16) -> String {
+    let exact = crate::f16::to_f64(h);
+    // Five significant digits always identify a binary16 value.
+    for digits in 0..5 {
+        let candidate: f64 = format!("{exact:.digits$e}").parse().unwrap_or(exact);
+        if crate::f16::from_f64(candidate) == h {
+            // `{:?}` of an f64 with at most five significant digits prints
+            // exactly those digits, in the same style as f32 constants.
+            return format!("{candidate:?}");
+        }
+    }
+    format!("{exact:?}")
 }
 
 /// Parse a constant written by [`format_const`] (or by hand).
@@ -287,20 +327,21 @@ fn loc_name(l: InterpLoc) -> &'static str {
 /// Attribute lookup with per-attribute errors.
 struct Attrs<'x, 't> {
     attrs: &'x [Attr<'t>],
-    used: Vec<bool>,
+    /// Bit k: attribute k was consumed (attributes past 64 never are, so
+    /// they are reported as unexpected).
+    used: u64,
 }
 
 impl<'x, 't> Attrs<'x, 't> {
     fn new(attrs: &'x [Attr<'t>]) -> Self {
-        Attrs {
-            attrs,
-            used: vec![false; attrs.len()],
-        }
+        Attrs { attrs, used: 0 }
     }
 
     fn get(&mut self, key: &str) -> Option<(usize, &'t str)> {
         let k = self.attrs.iter().position(|a| a.key == Some(key))?;
-        self.used[k] = true;
+        if k < 64 {
+            self.used |= 1 << k;
+        }
         Some((k, self.attrs[k].value))
     }
 
@@ -314,7 +355,7 @@ impl<'x, 't> Attrs<'x, 't> {
     }
 
     fn finish(self) -> Result<(), AttrError> {
-        match self.used.iter().position(|u| !u) {
+        match (0..self.attrs.len()).find(|&k| k >= 64 || self.used & (1 << k) == 0) {
             Some(k) => Err(AttrError::on(k, "unexpected attribute")),
             None => Ok(()),
         }
@@ -334,10 +375,7 @@ impl Opcode for GenericOp {
             Sample { .. } => "sample",
             ArrayLoad { .. } => "array_load",
             ArrayStore { .. } => "array_store",
-            other => SIMPLE
-                .iter()
-                .find(|(op, _)| op == other)
-                .map_or("?", |(_, n)| n),
+            other => simple_name(*other).unwrap_or("?"),
         }
     }
 
@@ -465,8 +503,8 @@ impl Opcode for GenericOp {
                     ArrayStore { array, offset }
                 }
             }
-            _ => match SIMPLE.iter().find(|(_, n)| *n == name) {
-                Some(&(op, _)) => op,
+            _ => match simple_from_name(name) {
+                Some(op) => op,
                 None => return Err(AttrError::on_name(format!("unknown opcode `{name}`"))),
             },
         };
@@ -485,7 +523,16 @@ impl Opcode for GenericOp {
             ..Effects::PURE
         };
         match self {
-            Cvt | Shl | Shr | AShr | UDiv | UMod | LoadUniform { .. } | LoadUbo { .. } => trap,
+            Cvt
+            | Shl
+            | Shr
+            | AShr
+            | UDiv
+            | UMod
+            | IDiv
+            | IRem
+            | LoadUniform { .. }
+            | LoadUbo { .. } => trap,
             Sample { .. } => trap,
             StoreOutput { .. } => Effects {
                 side_effects: true,
@@ -633,12 +680,12 @@ fn check_generic(op: GenericOp, sig: &Signature<'_>) -> Result<(), String> {
             }
             all_same(r)?;
         }
-        IAdd | ISub | IMul | IMin | IMax | UMin | UMax | UDiv | UMod => {
+        IAdd | ISub | IMul | IMin | IMax | UMin | UMax | UDiv | UMod | IDiv | IRem => {
             count(2)?;
             let r = result(sig.result)?;
             scalar(r)?;
             let ok = match op {
-                IMin | IMax => r.scalar.is_signed_int(),
+                IMin | IMax | IDiv | IRem => r.scalar.is_signed_int(),
                 UMin | UMax | UDiv | UMod => r.scalar == Scalar::U32,
                 _ => r.scalar.is_int(),
             };
@@ -782,6 +829,18 @@ mod tests {
     }
 
     #[test]
+    fn every_f16_constant_round_trips_through_its_shortest_text() {
+        for h in 0..=u16::MAX {
+            let text = format_const(h as u32, Type::F16);
+            assert_eq!(
+                parse_const(&text, Type::F16),
+                Ok(h as u32),
+                "{h:#06x} {text}"
+            );
+        }
+    }
+
+    #[test]
     fn constants_round_trip_per_type() {
         let cases: &[(Type, &[u32])] = &[
             (
@@ -796,7 +855,10 @@ mod tests {
                     0xff7f_ffff,
                 ],
             ),
-            (Type::F16, &[0, 0x8000, 0x3c00, 1, 0x7c00, 0x7e01, 0x7bff]),
+            (
+                Type::F16,
+                &[0, 0x8000, 0x3c00, 1, 0x7c00, 0x7e01, 0x7bff, 0x2e66],
+            ),
             (Type::I32, &[0, 1, u32::MAX, 0x8000_0000]),
             (Type::I16, &[0, 0xffff, 0x8000]),
             (Type::U32, &[0, u32::MAX]),
@@ -809,6 +871,11 @@ mod tests {
             }
         }
         assert!(parse_const("inf", Type::F32).is_err());
+        // binary16 constants print as their own shortest decimal.
+        assert_eq!(format_const(0x2e66, Type::F16), "0.1");
+        assert_eq!(format_const(0x0001, Type::F16), "6e-8");
+        assert_eq!(format_const(0xfbff, Type::F16), "-65500.0");
+        assert_eq!(format_const(0x8000, Type::F16), "-0.0");
         assert!(parse_const("0x1_0000", Type::F16).is_err());
         assert!(parse_const("40000", Type::I16).is_err());
     }

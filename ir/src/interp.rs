@@ -10,8 +10,15 @@
 //!
 //! Undefined behaviour is an error, never an invented value: out-of-range
 //! float→int conversion or NaN input to it, shifts by the type width or
-//! more, division by zero, out-of-bounds or uninitialised array reads,
-//! out-of-bounds uniform/UBO reads, and NaN texture coordinates.
+//! more (a negative signed amount counts as huge), division by zero, the
+//! overflowing signed division `MIN / -1` (`idiv`, `irem`), out-of-bounds
+//! or uninitialised array reads, out-of-bounds uniform/UBO reads, and NaN
+//! texture coordinates.
+//!
+//! Integer `iadd`, `isub` and `imul` wrap in two's complement for signed
+//! types too, as GLSL and SPIR-V define them: signed overflow there is a
+//! defined result, not undefined behaviour. IEEE operations never trap:
+//! `rcp 0` is infinity, `sqrt -1` and `0 * inf` are NaN.
 
 use crate::f16;
 use crate::generic::GenericOp;
@@ -74,7 +81,7 @@ pub enum InterpError {
 }
 
 impl InterpError {
-    /// Undefined behaviour or a step-limit stop (as opposed to bad inputs
+    /// Undefined behaviour (as opposed to a step-limit stop, missing inputs
     /// or a malformed shader).
     pub fn is_undefined(&self) -> bool {
         matches!(self, InterpError::Undefined { .. })
@@ -516,6 +523,26 @@ impl<'m, 'a> Machine<'m, 'a> {
                     };
                     s(round_to(ty, r))
                 }
+            }
+            IDiv | IRem => {
+                let ty = rs()?;
+                let (x, y) = (
+                    int_value(ty, self.arg(i, 0)?),
+                    int_value(ty, self.arg(i, 1)?),
+                );
+                if y == 0 {
+                    return Err(self.ub(i, "division by zero"));
+                }
+                let min = -(1i64 << (ty.bits() - 1));
+                if x == min && y == -1 {
+                    return Err(self.ub(
+                        i,
+                        format!("signed overflow: {x} / -1 does not fit {}", ty.name()),
+                    ));
+                }
+                // i64 division truncates toward zero, as the opcodes do.
+                let r = if op == IDiv { x / y } else { x % y };
+                s(mask(ty, r as u32))
             }
             IAdd | ISub | IMul | IMin | IMax | UMin | UMax | UDiv | UMod | And | Or | Xor => {
                 let ty = rs()?;

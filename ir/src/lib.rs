@@ -54,12 +54,16 @@
 //! operands are comma-separated values, block names, or for `phi`
 //! `[%value, block]` pairs. Types are `bool f16 f32 i16 i32 u32` and vectors
 //! `f32x2`..`f32x16`, which only `collect`, `split` and `sample` handle.
-//! Float constants print as the shortest decimal that reads back exactly,
-//! and as hex bits (`0x7fc00000`) when infinite or NaN. `;` starts a
-//! comment. The printer renumbers values and blocks in order, so
-//! `print(parse(t)) == t` for canonical text; the parser accepts any
-//! numbering and forward references. Parse errors carry `line:col` and a
-//! caret excerpt. More examples are in `ir/examples/*.lir`.
+//! Float constants print as the shortest decimal that reads back to the
+//! same bits in their own type (an `f16` 0.1 prints `0.1`, not its `f32`
+//! widening), and as hex bits (`0x7fc00000`, `0x7c00`) when infinite or
+//! NaN. `;` starts a comment. The printer renumbers values and blocks in
+//! order, so `print(parse(t)) == t` for canonical text; the parser accepts
+//! any numbering and forward references. Parse errors carry `line:col` and
+//! a caret excerpt; the parser never panics, and its work is linear in
+//! the text's length (tables are sized once from the line count, line
+//! buffers are reused, positions are never recomputed from the start). More examples are in `ir/examples/*.lir`;
+//! `all_opcodes.lir` uses every opcode, attribute and type once.
 //!
 //! # Example
 //!

@@ -93,63 +93,57 @@ struct Token<'t> {
     col: u32,
 }
 
-fn is_word_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | '+')
+fn is_word_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-' | b'+')
 }
 
-/// Split one line into tokens; `Err((col, message))` on a stray character.
-fn tokenize(line: &str) -> Result<Vec<Token<'_>>, (u32, String)> {
-    let mut toks = Vec::new();
-    let mut chars = line.char_indices().peekable();
-    // Column (1-based, in characters) of the next character.
-    let mut next_col = 1u32;
-    while let Some(&(start, c)) = chars.peek() {
-        if c == ';' {
-            break;
-        }
-        let col = next_col;
-        if c.is_whitespace() {
-            chars.next();
-            next_col += 1;
-            continue;
-        }
-        if matches!(c, ':' | '=' | ',' | '[' | ']') {
-            chars.next();
-            next_col += 1;
-            toks.push(Token {
-                tok: Tok::Punct(c),
-                col,
-            });
-            continue;
-        }
-        let value = c == '%';
-        if value {
-            chars.next();
-            next_col += 1;
-        } else if !is_word_char(c) {
-            return Err((col, format!("unexpected character `{c}`")));
-        }
-        let body_start = if value { start + 1 } else { start };
-        let mut end = body_start;
-        while let Some(&(k, c)) = chars.peek() {
-            if !is_word_char(c) {
-                break;
+/// Split one line into `toks` (cleared first); `Err((col, message))` on a
+/// stray character.
+///
+/// Works on bytes: every character the syntax uses is ASCII, so the first
+/// non-ASCII byte outside a comment is an error, and until then the byte
+/// index is also the character column.
+fn tokenize<'t>(line: &'t str, toks: &mut Vec<Token<'t>>) -> Result<(), (u32, String)> {
+    toks.clear();
+    let bytes = line.as_bytes();
+    let mut k = 0;
+    while k < bytes.len() {
+        let c = bytes[k];
+        let col = k as u32 + 1;
+        match c {
+            b';' => break,
+            b' ' | b'\t' | b'\r' => k += 1,
+            b':' | b'=' | b',' | b'[' | b']' => {
+                toks.push(Token {
+                    tok: Tok::Punct(c as char),
+                    col,
+                });
+                k += 1;
             }
-            end = k + c.len_utf8();
-            chars.next();
-            next_col += 1;
+            _ if c == b'%' || is_word_byte(c) => {
+                let start = if c == b'%' { k + 1 } else { k };
+                let mut end = start;
+                while end < bytes.len() && is_word_byte(bytes[end]) {
+                    end += 1;
+                }
+                let body = &line[start..end];
+                toks.push(Token {
+                    tok: if c == b'%' {
+                        Tok::Value(body)
+                    } else {
+                        Tok::Word(body)
+                    },
+                    col,
+                });
+                k = end;
+            }
+            _ => {
+                let ch = line[k..].chars().next().unwrap_or('?');
+                return Err((col, format!("unexpected character `{ch}`")));
+            }
         }
-        let body = &line[body_start..end];
-        toks.push(Token {
-            tok: if value {
-                Tok::Value(body)
-            } else {
-                Tok::Word(body)
-            },
-            col,
-        });
     }
-    Ok(toks)
+    Ok(())
 }
 
 fn block_number(word: &str) -> Option<u32> {
@@ -222,6 +216,15 @@ impl<H: Copy> Names<H> {
     }
 }
 
+/// Per-line buffers, reused so parsing allocates per shader, not per line.
+#[derive(Default)]
+struct Scratch<'t> {
+    attrs: Vec<Attr<'t>>,
+    attr_cols: Vec<u32>,
+    args: Vec<Value>,
+    targets: Vec<Block>,
+}
+
 struct Parser<'a, 't, O> {
     text: &'t str,
     shader: Shader<'a, O>,
@@ -230,18 +233,33 @@ struct Parser<'a, 't, O> {
     map: SourceMap,
     line_no: u32,
     line: &'t str,
+    scratch: Scratch<'t>,
 }
 
 impl<'a, 't, O: Opcode> Parser<'a, 't, O> {
     fn new(arena: &'a Bump, text: &'t str) -> Self {
+        // At most one instruction (and value) per line that is not blank
+        // or a comment: reserving that up front keeps the tables from being
+        // regrown and copied in the arena, and never reserves more than
+        // the text can fill.
+        let lines = text
+            .lines()
+            .filter(|l| {
+                let l = l.trim_start();
+                !l.is_empty() && !l.starts_with(';')
+            })
+            .count();
         Parser {
             text,
-            shader: Shader::new(arena, Stage::Fragment),
+            shader: Shader::with_capacity(arena, Stage::Fragment, lines, 0),
             values: Names::new(text.len()),
             blocks: Names::new(text.len()),
-            map: SourceMap::default(),
+            map: SourceMap {
+                lines: Vec::with_capacity(lines),
+            },
             line_no: 0,
             line: "",
+            scratch: Scratch::default(),
         }
     }
 
@@ -273,10 +291,11 @@ impl<'a, 't, O: Opcode> Parser<'a, 't, O> {
         let mut seen_header = false;
         let mut current: Option<Block> = None;
         let text = self.text;
+        let mut toks = Vec::new();
         for (k, line) in text.lines().enumerate() {
             self.line_no = k as u32 + 1;
             self.line = line;
-            let toks = tokenize(line).map_err(|(c, m)| self.error(c, m))?;
+            tokenize(line, &mut toks).map_err(|(c, m)| self.error(c, m))?;
             let Some(first) = toks.first() else {
                 continue;
             };
@@ -494,7 +513,29 @@ impl<'a, 't, O: Opcode> Parser<'a, 't, O> {
         Ok(b)
     }
 
-    fn instruction(&mut self, block: Block, toks: &[Token<'_>]) -> Result<(), ParseError> {
+    fn instruction(&mut self, block: Block, toks: &[Token<'t>]) -> Result<(), ParseError> {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let result = self.instruction_with(block, toks, &mut scratch);
+        self.scratch = scratch;
+        result
+    }
+
+    fn instruction_with(
+        &mut self,
+        block: Block,
+        toks: &[Token<'t>],
+        scratch: &mut Scratch<'t>,
+    ) -> Result<(), ParseError> {
+        let Scratch {
+            attrs,
+            attr_cols,
+            args,
+            targets,
+        } = scratch;
+        attrs.clear();
+        attr_cols.clear();
+        args.clear();
+        targets.clear();
         let mut pos = 0;
         // Optional `%N:TYPE =`.
         let mut result: Option<(Token<'_>, Type)> = None;
@@ -525,8 +566,6 @@ impl<'a, 't, O: Opcode> Parser<'a, 't, O> {
         pos += 1;
 
         // Attributes: words (not block refs), `key=value` or bare.
-        let mut attrs: Vec<Attr<'_>> = Vec::new();
-        let mut attr_cols: Vec<u32> = Vec::new();
         let mut address: Option<Value> = None;
         while let Some(t) = toks.get(pos).copied() {
             let Tok::Word(w) = t.tok else { break };
@@ -567,8 +606,6 @@ impl<'a, 't, O: Opcode> Parser<'a, 't, O> {
         }
 
         // Operands: values, blocks and `[value, block]` pairs, comma separated.
-        let mut args: Vec<Value> = Vec::new();
-        let mut targets: Vec<Block> = Vec::new();
         let mut pairs = 0usize;
         let mut first = true;
         while pos < toks.len() {
@@ -626,7 +663,7 @@ impl<'a, 't, O: Opcode> Parser<'a, 't, O> {
         }
 
         let result_ty = result.map(|r| r.1);
-        let op = self.opcode(name, name_tok.col, &attrs, &attr_cols, result_ty)?;
+        let op = self.opcode(name, name_tok.col, attrs, attr_cols, result_ty)?;
         let is_phi = op.is_phi();
         if is_phi && (pairs != args.len() || pairs != targets.len()) {
             return Err(self.error(name_tok.col, "phi operands are `[%value, block]` pairs"));
@@ -636,7 +673,7 @@ impl<'a, 't, O: Opcode> Parser<'a, 't, O> {
         }
         let inst = self
             .shader
-            .append_inst(block, op, &args, &targets, address, None);
+            .append_inst(block, op, args, targets, address, None);
         if self.map.lines.len() == inst.index() {
             self.map.lines.push((self.line_no, name_tok.col));
         }

@@ -1,10 +1,15 @@
 //! The validator: the rules every shader must satisfy between passes.
 //!
 //! Checked: block terminators, CFG shape (reducible, distinct branch
-//! targets, an entry without predecessors), SSA (every operand defined once, in the layout, and its
-//! definition dominating the use; phi operands dominating the end of their
-//! predecessor), phi placement and arity, meta-instruction typing (collect,
-//! split, input, output), and each vocabulary opcode's own operand rules.
+//! targets, an entry without predecessors), SSA (every operand defined
+//! once, in the layout, and its definition dominating the use; phi operands
+//! dominating the end of their predecessor), phi placement and arity (one
+//! incoming value per predecessor, so no phis where there are no
+//! predecessors), the meta
+//! instructions' rules (collect groups 2..=16 scalars of one type into a
+//! vector, split takes a lane of one, input only in the entry block, output
+//! takes one scalar, no address operands on any of them), and each
+//! vocabulary opcode's own operand rules.
 //!
 //! Blocks the entry cannot reach are allowed (frontends produce them, `dce`
 //! removes them); as usual they count as dominated by every block, so the
@@ -63,6 +68,8 @@ pub fn validate<O: Opcode>(shader: &Shader<'_, O>) -> Result<(), ValidationError
         shader,
         names: Names::compute(shader),
         violations: Vec::new(),
+        pred_stamp: vec![0; shader.block_capacity()],
+        stamp: 0,
     };
     v.run();
     if v.violations.is_empty() {
@@ -78,6 +85,9 @@ struct Validator<'v, 'a, O> {
     shader: &'v Shader<'a, O>,
     names: Names,
     violations: Vec<Violation>,
+    /// Per block: the phi check that last marked it a predecessor.
+    pred_stamp: Vec<u32>,
+    stamp: u32,
 }
 
 impl<O: Opcode> Validator<'_, '_, O> {
@@ -313,6 +323,9 @@ impl<O: Opcode> Validator<'_, '_, O> {
                     return Err(format!("phi operands must all be {r}"));
                 }
                 let preds = cfg.preds(b);
+                if preds.is_empty() {
+                    return Err("phi in a block without predecessors has no incoming value".into());
+                }
                 if data.args.len() != data.targets.len() || data.targets.len() != preds.len() {
                     return Err(format!(
                         "phi has {} incoming value(s) but the block has {} predecessor(s)",
@@ -320,15 +333,30 @@ impl<O: Opcode> Validator<'_, '_, O> {
                         preds.len()
                     ));
                 }
-                for (n, t) in data.targets.iter().enumerate() {
-                    if !preds.contains(t) || data.targets[..n].contains(t) {
-                        let name = self.names.block(*t).to_string();
-                        return Err(format!(
-                            "phi incoming block {name} is not a distinct predecessor"
-                        ));
+                // Stamp this block's predecessors, then cross each incoming
+                // block off once: linear however many predecessors there are.
+                self.stamp += 1;
+                let stamp = self.stamp;
+                for p in preds {
+                    self.pred_stamp[p.index()] = stamp;
+                }
+                let mut bad = None;
+                for t in data.targets.iter() {
+                    match self.pred_stamp.get_mut(t.index()) {
+                        Some(mark) if *mark == stamp => *mark = 0,
+                        _ => {
+                            bad = Some(*t);
+                            break;
+                        }
                     }
                 }
-                Ok(())
+                match bad {
+                    Some(t) => Err(format!(
+                        "phi incoming block {} is not a distinct predecessor",
+                        self.names.block(t)
+                    )),
+                    None => Ok(()),
+                }
             }
             Op::Collect => {
                 meta_no_address()?;
@@ -369,6 +397,11 @@ impl<O: Opcode> Validator<'_, '_, O> {
             Op::Input { .. } => {
                 meta_no_address()?;
                 targets(0)?;
+                if s.entry() != Some(b) {
+                    return Err(
+                        "input reads a preloaded register: only the entry block has them".into(),
+                    );
+                }
                 if !types.is_empty() || !result.is_some_and(|r| r.is_scalar()) {
                     return Err("input has no operands and a scalar result".into());
                 }

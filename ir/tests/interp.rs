@@ -332,3 +332,187 @@ fn builder_and_interpreter_agree_on_a_hand_written_shader() {
     let expect = f16::to_f32(f16::from_f64(1.0 + f16::to_f64(f16::from_f32(0.1))));
     assert_eq!(out.outputs[&(0, 0)], (Type::F32, expect.to_bits()));
 }
+
+#[test]
+fn signed_division_truncates_and_reports_its_undefined_cases() {
+    assert_eq!(
+        eval("i32", "idiv", &[("i32", "-7"), ("i32", "2")]),
+        Ok((-3i32) as u32)
+    );
+    assert_eq!(
+        eval("i32", "irem", &[("i32", "-7"), ("i32", "2")]),
+        Ok((-1i32) as u32)
+    );
+    assert_eq!(
+        eval("i16", "idiv", &[("i16", "-32768"), ("i16", "2")]),
+        Ok(0xc000)
+    );
+    assert_ub(
+        eval("i32", "idiv", &[("i32", "5"), ("i32", "0")]),
+        "division by zero",
+    );
+    assert_ub(
+        eval("i16", "irem", &[("i16", "5"), ("i16", "0")]),
+        "division by zero",
+    );
+    assert_ub(
+        eval("i32", "idiv", &[("i32", "-2147483648"), ("i32", "-1")]),
+        "signed overflow",
+    );
+    assert_ub(
+        eval("i16", "irem", &[("i16", "-32768"), ("i16", "-1")]),
+        "signed overflow",
+    );
+    // Addition, subtraction and multiplication wrap, as in GLSL.
+    assert_eq!(
+        eval("i16", "isub", &[("i16", "-32768"), ("i16", "1")]),
+        Ok(0x7fff)
+    );
+    assert_eq!(
+        eval("i32", "imul", &[("i32", "-2147483648"), ("i32", "-1")]),
+        Ok(0x8000_0000)
+    );
+}
+
+#[test]
+fn shift_amounts_out_of_range_are_undefined() {
+    // A negative signed amount is a huge shift, not a shift the other way.
+    assert_ub(
+        eval("i32", "shl", &[("i32", "1"), ("i32", "-1")]),
+        "shift by 4294967295",
+    );
+    assert_ub(
+        eval("i16", "ashr", &[("i16", "-8"), ("i16", "-1")]),
+        "shift by 65535",
+    );
+    assert_ub(
+        eval("u32", "shr", &[("u32", "8"), ("u32", "33")]),
+        "shift by 33",
+    );
+    assert_eq!(
+        eval("i16", "ashr", &[("i16", "-32768"), ("i16", "15")]),
+        Ok(0xffff)
+    );
+    assert_eq!(
+        eval("i16", "shl", &[("i16", "1"), ("i16", "15")]),
+        Ok(0x8000)
+    );
+}
+
+#[test]
+fn ieee_special_values_are_results_not_errors() {
+    let inf = f32::INFINITY.to_bits();
+    assert_eq!(eval("f32", "rcp", &[("f32", "0.0")]), Ok(inf));
+    assert_eq!(
+        eval("f32", "rcp", &[("f32", "-0.0")]),
+        Ok(f32::NEG_INFINITY.to_bits())
+    );
+    assert!(f32::from_bits(eval("f32", "sqrt", &[("f32", "-1.0")]).unwrap()).is_nan());
+    assert!(
+        f32::from_bits(eval("f32", "fmul", &[("f32", "0.0"), ("f32", "0x7f800000")]).unwrap())
+            .is_nan()
+    );
+    assert_eq!(
+        eval(
+            "f32",
+            "fadd",
+            &[("f32", "3.4028235e38"), ("f32", "3.4028235e38")]
+        ),
+        Ok(inf)
+    );
+    // The smallest subnormals add exactly.
+    assert_eq!(
+        eval("f32", "fadd", &[("f32", "1e-45"), ("f32", "1e-45")]),
+        Ok(2)
+    );
+    assert_eq!(
+        eval("f32", "fmul", &[("f32", "1e-45"), ("f32", "0.5")]),
+        Ok(0)
+    ); // tie to even
+    assert_eq!(
+        eval("f32", "fmul", &[("f32", "1e-45"), ("f32", "-0.75")]),
+        Ok(0x8000_0001)
+    );
+    // binary16: subnormal products round once; 65504 + 16 is the tie that
+    // overflows, 65504 + 15 is not.
+    assert_eq!(
+        eval("f16", "fmul", &[("f16", "0x0001"), ("f16", "0.5")]),
+        Ok(0)
+    );
+    assert_eq!(
+        eval("f16", "fmul", &[("f16", "0x0003"), ("f16", "0.5")]),
+        Ok(2)
+    );
+    assert_eq!(
+        eval("f16", "fadd", &[("f16", "0x0001"), ("f16", "0x03ff")]),
+        Ok(0x0400)
+    );
+    assert_eq!(
+        eval("f16", "fadd", &[("f16", "65504.0"), ("f16", "16.0")]),
+        Ok(0x7c00)
+    );
+    assert_eq!(
+        eval("f16", "fadd", &[("f16", "65504.0"), ("f16", "15.0")]),
+        Ok(0x7bff)
+    );
+    assert_eq!(eval("f16", "rcp", &[("f16", "-0.0")]), Ok(0xfc00));
+    assert_eq!(eval("f16", "sqrt", &[("f16", "0x0004")]), Ok(0x1000)); // sqrt(2^-22) = 2^-11, a normal
+    // Narrowing keeps subnormals and rounds below half the smallest to zero.
+    assert_eq!(eval("f16", "cvt", &[("f32", "3e-8")]), Ok(1));
+    assert_eq!(eval("f16", "cvt", &[("f32", "2.9e-8")]), Ok(0));
+    assert_eq!(eval("f16", "cvt", &[("f32", "-1e-30")]), Ok(0x8000));
+    // NaN stays NaN through conversion, compares unordered, and min/max
+    // prefer the number.
+    let h = eval("f16", "cvt", &[("f32", "0x7fc00000")]).unwrap();
+    assert!(h & 0x7c00 == 0x7c00 && h & 0x3ff != 0, "{h:#x}");
+    assert_eq!(
+        eval("bool", "feq", &[("f16", "0x7e00"), ("f16", "0x7e00")]),
+        Ok(0)
+    );
+    assert_eq!(
+        eval("f16", "fmax", &[("f16", "0x7e00"), ("f16", "-2.0")]),
+        Ok(0xc000)
+    );
+    assert_eq!(
+        eval("f16", "fmin", &[("f16", "-0.0"), ("f16", "0.0")]),
+        Ok(0x8000)
+    );
+    // Infinities convert to integers as undefined behaviour.
+    assert_ub(eval("i32", "cvt", &[("f32", "0xff800000")]), "out of range");
+    assert_ub(eval("i16", "cvt", &[("f16", "0x7c00")]), "out of range");
+}
+
+#[test]
+fn builder_loops_carry_values_through_phis() {
+    // sum = 0; i = 0; while i < n { sum += i * 0.5; i += 1 }
+    let arena = lathe_ir::Bump::new();
+    let mut shader: Shader<GenericOp> = Shader::new(&arena, Stage::Fragment);
+    let mut b = Builder::new(&mut shader);
+    let n = b.load_input(0, 0, Interp::FLAT, Type::I32);
+    let zero = b.const_i32(0);
+    let one = b.const_i32(1);
+    let sum0 = b.const_f32(0.0);
+    let half = b.const_f32(0.5);
+    let [i, sum] = b.loop_while(
+        [zero, sum0],
+        |b, [i, _]| b.ilt(i, n),
+        |b, [i, sum]| {
+            let fi = b.cvt(i, Type::F32);
+            let term = b.fmul(fi, half);
+            [b.iadd(i, one), b.fadd(sum, term)]
+        },
+    );
+    b.store_output(0, 0, sum);
+    b.store_output(0, 1, i);
+    b.ret();
+    lathe_ir::validate(&shader).unwrap_or_else(|e| panic!("{e}\n{}", lathe_ir::print(&shader)));
+    assert!(lathe_ir::print(&shader).contains("phi [%1, b0], [%"));
+    for count in [0i32, 1, 5] {
+        let mut inv = Invocation::default();
+        inv.inputs.insert((0, 0), count as u32);
+        let out = interp::run(&shader, &inv, Limits::default()).unwrap();
+        let expected = (0..count).fold(0.0f32, |acc, k| acc + k as f32 * 0.5);
+        assert_eq!(out.outputs[&(0, 0)], (Type::F32, expected.to_bits()));
+        assert_eq!(out.outputs[&(0, 1)], (Type::I32, count as u32));
+    }
+}

@@ -1,7 +1,7 @@
 //! Text form: the examples are canonical (print(parse(t)) == t), other
 //! spellings print canonically, and parse errors point at the problem.
 
-use lathe_ir::{GenericOp, Shader, parse, print, validate};
+use lathe_ir::{GenericOp, Opcode, Shader, parse, print, validate};
 
 fn examples() -> Vec<(String, String)> {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/examples");
@@ -219,4 +219,209 @@ fn parser_never_panics_on_damaged_text() {
             }
         }
     }
+}
+
+#[test]
+fn the_all_opcodes_example_covers_every_opcode_attribute_and_type() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/all_opcodes.lir");
+    let text = std::fs::read_to_string(path).expect("all_opcodes.lir");
+    let arena = lathe_ir::Bump::new();
+    let shader: Shader<GenericOp> = parse(&arena, &text).unwrap_or_else(|e| panic!("{e}"));
+    validate(&shader).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(print(&shader), text);
+    let used: std::collections::HashSet<&str> = shader
+        .insts_in_order()
+        .map(|(_, i)| shader.inst(i).op.name())
+        .collect();
+    let attribute_ops = [
+        "const",
+        "mov",
+        "load_input",
+        "store_output",
+        "load_uniform",
+        "load_ubo",
+        "sample",
+        "array_load",
+        "array_store",
+    ];
+    let simple: Vec<&str> = GenericOp::simple_ops().map(|op| op.name()).collect();
+    for name in simple
+        .iter()
+        .copied()
+        .chain(attribute_ops)
+        .chain(lathe_ir::opcode::STRUCTURAL_NAMES)
+    {
+        assert!(used.contains(name), "`{name}` is missing from {path}");
+    }
+    for spelling in [
+        "interp=smooth",
+        "interp=flat",
+        "interp=noperspective",
+        "loc=centroid",
+        "loc=sample",
+        "mov abs %",
+        "mov neg %",
+        "mov abs neg %",
+        "addr=%",
+        "lane=",
+        "index=",
+        "texture=",
+        "sampler=",
+        "binding=",
+        "array=a1",
+        "offset=",
+        "slot=",
+        "comp=",
+        "const true",
+        "const false",
+        "const 0x7fc00000",
+        "const -0.0",
+        "const 1e-45",
+        "const 6e-8",
+    ] {
+        assert!(
+            text.contains(spelling),
+            "`{spelling}` is missing from {path}"
+        );
+    }
+    for ty in [
+        ":bool ", ":f16 ", ":f32 ", ":i16 ", ":i32 ", ":u32 ", ":f32x2 ", ":f32x4 ",
+    ] {
+        assert!(text.contains(ty), "type `{ty}` is missing from {path}");
+    }
+}
+
+/// Deterministic xorshift, so failures reproduce.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+#[test]
+fn parser_never_panics_on_random_edits_and_bytes() {
+    // Fragments that reach the parser's less travelled paths: huge numbers,
+    // dangling punctuation, structural keywords, non-ASCII.
+    const SPLICES: &[&str] = &[
+        "%",
+        "%0",
+        "%4294967296",
+        "b",
+        "b0",
+        "b99999999999",
+        "[",
+        "]",
+        ",",
+        "=",
+        ":",
+        "phi",
+        "[%1, b0]",
+        "split lane=",
+        "addr=%1",
+        "addr=",
+        "const",
+        "0x",
+        "0x1ffffffff",
+        "f32x16",
+        "f32x0",
+        "\n",
+        "\r\n",
+        "\t",
+        "é",
+        ";",
+        "-",
+        "shader vertex\n",
+        "array a0: f32[0]\n",
+        "array a1: i32[4294967296]\n",
+        "index=4294967296",
+        "jump",
+        "branch",
+        "ret",
+        "b0:\n",
+        "%9:f32 = ",
+        "input index=0",
+        "output",
+        "mov abs neg",
+        "slot=65536",
+    ];
+    let examples = examples();
+    let mut rng = Rng(0x5eed_1234_abcd_ef01);
+    let (mut parsed, mut rejected) = (0, 0);
+    for round in 0..3000 {
+        let mut bytes: Vec<u8> = if round % 8 == 7 {
+            // Random bytes, mostly printable.
+            (0..rng.below(120))
+                .map(|_| match rng.below(4) {
+                    0 => rng.below(256) as u8,
+                    _ => {
+                        let common = b" %:=,[]\nb0123fsxai.-";
+                        common[rng.below(common.len())]
+                    }
+                })
+                .collect()
+        } else {
+            examples[rng.below(examples.len())].1.as_bytes().to_vec()
+        };
+        for _ in 0..1 + rng.below(4) {
+            let pos = rng.below(bytes.len() + 1);
+            match rng.below(4) {
+                0 => {
+                    let end = (pos + rng.below(30)).min(bytes.len());
+                    bytes.drain(pos..end);
+                }
+                1 => bytes.insert(pos, rng.below(128) as u8),
+                2 => {
+                    let s = SPLICES[rng.below(SPLICES.len())];
+                    bytes.splice(pos..pos, s.bytes());
+                }
+                _ => bytes.truncate(pos),
+            }
+        }
+        let Ok(text) = String::from_utf8(bytes) else {
+            continue;
+        };
+        let arena = lathe_ir::Bump::new();
+        match parse::<GenericOp>(&arena, &text) {
+            Ok(shader) => {
+                parsed += 1;
+                if validate(&shader).is_ok() {
+                    let printed = print(&shader);
+                    let arena2 = lathe_ir::Bump::new();
+                    let again = parse::<GenericOp>(&arena2, &printed)
+                        .unwrap_or_else(|e| panic!("printed text does not parse: {e}\n{printed}"));
+                    assert_eq!(print(&again), printed);
+                }
+            }
+            Err(e) => {
+                rejected += 1;
+                // The position is real and the excerpt is that line.
+                let lines: Vec<&str> = text.lines().collect();
+                assert!(e.line >= 1 && e.col >= 1, "{e:?}");
+                assert!(e.line as usize <= lines.len().max(1), "{e:?} for {text:?}");
+                assert_eq!(
+                    e.source_line,
+                    lines.get(e.line as usize - 1).copied().unwrap_or(""),
+                    "{e:?}"
+                );
+                let shown = e.to_string();
+                assert!(
+                    shown.starts_with(&format!("{}:{}: ", e.line, e.col)) && shown.ends_with('^'),
+                    "{shown}"
+                );
+            }
+        }
+    }
+    assert!(
+        parsed > 50 && rejected > 1000,
+        "{parsed} parsed, {rejected} rejected"
+    );
 }

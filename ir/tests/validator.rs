@@ -185,3 +185,44 @@ fn meta_instruction_rules() {
     );
     assert_rejects("b0:\n  %0:f32x2 = input index=0\n  ret\n", "scalar result");
 }
+
+#[test]
+fn phis_need_predecessors_and_inputs_live_in_the_entry() {
+    // The entry has no predecessors, so a phi there has nothing to choose.
+    assert_rejects(
+        "b0:\n  %0:f32 = phi\n  store_output slot=0 comp=0 %0\n  ret\n",
+        "block without predecessors",
+    );
+    // Neither has an unreachable block nobody branches to.
+    assert_rejects(
+        "b0:\n  ret\nb1:\n  %0:f32 = phi\n  ret\n",
+        "block without predecessors",
+    );
+    // `input` names a preloaded register: only the entry block has them.
+    assert_rejects(
+        "b0:\n  jump b1\nb1:\n  %0:f32 = input index=0\n  ret\n",
+        "only the entry block",
+    );
+    assert_eq!(
+        violations("b0:\n  %0:f32 = input index=0\n  output index=0 %0\n  ret\n"),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn signed_division_is_typed() {
+    assert_eq!(
+        violations(
+            "b0:\n  %0:i16 = const 7\n  %1:i16 = idiv %0, %0\n  %2:i16 = irem %0, %0\n  ret\n"
+        ),
+        Vec::<String>::new()
+    );
+    assert_rejects(
+        "b0:\n  %0:u32 = const 7\n  %1:u32 = idiv %0, %0\n  ret\n",
+        "not defined on u32",
+    );
+    assert_rejects(
+        "b0:\n  %0:i32 = const 7\n  %1:i32 = irem %0\n  ret\n",
+        "takes 2 operand(s), has 1",
+    );
+}

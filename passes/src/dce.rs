@@ -6,7 +6,7 @@
 //! behave in any way, including as if the instruction were never there.
 
 use crate::manager::Pass;
-use lathe_ir::{Cfg, Opcode, Shader};
+use lathe_ir::{Block, Cfg, Opcode, Shader};
 
 /// The `dce` pass.
 pub struct Dce;
@@ -22,7 +22,8 @@ impl<O: Opcode> Pass<O> for Dce {
     }
 }
 
-/// Drop blocks the entry cannot reach, and the phi entries for edges from them.
+/// Drop blocks the entry cannot reach, and the phi entries for edges from
+/// them (one look at each phi entry, however many predecessors a block has).
 fn remove_unreachable_blocks<O: Opcode>(shader: &mut Shader<'_, O>) -> bool {
     let cfg = Cfg::compute(shader);
     let dead: Vec<_> = shader
@@ -34,10 +35,22 @@ fn remove_unreachable_blocks<O: Opcode>(shader: &mut Shader<'_, O>) -> bool {
     if dead.is_empty() {
         return false;
     }
+    let mut is_dead = vec![false; shader.block_capacity()];
+    for &b in &dead {
+        is_dead[b.index()] = true;
+    }
+    // Only the surviving successors of dead blocks can hold such entries.
+    let mut touched: Vec<Block> = Vec::new();
+    let mut is_touched = vec![false; shader.block_capacity()];
+    for &b in &dead {
+        for &s in cfg.succs(b) {
+            if !is_dead[s.index()] && !std::mem::replace(&mut is_touched[s.index()], true) {
+                touched.push(s);
+            }
+        }
+    }
     shader.remove_blocks(&dead);
-    let cfg = Cfg::compute(shader);
-    let layout: Vec<_> = shader.layout().to_vec();
-    for b in layout {
+    for b in touched {
         let phis: Vec<_> = shader
             .block_insts(b)
             .iter()
@@ -46,18 +59,18 @@ fn remove_unreachable_blocks<O: Opcode>(shader: &mut Shader<'_, O>) -> bool {
             .collect();
         for phi in phis {
             let data = shader.inst(phi);
-            let keep: Vec<_> = data
+            if !data.targets.iter().any(|t| is_dead[t.index()]) {
+                continue;
+            }
+            let (vals, blocks): (Vec<_>, Vec<_>) = data
                 .args
                 .iter()
                 .zip(data.targets.iter())
-                .filter(|(_, t)| cfg.preds(b).contains(t))
+                .filter(|(_, t)| !is_dead[t.index()])
                 .map(|(&v, &t)| (v, t))
-                .collect();
-            if keep.len() != data.args.len() {
-                let (vals, blocks): (Vec<_>, Vec<_>) = keep.into_iter().unzip();
-                shader.set_args(phi, &vals);
-                shader.set_targets(phi, &blocks);
-            }
+                .unzip();
+            shader.set_args(phi, &vals);
+            shader.set_targets(phi, &blocks);
         }
     }
     true

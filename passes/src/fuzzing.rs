@@ -2,10 +2,11 @@
 //! `ir_passes` fuzz target.
 //!
 //! [`generate`] turns arbitrary bytes into a valid generic-level shader (and
-//! inputs to run it on): straight-line arithmetic over every scalar type,
-//! copies, conversions, if/else diamonds and triangles with phis, bounded
-//! loops, array and uniform accesses with address operands, output stores
-//! and discards. Some programs hit undefined behaviour on their inputs;
+//! inputs to run it on): straight-line arithmetic over every scalar type
+//! (signed division included), copies, conversions, if/else diamonds and
+//! triangles with phis, bounded loops, array and uniform accesses with
+//! address operands, UBO loads, texture samples through collect/split,
+//! barriers, meta inputs and outputs, output stores and discards. Some programs hit undefined behaviour on their inputs;
 //! that is deliberate, so passes are also tested on code they must not
 //! speculate.
 //!
@@ -16,7 +17,7 @@
 use crate::manager::Registry;
 use arbitrary::{Result as ArbResult, Unstructured};
 use bumpalo::Bump;
-use lathe_ir::interp::{self, InterpError, Invocation, Limits};
+use lathe_ir::interp::{self, InterpError, Invocation, Limits, Texture};
 use lathe_ir::{
     ArrayDecl, ArrayId, Builder, GenericOp, Interp, Scalar, Shader, Stage, Type, Value,
 };
@@ -45,6 +46,7 @@ pub struct Generated<'a> {
 
 const TYPES: [Scalar; 6] = Scalar::ALL;
 const UNIFORMS: usize = 8;
+const UBO_WORDS: usize = 4;
 const ARRAY_LEN: u32 = 4;
 
 struct Gen<'u, 'd, 's, 'a> {
@@ -100,6 +102,22 @@ pub fn generate<'a>(
     for _ in 0..UNIFORMS {
         inv.uniforms.push(u.arbitrary::<u32>()? % 64);
     }
+    inv.meta_inputs.push(u.arbitrary::<u32>()?);
+    let mut ubo = Vec::with_capacity(UBO_WORDS);
+    for _ in 0..UBO_WORDS {
+        ubo.push(u.arbitrary::<u32>()?);
+    }
+    inv.ubos.push(ubo);
+    let mut texels = Vec::with_capacity(4);
+    for k in 0..4u8 {
+        let c = k as f32 / 4.0;
+        texels.push([c, 1.0 - c, 0.5, -c]);
+    }
+    inv.textures.push(Texture {
+        width: 2,
+        height: 2,
+        texels,
+    });
     Ok(Generated {
         shader,
         invocation: inv,
@@ -170,6 +188,8 @@ impl Gen<'_, '_, '_, '_> {
             self.push(v);
         }
         let x = self.avail[0];
+        let meta = self.b.input(0, Type::U32);
+        self.push(meta);
         // Initialise the array so most later reads are defined.
         for k in 0..ARRAY_LEN {
             let v = self.pick(Scalar::F32)?;
@@ -194,6 +214,9 @@ impl Gen<'_, '_, '_, '_> {
             let v = self.pick(s)?;
             self.b.store_output(slot, 0, v);
         }
+        let s = self.pick_type()?;
+        let v = self.pick(s)?;
+        self.b.output(0, v);
         self.b.ret();
         Ok(())
     }
@@ -213,7 +236,7 @@ impl Gen<'_, '_, '_, '_> {
     fn statement(&mut self, depth: u32) -> ArbResult<()> {
         use GenericOp::*;
         let nested = depth < self.limits.max_depth;
-        match self.u.int_in_range(0..=19u8)? {
+        match self.u.int_in_range(0..=22u8)? {
             0 | 1 => {
                 let s = *self.u.choose(&[Scalar::F32, Scalar::F16])?;
                 let op = *self.u.choose(&[FAdd, FSub, FMul, FMin, FMax])?;
@@ -241,7 +264,7 @@ impl Gen<'_, '_, '_, '_> {
                 let mut ops = vec![IAdd, ISub, IMul, And, Or, Xor];
                 match s {
                     Scalar::U32 => ops.extend([UMin, UMax, UDiv, UMod]),
-                    _ => ops.extend([IMin, IMax]),
+                    _ => ops.extend([IMin, IMax, IDiv, IRem]),
                 }
                 let op = *self.u.choose(&ops)?;
                 let (a, b) = (self.pick(s)?, self.pick(s)?);
@@ -391,6 +414,34 @@ impl Gen<'_, '_, '_, '_> {
             19 if depth > 0 => {
                 if self.u.ratio(1u8, 4u8)? {
                     self.b.discard();
+                }
+            }
+            20 => {
+                self.b.barrier();
+            }
+            21 => {
+                // A UBO word: usually an aligned in-bounds offset.
+                let raw = self.pick(Scalar::U32)?;
+                let offset = if self.u.ratio(1u8, 4u8)? {
+                    raw
+                } else {
+                    let mask = self.b.const_u32(4 * (UBO_WORDS as u32 - 1));
+                    self.push(mask);
+                    let aligned = self.b.and(raw, mask);
+                    self.push(aligned);
+                    aligned
+                };
+                let s = *self.u.choose(&[Scalar::F32, Scalar::I32, Scalar::U32])?;
+                let v = self.b.load_ubo(0, offset, Type::scalar(s));
+                self.push(v);
+            }
+            22 => {
+                // A texture sample at a collected coordinate, split apart.
+                let (x, y) = (self.pick(Scalar::F32)?, self.pick(Scalar::F32)?);
+                let coord = self.b.collect(&[x, y]);
+                let texel = self.b.sample(0, 0, coord);
+                for v in texel {
+                    self.push(v);
                 }
             }
             _ => {

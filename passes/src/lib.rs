@@ -12,8 +12,15 @@
 //!   side-effect-free instructions).
 //! - [`copy_prop`]: removes plain movs whose source and result types match
 //!   (the ir3 notes' rule).
-//! - [`flatten`]: simple if/else diamonds become straight-line code and
-//!   their phis become `sel`; only speculatable code is hoisted.
+//! - [`flatten`]: simple if/else diamonds (and triangles) become
+//!   straight-line code and their phis become `sel`; only speculatable code
+//!   is hoisted (no side effects, nothing that may be undefined behaviour).
+//!   One post-order sweep handles chains and any nesting depth in linear
+//!   time.
+//!
+//! Every pass is linear in the shader's size; `cargo bench -p
+//! lathe-passes` shows ns/instruction at 1k, 10k and 100k instructions for
+//! a chain of diamonds and for deeply nested ones.
 //!
 //! [`fuzzing`] holds the random program generator and the differential
 //! check (interpreter before vs. after every pass) used by the

@@ -1,7 +1,7 @@
 //! Each pass on hand-written inputs, with reviewed expected output, and the
 //! pass manager's registry, dumps, timing and verification.
 
-use lathe_ir::{GenericOp, Op, Shader, Value, parse, print};
+use lathe_ir::{GenericOp, Invocation, Limits, Op, Shader, Type, Value, interp, parse, print};
 use lathe_passes::{Pass, PassError, Registry};
 
 fn run_passes(names: &[&str], body: &str) -> String {
@@ -236,6 +236,9 @@ fn flatten_leaves_side_effects_and_possible_ub_in_branches() {
         "%9:u32 = const 0\n  %8:u32 = udiv %9, %9",
         "%9:f32 = load_uniform index=0",
         "barrier",
+        "%9:i32 = const 0\n  %8:i32 = idiv %9, %9",
+        "%9:i32 = const 40\n  %8:i32 = shl %9, %9",
+        "%9:u32 = const 4\n  %8:u32 = load_ubo binding=0 %9",
     ] {
         let body = DIAMOND.replace(
             "  %3:f32 = mov neg %0\n",
@@ -383,5 +386,108 @@ fn manager_validates_after_every_pass() {
             assert!(error.to_string().contains("does not dominate"), "{error}");
         }
         other => panic!("expected a validation failure, got {other:?}"),
+    }
+}
+
+#[test]
+fn flatten_collapses_deep_nesting_in_one_pass_and_keeps_behaviour() {
+    let arena = lathe_ir::Bump::new();
+    // 250 diamonds, each nested in the then-side of the one above.
+    let original = lathe_ir::synthetic::nested_shader(&arena, 2000);
+    let depth = original.len() / lathe_ir::synthetic::LEVEL_INSTS;
+    let text = print(&original);
+    let mut flat: Shader<GenericOp> = parse(&arena, &text).unwrap();
+    let mut pm = Registry::standard().pipeline(&["flatten"]).unwrap();
+    pm.verify = true;
+    assert!(pm.run(&mut flat).unwrap()[0].changed);
+    let out = print(&flat);
+    assert_eq!(flat.layout().len(), 1, "{out}");
+    assert!(!out.contains("phi") && !out.contains("branch"), "{out}");
+    assert_eq!(out.matches(" sel ").count(), depth, "{out}");
+    // Inputs that leave the nest at different depths agree before and after.
+    for x in [-3.0f32, 0.25, 0.9, 1.0, 7.5, f32::NAN] {
+        let mut inv = Invocation::default();
+        inv.inputs.insert((0, 0), x.to_bits());
+        let before = interp::run(&original, &inv, Limits::default()).unwrap();
+        let after = interp::run(&flat, &inv, Limits::default()).unwrap();
+        assert_eq!(before, after, "input {x}");
+        assert_eq!(after.outputs[&(0, 0)].0, Type::F32);
+    }
+}
+
+#[test]
+fn flatten_merges_a_loop_body_diamond_into_its_header() {
+    // The diamond's head is a loop header and its join the latch: the
+    // header absorbs both, and its phi now takes the back edge from itself.
+    let out = run_passes(
+        &["flatten"],
+        "\
+b0:
+  %0:i32 = load_input slot=0 comp=0 interp=flat
+  %1:i32 = const 1
+  jump b1
+b1:
+  %2:i32 = phi [%0, b0], [%6, b4]
+  %3:bool = ilt %2, %1
+  branch %3, b2, b3
+b2:
+  %4:i32 = iadd %2, %1
+  jump b4
+b3:
+  %5:i32 = isub %2, %1
+  jump b4
+b4:
+  %6:i32 = phi [%4, b2], [%5, b3]
+  %7:bool = ige %6, %1
+  branch %7, b1, b5
+b5:
+  store_output slot=0 comp=0 %6
+  ret
+",
+    );
+    assert_eq!(
+        out,
+        "\
+b0:
+  %0:i32 = load_input slot=0 comp=0 interp=flat
+  %1:i32 = const 1
+  jump b1
+b1:
+  %2:i32 = phi [%0, b0], [%6, b1]
+  %3:bool = ilt %2, %1
+  %4:i32 = iadd %2, %1
+  %5:i32 = isub %2, %1
+  %6:i32 = sel %3, %4, %5
+  %7:bool = ige %6, %1
+  branch %7, b1, b2
+b2:
+  store_output slot=0 comp=0 %6
+  ret
+"
+    );
+}
+
+#[test]
+fn verification_runs_by_default_in_debug_builds() {
+    let arena = lathe_ir::Bump::new();
+    let mut shader: Shader<GenericOp> =
+        parse(&arena, &format!("shader fragment\n{DIAMOND}")).unwrap();
+    let mut registry = Registry::standard();
+    registry.register("breaker", "breaks SSA", || Box::new(Breaker));
+    // No `verify = true` here: the default must catch the broken pass.
+    let mut pm = registry.pipeline(&["breaker"]).unwrap();
+    assert_eq!(pm.verify, cfg!(debug_assertions));
+    let result = pm.run(&mut shader);
+    if cfg!(debug_assertions) {
+        assert!(
+            matches!(
+                result,
+                Err(PassError::InvalidOutput {
+                    pass: "breaker",
+                    ..
+                })
+            ),
+            "{result:?}"
+        );
     }
 }

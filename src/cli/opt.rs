@@ -10,7 +10,8 @@ use std::io::Read;
 pub struct OptArgs {
     /// IR text file to optimise, or `-` for standard input.
     pub file: String,
-    /// Comma-separated pipeline, e.g. `dce,copy-prop,flatten`.
+    /// Comma-separated pipeline, e.g. `dce,copy-prop,flatten`; an empty
+    /// list only validates and prints the canonical form.
     #[arg(long, value_delimiter = ',', default_value = "flatten,copy-prop,dce")]
     pub passes: Vec<String>,
     /// Print the IR after every pass (to standard error).
@@ -34,8 +35,13 @@ pub fn run(args: OptArgs) -> CliResult {
         (args.file.clone(), text)
     };
     let registry = Registry::<GenericOp>::standard();
-    // Reject unknown pass names before reading the IR.
-    let mut pipeline = registry.pipeline(&args.passes)?;
+    let names: Vec<&str> = args
+        .passes
+        .iter()
+        .map(|n| n.trim())
+        .filter(|n| !n.is_empty())
+        .collect();
+    let mut pipeline = registry.pipeline(&names)?;
     pipeline.verify = true;
     pipeline.print_after_all = args.print_after_all;
 

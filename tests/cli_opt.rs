@@ -1,0 +1,193 @@
+//! `lathe opt` end to end: the built binary on example files, standard
+//! input, bad IR text and bad pass names.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+fn example(name: &str) -> String {
+    let path: PathBuf = [env!("CARGO_MANIFEST_DIR"), "ir", "examples", name]
+        .iter()
+        .collect();
+    path.display().to_string()
+}
+
+fn lathe(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lathe"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("lathe runs");
+    let mut input = child.stdin.take().expect("stdin is piped");
+    if let Some(text) = stdin {
+        input
+            .write_all(text.as_bytes())
+            .expect("stdin accepts the text");
+    }
+    drop(input);
+    child.wait_with_output().expect("lathe finishes")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+const FLATTENED_DIAMOND: &str = "\
+shader fragment
+b0:
+  %0:f32 = load_input slot=0 comp=0 interp=smooth
+  %1:f32 = const 0.5
+  %2:bool = flt %0, %1
+  %3:f32 = const 2.0
+  %4:f32 = fmul %0, %3
+  %5:f32 = const 1.0
+  %6:f32 = fsub %5, %0
+  %7:f32 = sel %2, %4, %6
+  store_output slot=0 comp=0 %7
+  ret
+";
+
+#[test]
+fn optimises_an_example_file() {
+    let out = lathe(
+        &[
+            "opt",
+            "--passes",
+            "dce,copy-prop,flatten",
+            &example("diamond.lir"),
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // dce runs first, while the unused fadd still hangs off a phi; the
+    // flatten at the end leaves it as dead straight-line code.
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("sel %"), "{stdout}");
+    assert!(
+        !stdout.contains("phi") && !stdout.contains("mov"),
+        "{stdout}"
+    );
+
+    let out = lathe(
+        &[
+            "opt",
+            "--passes",
+            "flatten,copy-prop,dce",
+            &example("diamond.lir"),
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), FLATTENED_DIAMOND);
+    assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
+}
+
+#[test]
+fn reads_standard_input_and_reports_passes_on_stderr() {
+    let source = std::fs::read_to_string(example("diamond.lir")).expect("example");
+    let out = lathe(
+        &[
+            "opt",
+            "--passes",
+            "flatten,copy-prop,dce",
+            "--print-after-all",
+            "--time-passes",
+            "-",
+        ],
+        Some(&source),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), FLATTENED_DIAMOND);
+    let stderr = text(&out.stderr);
+    for pass in ["flatten", "copy-prop", "dce"] {
+        assert!(stderr.contains(&format!("; after {pass}\n")), "{stderr}");
+    }
+    // The dump after the last pass is the final program.
+    assert!(
+        stderr.contains(&format!("; after dce\n{FLATTENED_DIAMOND}")),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("time (us)") && stderr.contains("total"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_empty_pipeline_prints_the_canonical_form() {
+    let source = "shader compute\nb5:   ; entry\n  %7:u32 = const 3\n  output index=0 %7\n  ret\n";
+    let out = lathe(&["opt", "--passes", "", "-"], Some(source));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "shader compute\nb0:\n  %0:u32 = const 3\n  output index=0 %0\n  ret\n"
+    );
+}
+
+#[test]
+fn bad_ir_text_fails_with_file_line_and_column() {
+    let dir = std::env::temp_dir().join(format!("lathe-cli-opt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("bad.lir");
+    std::fs::write(
+        &file,
+        "shader fragment\nb0:\n  %0:f32 = const 1.0\n  %1:f32 = fadd %0 %0\n  ret\n",
+    )
+    .expect("write");
+    let name = file.display().to_string();
+    let out = lathe(&["opt", &name], None);
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(!out.status.success());
+    assert!(out.stdout.is_empty());
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(&format!("{name}:4:20: expected `,` between operands")),
+        "{stderr}"
+    );
+    // The caret excerpt follows.
+    assert!(
+        stderr.contains("fadd %0 %0\n") && stderr.trim_end().ends_with('^'),
+        "{stderr}"
+    );
+
+    // Text that parses but breaks a validator rule points at its line too.
+    let out = lathe(
+        &["opt", "-"],
+        Some("shader fragment\nb0:\n  %0:f32 = const 1.0\n  %1:i32 = fadd %0, %0\n  ret\n"),
+    );
+    assert!(!out.status.success());
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("<stdin>:4:12: needs a float type, not i32"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn unknown_pass_lists_the_valid_ones() {
+    let out = lathe(
+        &["opt", "--passes", "dce,frobnicate", &example("diamond.lir")],
+        None,
+    );
+    assert!(!out.status.success());
+    assert!(out.stdout.is_empty());
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("unknown pass `frobnicate` (valid passes: dce, copy-prop, flatten)"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_missing_file_is_one_clear_error() {
+    let out = lathe(&["opt", "/nonexistent/lathe/shader.lir"], None);
+    assert!(!out.status.success());
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.starts_with("lathe: cannot read /nonexistent/lathe/shader.lir"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+}
