@@ -69,6 +69,8 @@ pub enum MetaValue {
 pub struct EnumDecl {
     pub doc: String,
     pub name: Name,
+    /// `enum NAME strict { … }`: values not listed are reserved.
+    pub strict: bool,
     pub values: Vec<EnumValue>,
 }
 
@@ -83,6 +85,8 @@ pub struct EnumValue {
 pub struct ExprDecl {
     pub doc: String,
     pub name: Name,
+    /// Parameter names of an expression function (`expr f(A, B) = …;`).
+    pub params: Vec<Name>,
     pub expr: Expr,
 }
 
@@ -186,6 +190,14 @@ pub enum BodyItem {
     Meta {
         key: Name,
         value: Spanned<MetaValue>,
+    },
+    /// `overlaps A, B;`: leaves below this encoding may match the same
+    /// words as leaves below `A` and `B` (such words decode to nothing).
+    Overlaps(Vec<Name>),
+    /// `check EXPR, "message";`: a validity rule.
+    Check {
+        expr: Expr,
+        message: Spanned<String>,
     },
 }
 

@@ -66,6 +66,7 @@ fn is_numeric(ty: &FieldType) -> bool {
         FieldType::Uint
             | FieldType::Int
             | FieldType::Hex
+            | FieldType::HexUpper
             | FieldType::Float
             | FieldType::Fixed(_)
             | FieldType::Branch
@@ -193,9 +194,29 @@ impl<'a> Checker<'a> {
         }
     }
 
-    /// Rule 2: no two leaves of a tree can match one word in one generation.
+    /// Every `overlaps` entry that accepts leaves `a` and `b` matching the
+    /// same word: (declaring encoding, index in its list).
+    fn declared_overlaps(&self, a: EncId, b: EncId) -> Vec<(EncId, usize)> {
+        let isa = self.isa;
+        let mut out = Vec::new();
+        for (x, y) in [(a, b), (b, a)] {
+            for d in isa.chain(x) {
+                for (i, (o, _)) in isa.encodings[d].overlaps.iter().enumerate() {
+                    if isa.chain(y).any(|e| e == *o) {
+                        out.push((d, i));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Rule 2: no two leaves of a tree can match one word in one
+    /// generation, unless an `overlaps` item accepts the pair; every
+    /// `overlaps` entry must be needed.
     fn conflicts(&mut self) {
         let isa = self.isa;
+        let mut used: HashSet<(EncId, usize)> = HashSet::new();
         for (root, _) in &isa.decoders {
             let leaves: Vec<EncId> = isa.leaves(*root).collect();
             for (i, &a) in leaves.iter().enumerate() {
@@ -205,17 +226,45 @@ impl<'a> Checker<'a> {
                     if g.is_empty() {
                         continue;
                     }
-                    if (ea.match_bits ^ eb.match_bits) & ea.mask & eb.mask == 0 {
-                        let (l, _) = isa.sources.line_col(ea.span.file, ea.span.start);
-                        let path = isa.sources.files[ea.span.file].path.display().to_string();
-                        self.err(
-                            eb.span,
-                            format!(
-                                "`{}` and `{}` ({path}:{l}) can match the same word at generations {g}",
-                                eb.name, ea.name
-                            ),
-                        );
+                    if (ea.match_bits ^ eb.match_bits) & ea.mask & eb.mask != 0 {
+                        continue;
                     }
+                    let declared = self.declared_overlaps(a, b);
+                    if !declared.is_empty() {
+                        used.extend(declared);
+                        continue;
+                    }
+                    let (l, _) = isa.sources.line_col(ea.span.file, ea.span.start);
+                    let path = isa.sources.files[ea.span.file].path.display().to_string();
+                    self.err(
+                        eb.span,
+                        format!(
+                            "`{}` and `{}` ({path}:{l}) can match the same word at generations {g} (declare `overlaps {}` if this is intended)",
+                            eb.name, ea.name, ea.name
+                        ),
+                    );
+                }
+            }
+        }
+        for (d, e) in isa.encodings.iter().enumerate() {
+            for (i, (o, span)) in e.overlaps.iter().enumerate() {
+                let other = &isa.encodings[*o];
+                if other.root != e.root {
+                    self.err(
+                        *span,
+                        format!(
+                            "`{}` is not in the same encoding tree as `{}`",
+                            other.name, e.name
+                        ),
+                    );
+                } else if !used.contains(&(d, i)) {
+                    self.err(
+                        *span,
+                        format!(
+                            "`overlaps {}` is not needed: no leaf of `{}` can match the same word as a leaf of `{}` in a common generation",
+                            other.name, e.name, other.name
+                        ),
+                    );
                 }
             }
         }
@@ -272,9 +321,15 @@ impl<'a> Checker<'a> {
             return;
         }
         match &e.kind {
-            ExprKind::Named(_, Some(i)) => {
-                if let Some(n) = self.isa.exprs.get(*i) {
-                    self.expr_names(&n.expr, out, depth + 1);
+            ExprKind::Named(_, idx, args) => {
+                if let Some(n) = idx.and_then(|i| self.isa.exprs.get(i)) {
+                    // The body's own parameters are not names of the scope.
+                    let mut body = Vec::new();
+                    self.expr_names(&n.expr, &mut body, depth + 1);
+                    out.extend(body.into_iter().filter(|(b, _)| !n.params.contains(b)));
+                }
+                for a in args {
+                    self.expr_names(a, out, depth);
                 }
             }
             ExprKind::Unary(_, a) => self.expr_names(a, out, depth),
@@ -338,6 +393,11 @@ impl<'a> Checker<'a> {
             for enc in isa.chain(leaf).take(MAX_DEPTH) {
                 for w in &isa.encodings[enc].whens {
                     self.expr_names(&w.cond, &mut names, 0);
+                }
+            }
+            for l in &levels {
+                for c in &l.checks {
+                    self.expr_names(&c.expr, &mut names, 0);
                 }
             }
             let mut done: Vec<String> = Vec::new();
@@ -455,7 +515,9 @@ impl<'a> Checker<'a> {
     }
 }
 
-/// The CamelCase Rust name of an encoding: `add.f` → `AddF`, `mov-immed` → `MovImmed`.
+/// The CamelCase Rust name of an encoding: each `.`/`-`/`_` segment
+/// capitalised, the rest lower-cased: `add.f` → `AddF`, `mov-immed` →
+/// `MovImmed`, `LD_VAR_BUF_IMM.f32` → `LdVarBufImmF32`.
 pub fn rust_name(name: &str) -> String {
     let mut out = String::new();
     let mut upper = true;
@@ -466,11 +528,25 @@ pub fn rust_name(name: &str) -> String {
             out.extend(c.to_uppercase());
             upper = false;
         } else {
-            out.push(c);
+            out.extend(c.to_lowercase());
         }
     }
     if out.starts_with(|c: char| c.is_ascii_digit()) {
         out.insert(0, 'N');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rust_name;
+
+    #[test]
+    fn rust_names_are_camel_case_per_segment() {
+        assert_eq!(rust_name("add.f"), "AddF");
+        assert_eq!(rust_name("mov-immed"), "MovImmed");
+        assert_eq!(rust_name("LD_VAR_BUF_IMM.f32"), "LdVarBufImmF32");
+        assert_eq!(rust_name("FADD.v2f16"), "FaddV2f16");
+        assert_eq!(rust_name("1d"), "N1d");
+    }
 }

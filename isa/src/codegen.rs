@@ -1,22 +1,35 @@
 //! Code generation for `lathe_codegen_macros::isa!`: returns the token
 //! stream the macro expands to.
 //!
-//! Generated: the embedded spec text (so the runtime engine can interpret
-//! display and assembly with exactly the checked model), an `Opcode` enum
-//! with a decision-tree `decode` written as nested `match`es on opcode
-//! bits, per-opcode metadata (name, mnemonic, generations, latency class),
-//! a `LatencyClass` enum with the latency table as a `match`, and an
-//! `Instr` value (opcode + word) with `encode`, `decode`, `Display`,
-//! `write_text`, `assemble` and `arbitrary::Arbitrary` producing only words
-//! that decode.
+//! Generated, per spec: the embedded spec text; an `Opcode` enum whose
+//! `decode` is the decision tree written as nested `match`es on opcode
+//! bits (agreeing with the runtime decoder, declared overlaps included);
+//! per-opcode metadata (name, mnemonic, generations, latency class); a
+//! `LatencyClass` enum with the latency table as a `match`; one Rust enum
+//! per spec enum (in `enums`); a `Field` enum naming every field and
+//! derived value of the instructions; a `Value` enum of typed field values;
+//! and `Instr` (opcode + generation + exact word) with `decode`, `encode`,
+//! `get`/`set` and a typed getter/setter per field whose type is the same
+//! in every instruction, `validate`, `warnings`, `Display`, `assemble` and
+//! an `arbitrary::Arbitrary` that builds instructions field by field.
+//!
+//! Display, assembly and field resolution (which `when` override is
+//! active) run the `lathe-isa` engine on the embedded spec, parsed once on
+//! first use with [`crate::load_prechecked`] (the checker already ran when
+//! the code was generated). That first use costs the pest parse of the
+//! spec: about 10–20 ms for ir3 or Valhall in release builds (measured on a
+//! shared 2-core machine; see `cargo run --release -p lathe-isa --example
+//! first_use`). Generating the whole model as static tables would remove
+//! it, at the price of a second representation of every template and
+//! expression; decoding to an `Opcode` needs no spec at all.
 
-use proc_macro2::{Literal, TokenStream};
+use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote};
 
 use crate::ast::MetaValue;
 use crate::check::rust_name;
 use crate::decode::{DecisionTree, Node};
-use crate::model::{EncId, Isa};
+use crate::model::{EncId, EnumId, FieldType, Isa};
 
 fn tree_tokens(isa: &Isa, t: &DecisionTree, n: usize) -> TokenStream {
     match &t.nodes[n] {
@@ -49,13 +62,551 @@ fn tree_tokens(isa: &Isa, t: &DecisionTree, n: usize) -> TokenStream {
                     Literal::u32_unsuffixed(cand.generation.min),
                     Literal::u32_unsuffixed(cand.generation.max),
                 );
+                // A word also matching a declared overlap partner is
+                // ambiguous and decodes to nothing, as in the engine.
+                let partners = cand.partners.iter().map(|&p| {
+                    let p = &t.candidates[p];
+                    let mask = Literal::u64_unsuffixed(p.mask);
+                    let m = Literal::u64_unsuffixed(p.match_bits);
+                    let (lo, hi) = (
+                        Literal::u32_unsuffixed(p.generation.min),
+                        Literal::u32_unsuffixed(p.generation.max),
+                    );
+                    quote! {
+                        if word & #mask == #m && generation >= #lo && generation <= #hi {
+                            return None;
+                        }
+                    }
+                });
                 quote! {
                     if word & #mask == #m && generation >= #lo && generation <= #hi {
+                        #(#partners)*
                         return Some(Opcode::#id);
                     }
                 }
             });
             quote! { { #(#tests)* None } }
+        }
+    }
+}
+
+/// The Rust value a field type reads as in the generated API.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Uint,
+    Int,
+    Bool,
+    Float,
+    Enum(EnumId),
+    Sub,
+}
+
+fn kind(ty: &FieldType) -> Kind {
+    match ty {
+        FieldType::Uint
+        | FieldType::Hex
+        | FieldType::HexUpper
+        | FieldType::Uoffset
+        | FieldType::AbsBranch => Kind::Uint,
+        FieldType::Int | FieldType::Offset | FieldType::Branch => Kind::Int,
+        FieldType::Bool(_) | FieldType::BoolInv(_) => Kind::Bool,
+        FieldType::Float | FieldType::Fixed(_) => Kind::Float,
+        FieldType::Enum(e) => Kind::Enum(*e),
+        FieldType::Sub(..) => Kind::Sub,
+    }
+}
+
+/// One name of the generated `Field` enum.
+struct FieldName {
+    name: String,
+    /// The kind of every definition, over all instructions and overrides.
+    kinds: Vec<Kind>,
+    /// Whether some definition is a real field (not derived).
+    settable: bool,
+    /// How many instructions define it somewhere in their chain.
+    instructions: usize,
+}
+
+/// Every field and derived name of the instruction tree, in first-seen order.
+fn instruction_fields(isa: &Isa) -> Vec<FieldName> {
+    let mut out: Vec<FieldName> = Vec::new();
+    for leaf in isa.instructions() {
+        let mut here: Vec<String> = Vec::new();
+        for enc in isa.chain(leaf) {
+            let e = &isa.encodings[enc];
+            let levels = std::iter::once(&e.plain).chain(e.whens.iter().map(|w| &w.level));
+            for level in levels {
+                let items = level
+                    .fields
+                    .iter()
+                    .map(|f| (&f.name, &f.ty, true))
+                    .chain(level.deriveds.iter().map(|d| (&d.name, &d.ty, false)));
+                for (name, ty, is_field) in items {
+                    let entry = match out.iter().position(|f| f.name == *name) {
+                        Some(i) => &mut out[i],
+                        None => {
+                            out.push(FieldName {
+                                name: name.clone(),
+                                kinds: Vec::new(),
+                                settable: false,
+                                instructions: 0,
+                            });
+                            out.last_mut().expect("just pushed")
+                        }
+                    };
+                    let k = kind(ty);
+                    if !entry.kinds.contains(&k) {
+                        entry.kinds.push(k);
+                    }
+                    entry.settable |= is_field;
+                    if !here.contains(name) {
+                        here.push(name.clone());
+                        entry.instructions += 1;
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Names a generated accessor must not take.
+const RESERVED_METHODS: &[&str] = &[
+    "decode",
+    "encode",
+    "get",
+    "set",
+    "fields",
+    "assemble",
+    "write_text",
+    "validate",
+    "warnings",
+    "opcode",
+    "generation",
+    "to_string",
+    "clone",
+    "fmt",
+    "arbitrary",
+    "eq",
+    "hash",
+    "as",
+    "break",
+    "const",
+    "continue",
+    "crate",
+    "else",
+    "enum",
+    "extern",
+    "false",
+    "fn",
+    "for",
+    "if",
+    "impl",
+    "in",
+    "let",
+    "loop",
+    "match",
+    "mod",
+    "move",
+    "mut",
+    "pub",
+    "ref",
+    "return",
+    "self",
+    "static",
+    "struct",
+    "super",
+    "trait",
+    "true",
+    "type",
+    "unsafe",
+    "use",
+    "where",
+    "while",
+    "async",
+    "await",
+    "dyn",
+    "abstract",
+    "become",
+    "box",
+    "do",
+    "final",
+    "macro",
+    "override",
+    "priv",
+    "typeof",
+    "unsized",
+    "virtual",
+    "yield",
+    "try",
+    "gen",
+];
+
+/// `base`, or `base` with a numeric suffix, not yet in `used`.
+fn unique(base: String, used: &mut Vec<String>) -> String {
+    let mut name = base.clone();
+    let mut n = 2;
+    while used.contains(&name) {
+        name = format!("{base}{n}");
+        n += 1;
+    }
+    used.push(name.clone());
+    name
+}
+
+/// Rust variant names for an enum's values, from their display texts.
+fn enum_variants(values: &[(u64, String, String)]) -> Vec<String> {
+    let mut used = Vec::new();
+    values
+        .iter()
+        .map(|(v, text, _)| {
+            let clean: String = text
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                .collect();
+            let base = rust_name(&clean);
+            let base = if base.is_empty() {
+                format!("V{v}")
+            } else {
+                base
+            };
+            unique(base, &mut used)
+        })
+        .collect()
+}
+
+/// The `enums` module and, per spec enum, (id, type ident, `Value` variant).
+fn enum_items(isa: &Isa) -> (TokenStream, Vec<(EnumId, Ident, Ident)>) {
+    let mut types = Vec::new();
+    let mut used_types = Vec::new();
+    let mut used_values: Vec<String> = ["Uint", "Int", "Bool", "Float", "Sub", "Unlisted"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let mut items = Vec::new();
+    for (id, def) in isa.enums.iter().enumerate() {
+        let base = rust_name(&def.name.replace(|c: char| !c.is_ascii_alphanumeric(), "_"));
+        let ty = format_ident!("{}", unique(base.clone(), &mut used_types));
+        let value_variant = format_ident!("{}", unique(base, &mut used_values));
+        let doc = if def.doc.is_empty() {
+            format!("Values of the spec's enum `{}`.", def.name)
+        } else {
+            def.doc.clone()
+        };
+        let vars: Vec<Ident> = enum_variants(&def.values)
+            .into_iter()
+            .map(|v| format_ident!("{}", v))
+            .collect();
+        let vals: Vec<Literal> = def
+            .values
+            .iter()
+            .map(|(v, _, _)| Literal::u64_unsuffixed(*v))
+            .collect();
+        let texts: Vec<&String> = def.values.iter().map(|(_, t, _)| t).collect();
+        let vdocs: Vec<String> = def
+            .values
+            .iter()
+            .map(|(v, t, d)| {
+                if d.is_empty() {
+                    format!("`{t:?}` ({v})")
+                } else {
+                    format!("`{t:?}` ({v}): {d}")
+                }
+            })
+            .collect();
+        let n = vars.len();
+        let strict = def.strict;
+        let repr = if n == 0 {
+            quote! {}
+        } else {
+            quote! { #[repr(u64)] }
+        };
+        items.push(quote! {
+            #[doc = #doc]
+            #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+            #repr
+            pub enum #ty { #(#[doc = #vdocs] #vars = #vals,)* }
+
+            impl #ty {
+                /// Every listed value, in spec order.
+                pub const ALL: [#ty; #n] = [#(#ty::#vars,)*];
+                /// Whether values the spec does not list are reserved.
+                pub const STRICT: bool = #strict;
+
+                /// The value with these bits, if the spec lists it.
+                #[allow(clippy::match_single_binding)]
+                pub fn from_bits(bits: u64) -> Option<#ty> {
+                    match bits { #(#vals => Some(#ty::#vars),)* _ => None }
+                }
+
+                /// The value's bits.
+                pub fn bits(self) -> u64 {
+                    match self { #(#ty::#vars => #vals,)* }
+                }
+
+                /// What the disassembler prints for it.
+                pub fn text(self) -> &'static str {
+                    match self { #(#ty::#vars => #texts,)* }
+                }
+            }
+        });
+        types.push((id, ty, value_variant));
+    }
+    (
+        quote! {
+            /// One Rust enum per enum of the spec.
+            pub mod enums {
+                #(#items)*
+            }
+        },
+        types,
+    )
+}
+
+/// The `Field` enum, `Value`, and the typed accessors of `Instr`.
+fn field_items(isa: &Isa, enums: &[(EnumId, Ident, Ident)]) -> TokenStream {
+    let fields = instruction_fields(isa);
+    let mut used = Vec::new();
+    let variants: Vec<Ident> = fields
+        .iter()
+        .map(|f| {
+            let base = rust_name(&f.name);
+            format_ident!("{}", unique(base, &mut used))
+        })
+        .collect();
+    let names: Vec<&String> = fields.iter().map(|f| &f.name).collect();
+    let docs: Vec<String> = fields
+        .iter()
+        .map(|f| {
+            format!(
+                "`{}` ({} in {} instruction(s)).",
+                f.name,
+                if f.settable { "field" } else { "derived value" },
+                f.instructions
+            )
+        })
+        .collect();
+    let count = fields.len();
+
+    let enum_ids: Vec<Literal> = enums
+        .iter()
+        .map(|(id, _, _)| Literal::usize_unsuffixed(*id))
+        .collect();
+    let enum_types: Vec<&Ident> = enums.iter().map(|(_, t, _)| t).collect();
+    let enum_values: Vec<&Ident> = enums.iter().map(|(_, _, v)| v).collect();
+    let enum_docs: Vec<String> = enums
+        .iter()
+        .map(|(id, _, _)| format!("A value of the spec's enum `{}`.", isa.enums[*id].name))
+        .collect();
+
+    // Typed accessors for names whose kind is the same everywhere.
+    let mut used_methods: Vec<String> = RESERVED_METHODS.iter().map(|s| s.to_string()).collect();
+    let mut accessors = Vec::new();
+    for (f, var) in fields.iter().zip(&variants) {
+        let [k] = f.kinds.as_slice() else { continue };
+        let base = f.name.to_lowercase();
+        let getter = unique(base.clone(), &mut used_methods);
+        let getter = format_ident!("{}", getter);
+        let setter = format_ident!("{}", unique(format!("set_{base}"), &mut used_methods));
+        let name = &f.name;
+        let gdoc = format!("`{name}`, if this instruction (with its active overrides) has it.");
+        let sdoc = format!("Sets field `{name}` (range-checked; the opcode must not change).");
+        let (ret, arm, set_ty, set_value) = match k {
+            Kind::Uint => (
+                quote! { u64 },
+                quote! { Value::Uint(v) => Some(v) },
+                quote! { u64 },
+                quote! { Value::Uint(v) },
+            ),
+            Kind::Int => (
+                quote! { i64 },
+                quote! { Value::Int(v) => Some(v) },
+                quote! { i64 },
+                quote! { Value::Int(v) },
+            ),
+            Kind::Bool => (
+                quote! { bool },
+                quote! { Value::Bool(v) => Some(v) },
+                quote! { bool },
+                quote! { Value::Bool(v) },
+            ),
+            Kind::Float => (
+                quote! { f64 },
+                quote! { Value::Float(v) => Some(v) },
+                quote! { f64 },
+                quote! { Value::Float(v) },
+            ),
+            Kind::Sub => (
+                quote! { SubValue },
+                quote! { Value::Sub(v) => Some(v) },
+                quote! { u64 },
+                quote! { Value::Sub(SubValue { bits: v, leaf: None }) },
+            ),
+            Kind::Enum(id) => {
+                let Some((_, ty, vv)) = enums.iter().find(|(e, _, _)| e == id) else {
+                    continue;
+                };
+                (
+                    quote! { Result<enums::#ty, u64> },
+                    quote! { Value::#vv(v) => Some(Ok(v)), Value::Unlisted(b) => Some(Err(b)) },
+                    quote! { enums::#ty },
+                    quote! { Value::#vv(v) },
+                )
+            }
+        };
+        accessors.push(quote! {
+            #[doc = #gdoc]
+            pub fn #getter(&self) -> Option<#ret> {
+                match self.get(Field::#var)? {
+                    #arm,
+                    _ => None,
+                }
+            }
+        });
+        if f.settable {
+            accessors.push(quote! {
+                #[doc = #sdoc]
+                pub fn #setter(&mut self, v: #set_ty) -> Result<(), ::lathe_isa::FieldError> {
+                    self.set(Field::#var, #set_value)
+                }
+            });
+        }
+    }
+
+    quote! {
+        /// Every field and derived value name of the instructions.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Field { #(#[doc = #docs] #variants,)* }
+
+        impl Field {
+            /// All names, in spec order.
+            pub const ALL: [Field; #count] = [#(Field::#variants,)*];
+
+            /// The name in the spec.
+            pub fn name(self) -> &'static str {
+                match self { #(Field::#variants => #names,)* }
+            }
+
+            /// The `Field` with this spec name.
+            pub fn from_name(name: &str) -> Option<Field> {
+                Field::ALL.iter().copied().find(|f| f.name() == name)
+            }
+        }
+
+        /// A sub-encoding field: its raw bits and the leaf they decode to.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub struct SubValue {
+            pub bits: u64,
+            /// Name of the sub-encoding leaf (`None` if no leaf matches, or
+            /// when given to a setter, where it is ignored).
+            pub leaf: Option<&'static str>,
+        }
+
+        /// A typed field value: enum fields as the generated enums, `int`,
+        /// `offset` and `branch` sign-extended, `float`/`fixed` as numbers.
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        pub enum Value {
+            /// `uint`, `hex`, `HEX`, `uoffset`, `absbranch`.
+            Uint(u64),
+            /// `int`, `offset`, `branch`, sign-extended from the field width.
+            Int(i64),
+            /// `bool`, `bool_inv` (the raw bit, whatever is displayed).
+            Bool(bool),
+            /// `float` (16 or 32 bits) and `fixed(R)`.
+            Float(f64),
+            /// A sub-encoding field.
+            Sub(SubValue),
+            #(#[doc = #enum_docs] #enum_values(enums::#enum_types),)*
+            /// An enum value its table does not list (raw bits).
+            Unlisted(u64),
+        }
+
+        #[allow(clippy::match_single_binding)]
+        fn enum_value(id: usize, bits: u64) -> Value {
+            match id {
+                #(#enum_ids => enums::#enum_types::from_bits(bits).map_or(Value::Unlisted(bits), Value::#enum_values),)*
+                _ => Value::Unlisted(bits),
+            }
+        }
+
+        #[allow(clippy::match_single_binding)]
+        fn value_enum(v: &Value) -> Option<usize> {
+            match v {
+                #(Value::#enum_values(_) => Some(#enum_ids),)*
+                _ => None,
+            }
+        }
+
+        fn value_of(r: &::lathe_isa::FieldRead<'_>) -> Value {
+            use ::lathe_isa::model::FieldType as T;
+            use ::lathe_isa::format::{float_value, sign_extend};
+            match r.ty {
+                T::Uint | T::Hex | T::HexUpper | T::Uoffset | T::AbsBranch => Value::Uint(r.raw),
+                T::Int | T::Offset | T::Branch => Value::Int(sign_extend(r.raw, r.width)),
+                T::Bool(_) | T::BoolInv(_) => Value::Bool(r.raw != 0),
+                T::Float => Value::Float(float_value(r.raw, r.width)),
+                T::Fixed(radix) => Value::Float(sign_extend(r.raw, r.width) as f64 / (1u64 << radix) as f64),
+                T::Enum(id) => enum_value(*id, r.raw),
+                T::Sub(..) => Value::Sub(SubValue {
+                    bits: r.raw,
+                    leaf: r.sub_leaf.map(|l| isa().encodings[l].name.as_str()),
+                }),
+            }
+        }
+
+        impl Instr {
+            /// The typed value of `field` (resolved with the active `when`
+            /// overrides); `None` if this instruction has no such field.
+            pub fn get(&self, field: Field) -> Option<Value> {
+                isa()
+                    .read_field(self.word, self.generation, field.name())
+                    .ok()
+                    .map(|r| value_of(&r))
+            }
+
+            /// Sets `field` to `value` (converted by the field's type and
+            /// range-checked). Fails for derived values, values of another
+            /// enum, and changes that would alter the opcode.
+            pub fn set(&mut self, field: Field, value: Value) -> Result<(), ::lathe_isa::FieldError> {
+                use ::lathe_isa::FieldInput as I;
+                let engine = isa();
+                let current = engine.read_field(self.word, self.generation, field.name())?;
+                if let ::lathe_isa::model::FieldType::Enum(id) = current.ty {
+                    if value_enum(&value).is_some_and(|v| v != *id) {
+                        return Err(::lathe_isa::FieldError::WrongKind {
+                            field: field.name().to_string(),
+                            ty: current.ty.describe(engine),
+                            value: format!("{value:?}"),
+                        });
+                    }
+                }
+                let input = match value {
+                    Value::Uint(v) | Value::Unlisted(v) => I::Bits(v),
+                    Value::Int(v) => I::Signed(v),
+                    Value::Bool(b) => I::Bits(u64::from(b)),
+                    Value::Float(x) => I::Float(x),
+                    Value::Sub(s) => I::Bits(s.bits),
+                    #(Value::#enum_values(e) => I::Bits(e.bits()),)*
+                };
+                let word = engine.write_field(self.word, self.generation, field.name(), input)?;
+                if Opcode::decode(word, self.generation) != Some(self.opcode) {
+                    return Err(::lathe_isa::FieldError::ChangesInstruction {
+                        field: field.name().to_string(),
+                    });
+                }
+                self.word = word;
+                Ok(())
+            }
+
+            /// Every field and derived value this instruction has, typed.
+            pub fn fields(&self) -> Vec<(Field, Value)> {
+                Field::ALL
+                    .iter()
+                    .filter_map(|&f| self.get(f).map(|v| (f, v)))
+                    .collect()
+            }
+
+            #(#accessors)*
         }
     }
 }
@@ -68,8 +619,14 @@ pub fn generate(isa: &Isa, root: &str) -> TokenStream {
         .iter()
         .map(|&l| format_ident!("{}", rust_name(&isa.encodings[l].name)))
         .collect();
-    let names: Vec<_> = leaves.iter().map(|&l| isa.encodings[l].name.clone()).collect();
-    let mnemonics: Vec<_> = leaves.iter().map(|&l| isa.mnemonic(l).to_string()).collect();
+    let names: Vec<_> = leaves
+        .iter()
+        .map(|&l| isa.encodings[l].name.clone())
+        .collect();
+    let mnemonics: Vec<_> = leaves
+        .iter()
+        .map(|&l| isa.mnemonic(l).to_string())
+        .collect();
     let docs: Vec<_> = leaves
         .iter()
         .map(|&l| {
@@ -98,6 +655,12 @@ pub fn generate(isa: &Isa, root: &str) -> TokenStream {
         .map(|&l| Literal::u64_unsuffixed(isa.encodings[l].match_bits))
         .collect();
     let count = leaves.len();
+    let enc_ids: Vec<_> = leaves
+        .iter()
+        .map(|&l| Literal::usize_unsuffixed(l))
+        .collect();
+    let (enums_mod, enum_types) = enum_items(isa);
+    let typed = field_items(isa, &enum_types);
 
     let files: Vec<String> = isa
         .sources
@@ -189,7 +752,7 @@ pub fn generate(isa: &Isa, root: &str) -> TokenStream {
             /// Cycles a consumer of class `consumer` reading `operand` must
             /// wait after a producer of class `producer`: the first matching
             /// rule of the spec's latency table.
-            #[allow(clippy::absurd_extreme_comparisons, unused_comparisons)]
+            #[allow(clippy::absurd_extreme_comparisons, clippy::manual_range_contains, unused_comparisons)]
             pub fn latency(producer: LatencyClass, consumer: LatencyClass, operand: Option<&str>, generation: u32) -> Option<u32> {
                 let _ = (&producer, &consumer, &operand);
                 #(#rules)*
@@ -213,12 +776,13 @@ pub fn generate(isa: &Isa, root: &str) -> TokenStream {
         /// The spec files this module was generated from, embedded.
         pub static SPEC_FILES: &[(&str, &str)] = &[#((#files, include_str!(#files))),*];
 
-        /// The checked spec, loaded once from the embedded text; it drives
-        /// display and assembly.
+        /// The spec, loaded once from the embedded text (without re-running
+        /// the checker, which passed when this code was generated); it
+        /// drives display, assembly and field resolution.
         pub fn isa() -> &'static ::lathe_isa::Isa {
             static ISA: ::std::sync::OnceLock<::lathe_isa::Isa> = ::std::sync::OnceLock::new();
             ISA.get_or_init(|| {
-                match ::lathe_isa::load_with(::std::path::Path::new(#root), &::lathe_isa::MemReader(SPEC_FILES)) {
+                match ::lathe_isa::load_prechecked(::std::path::Path::new(#root), &::lathe_isa::MemReader(SPEC_FILES)) {
                     Ok(isa) => isa,
                     // The same files were checked when this code was generated.
                     Err(d) => unreachable!("embedded spec no longer loads: {d}"),
@@ -253,6 +817,10 @@ pub fn generate(isa: &Isa, root: &str) -> TokenStream {
             pub latency_class: Option<LatencyClass>,
         }
 
+        /// The engine's encoding index of each opcode (loading is
+        /// deterministic, so these match `isa()`).
+        static ENC_IDS: [usize; #count] = [#(#enc_ids,)*];
+
         /// Metadata table, in `Opcode` order.
         pub static OPCODES: [OpcodeInfo; #count] = [
             #(OpcodeInfo {
@@ -277,7 +845,7 @@ pub fn generate(isa: &Isa, root: &str) -> TokenStream {
 
             /// The opcode `word` decodes to at `generation` (decision tree on
             /// the opcode bits; never panics).
-            #[allow(clippy::absurd_extreme_comparisons, unused_comparisons)]
+            #[allow(clippy::absurd_extreme_comparisons, clippy::manual_range_contains, unused_comparisons)]
             #[inline]
             pub fn decode(word: u64, generation: u32) -> Option<Opcode> {
                 let word = word & #word_mask;
@@ -292,7 +860,7 @@ pub fn generate(isa: &Isa, root: &str) -> TokenStream {
 
             /// The spec's encoding index for the runtime engine.
             pub fn encoding(self) -> ::lathe_isa::EncId {
-                isa().encoding(self.info().name).unwrap_or_default()
+                ENC_IDS[self as usize]
             }
 
             /// Metadata `key` from the spec (nearest definition or default).
@@ -302,6 +870,10 @@ pub fn generate(isa: &Isa, root: &str) -> TokenStream {
         }
 
         #latency_items
+
+        #enums_mod
+
+        #typed
 
         /// One instruction: its opcode, the generation it was decoded or
         /// assembled for, and its exact word (every bit kept).
@@ -331,6 +903,18 @@ pub fn generate(isa: &Isa, root: &str) -> TokenStream {
                 isa().disassemble_into(self.word, self.generation, out).map(|_| ())
             }
 
+            /// Applies the spec's validity rules (`check`s, strict enums,
+            /// sub-encodings that must match).
+            pub fn validate(&self) -> Result<(), ::lathe_isa::DisasmError> {
+                isa().validate(self.word, self.generation).map(|_| ())
+            }
+
+            /// Set don't-care bits and `assert` mismatches (never part of
+            /// the display text).
+            pub fn warnings(&self) -> Vec<::lathe_isa::DecodeWarning> {
+                isa().decode_warnings(self.word, self.generation)
+            }
+
             /// Assembles one instruction's text.
             pub fn assemble(text: &str, generation: u32) -> Result<Instr, ::lathe_isa::AsmError> {
                 let word = isa().assemble(text, generation)?;
@@ -349,18 +933,45 @@ pub fn generate(isa: &Isa, root: &str) -> TokenStream {
 
         impl<'a> ::arbitrary::Arbitrary<'a> for Instr {
             fn arbitrary(u: &mut ::arbitrary::Unstructured<'a>) -> ::arbitrary::Result<Self> {
+                // Field by field: a leaf valid at the generation, every field
+                // a value of its type (listed values for strict enums), the
+                // active overrides' fields by their types; verified against
+                // every `check` rule by the engine.
                 let opcode = *u.choose(&Opcode::ALL)?;
-                let info = opcode.info();
-                let (lo, hi) = info.generations;
+                let (lo, hi) = opcode.info().generations;
                 let generation = u.int_in_range(lo..=hi.min(lo.saturating_add(1000)))?;
-                let bits: u64 = u.arbitrary()?;
-                let word = ((bits & !info.mask) | info.match_bits) & #word_mask;
-                // Valid means: decodes back to this opcode and displays
-                // (every sub-encoding matches).
-                match Instr::decode(word, generation) {
-                    Some(i) if i.opcode == opcode && isa().disassemble(word, generation).is_ok() => Ok(i),
-                    _ => Err(::arbitrary::Error::IncorrectFormat),
+                let mut pick = |max: u64| u.int_in_range(0..=max).unwrap_or(0);
+                match isa().build_word(opcode.encoding(), generation, &mut pick) {
+                    Some(word) => Ok(Instr { opcode, generation, word }),
+                    None => Err(::arbitrary::Error::IncorrectFormat),
                 }
+            }
+        }
+    }
+}
+
+/// What `isa!("…")` expands to for the root spec file `path` (already
+/// joined to the calling crate's directory): the generated items, or, if
+/// the spec does not load, one `compile_error!` carrying every diagnostic
+/// (`file:line:col: error: …` with the caret excerpt). Either way every
+/// spec file that was read is `include_str!`'d so cargo rebuilds when one
+/// changes.
+pub fn expand(path: &std::path::Path) -> TokenStream {
+    let path = crate::load::normalize(path);
+    match crate::load(&path) {
+        Ok(isa) => generate(&isa, &path.display().to_string()),
+        Err(d) => {
+            let msg = d.to_string();
+            let mut files: Vec<String> = Vec::new();
+            for x in &d.0 {
+                let p = x.path.display().to_string();
+                if x.path.exists() && !files.contains(&p) {
+                    files.push(p);
+                }
+            }
+            quote! {
+                #(const _: &str = include_str!(#files);)*
+                compile_error!(#msg);
             }
         }
     }

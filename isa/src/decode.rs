@@ -18,12 +18,24 @@ pub enum Node {
 }
 
 /// One candidate leaf: its fixed bits and generations.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Candidate {
     pub enc: EncId,
     pub mask: u64,
     pub match_bits: u64,
     pub generation: GenRange,
+    /// Candidates (indices) that a declared `overlaps` lets match some of
+    /// the same words; a word matching this one and a partner decodes to
+    /// nothing (Mesa's "bitset conflict").
+    pub partners: Vec<usize>,
+}
+
+impl Candidate {
+    /// Whether this candidate matches `word` at `generation`.
+    #[inline]
+    pub fn matches(&self, word: u64, generation: u32) -> bool {
+        (word & self.mask) == self.match_bits && self.generation.contains(generation)
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -116,7 +128,7 @@ impl DecisionTree {
         let mut zero = Vec::new();
         let mut one = Vec::new();
         for &c in &cands {
-            let cand = self.candidates[c];
+            let cand = &self.candidates[c];
             if cand.mask & m == 0 || cand.match_bits & m == 0 {
                 zero.push(c);
             }
@@ -153,10 +165,17 @@ impl DecisionTree {
                     n = children[v as usize];
                 }
                 Node::Leaves(list) => {
-                    return list.iter().map(|&c| &self.candidates[c]).find_map(|c| {
-                        ((word & c.mask) == c.match_bits && c.generation.contains(generation))
-                            .then_some(c.enc)
-                    });
+                    let c = list
+                        .iter()
+                        .map(|&c| &self.candidates[c])
+                        .find(|c| c.matches(word, generation))?;
+                    // Only declared overlaps can match too (the checker
+                    // rejects any other); such a word is ambiguous.
+                    let ambiguous = c
+                        .partners
+                        .iter()
+                        .any(|&p| self.candidates[p].matches(word, generation));
+                    return (!ambiguous).then_some(c.enc);
                 }
             }
         }
@@ -171,15 +190,29 @@ pub fn build_decoders(isa: &Isa) -> Vec<(EncId, DecisionTree)> {
     roots
         .into_iter()
         .map(|r| {
-            let cands = isa
-                .leaves(r)
-                .map(|l| {
+            let leaves: Vec<EncId> = isa.leaves(r).collect();
+            let cands = leaves
+                .iter()
+                .map(|&l| {
                     let e = &isa.encodings[l];
+                    let partners = leaves
+                        .iter()
+                        .enumerate()
+                        .filter(|&(_, &o)| {
+                            let f = &isa.encodings[o];
+                            o != l
+                                && (e.match_bits ^ f.match_bits) & e.mask & f.mask == 0
+                                && !e.generation.intersect(f.generation).is_empty()
+                                && isa.overlap_declared(l, o)
+                        })
+                        .map(|(i, _)| i)
+                        .collect();
                     Candidate {
                         enc: l,
                         mask: e.mask,
                         match_bits: e.match_bits,
                         generation: e.generation,
+                        partners,
                     }
                 })
                 .collect();

@@ -31,6 +31,17 @@ pub enum DisasmError {
     NoTemplate { leaf: String },
     #[error("`{name}` cannot be evaluated in `{leaf}`")]
     Unresolved { name: String, leaf: String },
+    /// A `check` rule of the spec does not hold.
+    #[error("{message} (`{leaf}`)")]
+    Check { leaf: String, message: String },
+    /// A field of a `strict` enum type holds a value the enum does not list.
+    #[error("reserved value {value} of `{field}` (enum `{enum_name}`) in `{leaf}`")]
+    Reserved {
+        leaf: String,
+        field: String,
+        enum_name: String,
+        value: u64,
+    },
     #[error("formatting failed")]
     Fmt,
 }
@@ -51,6 +62,9 @@ pub struct Scope<'a> {
     pub caller: Option<(&'a Scope<'a>, &'a [(String, String)])>,
     active: [Cell<u8>; MAX_DEPTH],
     depth: Cell<usize>,
+    /// Whether `write` enforces `check` rules and strict enums (the
+    /// assembler's search turns this off until its final verification).
+    validate: bool,
 }
 
 /// Where a name was found: the item and the scope that owns it.
@@ -75,7 +89,68 @@ impl<'a> Scope<'a> {
             caller,
             active: std::array::from_fn(|_| Cell::new(UNKNOWN)),
             depth: Cell::new(0),
+            validate: true,
         }
+    }
+
+    /// The same scope without `check` rules and strict-enum errors.
+    pub fn unvalidated(mut self) -> Self {
+        self.validate = false;
+        self
+    }
+
+    fn leaf_name(&self) -> String {
+        self.isa.encodings[self.leaf].name.clone()
+    }
+
+    /// Enforces this scope's validity rules: every `check` of the plain
+    /// levels and of the active `when`s, and every visible field of a
+    /// `strict` enum type.
+    pub fn check_rules(&self) -> Result<(), DisasmError> {
+        for (k, enc) in self.levels() {
+            let e = &self.isa.encodings[enc];
+            let active = self.active_when(k, enc).map(|j| &e.whens[j].level);
+            for level in active.into_iter().chain(std::iter::once(&e.plain)) {
+                for c in &level.checks {
+                    match self.eval(&c.expr) {
+                        Some(0) => {
+                            return Err(DisasmError::Check {
+                                leaf: self.leaf_name(),
+                                message: c.message.clone(),
+                            });
+                        }
+                        Some(_) => {}
+                        None => {
+                            return Err(DisasmError::Unresolved {
+                                name: c.expr.to_string(),
+                                leaf: self.leaf_name(),
+                            });
+                        }
+                    }
+                }
+                for f in &level.fields {
+                    let FieldType::Enum(en) = f.ty else { continue };
+                    let def = &self.isa.enums[en];
+                    if !def.strict {
+                        continue;
+                    }
+                    // Only the definition the name resolves to counts.
+                    let visible = self
+                        .find(&f.name)
+                        .is_some_and(|x| matches!(x.item, ItemRef::Field(g) if std::ptr::eq(g, f)));
+                    let v = f.extract(self.value);
+                    if visible && def.display(v).is_none() {
+                        return Err(DisasmError::Reserved {
+                            leaf: self.leaf_name(),
+                            field: f.name.clone(),
+                            enum_name: def.name.clone(),
+                            value: v,
+                        });
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The chain from the leaf to the tree root, at most `MAX_DEPTH` long.
@@ -195,6 +270,9 @@ impl<'a> Scope<'a> {
 
     /// Writes this leaf's text.
     pub fn write(&self, out: &mut dyn Write) -> Result<(), DisasmError> {
+        if self.validate {
+            self.check_rules()?;
+        }
         let t = self.template().ok_or_else(|| DisasmError::NoTemplate {
             leaf: self.isa.encodings[self.leaf].name.clone(),
         })?;
@@ -232,14 +310,27 @@ impl<'a> Scope<'a> {
                         value: v,
                         generation: self.generation,
                     })?;
-                let sub = Scope::new(
+                let mut sub = Scope::new(
                     self.isa,
                     leaf,
                     v,
                     self.generation,
                     Some((found.scope, binds)),
                 );
+                sub.validate = self.validate;
                 sub.write(out)
+            }
+            FieldType::Enum(e)
+                if self.validate
+                    && self.isa.enums[*e].strict
+                    && self.isa.enums[*e].display(v).is_none() =>
+            {
+                Err(DisasmError::Reserved {
+                    leaf: self.leaf_name(),
+                    field: name.to_string(),
+                    enum_name: self.isa.enums[*e].name.clone(),
+                    value: v,
+                })
             }
             ty => Ok(write_scalar(out, self.isa, ty, v, found.item.width())?),
         }
@@ -253,8 +344,11 @@ impl ExprEnv for Scope<'_> {
     fn generation(&self) -> u32 {
         self.generation
     }
-    fn named(&self, index: usize) -> Option<&Expr> {
-        self.isa.exprs.get(index).map(|n| &n.expr)
+    fn named(&self, index: usize) -> Option<(&[String], &Expr)> {
+        self.isa
+            .exprs
+            .get(index)
+            .map(|n| (n.params.as_slice(), &n.expr))
     }
 }
 
@@ -265,12 +359,25 @@ impl Isa {
         self.decoder(self.root)?.lookup(word, generation)
     }
 
-    /// Writes the text of `word` into `out` and returns its leaf.
+    /// Writes the text of `word` into `out` and returns its leaf. A word
+    /// that breaks a `check` rule or holds a reserved strict-enum value is
+    /// an error (some text may already have been written).
     pub fn disassemble_into(
         &self,
         word: u64,
         generation: u32,
         out: &mut dyn Write,
+    ) -> Result<EncId, DisasmError> {
+        self.render(word, generation, out, true)
+    }
+
+    /// Like [`Isa::disassemble_into`], with or without validity rules.
+    pub(crate) fn render(
+        &self,
+        word: u64,
+        generation: u32,
+        out: &mut dyn Write,
+        validate: bool,
     ) -> Result<EncId, DisasmError> {
         let word = if self.width >= 64 {
             word
@@ -280,7 +387,12 @@ impl Isa {
         let leaf = self
             .decode(word, generation)
             .ok_or(DisasmError::NoMatch { word, generation })?;
-        Scope::new(self, leaf, word, generation, None).write(out)?;
+        let scope = Scope::new(self, leaf, word, generation, None);
+        if validate {
+            scope.write(out)?;
+        } else {
+            scope.unvalidated().write(out)?;
+        }
         Ok(leaf)
     }
 

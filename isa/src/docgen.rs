@@ -170,6 +170,35 @@ pub fn markdown(isa: &Isa, spec: &str) -> String {
                 let _ = writeln!(o, "- {}: {}", k.name, meta_text(v));
             }
         }
+        let overlaps: Vec<String> = isa
+            .chain(leaf)
+            .flat_map(|p| isa.encodings[p].overlaps.iter())
+            .map(|(x, _)| format!("`{}`", isa.encodings[*x].name))
+            .collect();
+        if !overlaps.is_empty() {
+            let _ = writeln!(
+                o,
+                "- overlaps: {} (a word matching both decodes to nothing)",
+                overlaps.join(", ")
+            );
+        }
+        for enc in isa.chain(leaf) {
+            let en = &isa.encodings[enc];
+            let plain = en.plain.checks.iter().map(|c| (c, None));
+            let whens = en
+                .whens
+                .iter()
+                .flat_map(|w| w.level.checks.iter().map(move |c| (c, Some(&w.cond))));
+            for (c, cond) in plain.chain(whens) {
+                let when = cond.map_or(String::new(), |w| format!(" when `{w}`"));
+                let _ = writeln!(
+                    o,
+                    "- check{when}: `{}` — {}",
+                    c.expr.to_string().replace('|', "\\|"),
+                    c.message
+                );
+            }
+        }
         o.push('\n');
         let mut syntaxes = Vec::new();
         for enc in isa.chain(leaf) {
@@ -205,6 +234,9 @@ pub fn markdown(isa: &Isa, spec: &str) -> String {
         let _ = writeln!(o, "### `{}`\n", en.name);
         if !en.doc.is_empty() {
             let _ = writeln!(o, "{}\n", en.doc);
+        }
+        if en.strict {
+            let _ = writeln!(o, "Strict: values not listed are reserved.\n");
         }
         let _ = writeln!(o, "| value | text |\n|---|---|");
         for (v, s, _) in &en.values {

@@ -150,8 +150,9 @@ pub enum ExprKind {
     Gen,
     /// A field, derived field or param, looked up in the evaluation scope.
     Name(String),
-    /// `@name`: a named expression, resolved to an index after loading.
-    Named(String, Option<usize>),
+    /// `@name` or `@name(ARGS)`: a named expression (function), resolved
+    /// to an index after loading, with its arguments.
+    Named(String, Option<usize>, Vec<Expr>),
     Unary(UnOp, Box<Expr>),
     Binary(BinOp, Box<Expr>, Box<Expr>),
     Cond(Box<Expr>, Box<Expr>, Box<Expr>),
@@ -169,9 +170,39 @@ pub trait ExprEnv {
     fn lookup(&self, name: &str) -> Option<i64>;
     /// The generation being decoded or assembled for.
     fn generation(&self) -> u32;
-    /// A named expression by index.
-    fn named(&self, index: usize) -> Option<&Expr>;
+    /// A named expression by index: its parameter names and body.
+    fn named(&self, index: usize) -> Option<(&[String], &Expr)>;
 }
+
+/// Most parameters an expression function may declare.
+pub const MAX_PARAMS: usize = 8;
+
+/// The environment inside an expression function's body: its parameters
+/// bound to the argument values, everything else from the caller.
+struct Bound<'e> {
+    inner: &'e dyn ExprEnv,
+    params: &'e [String],
+    values: &'e [i64],
+}
+
+impl ExprEnv for Bound<'_> {
+    fn lookup(&self, name: &str) -> Option<i64> {
+        match self.params.iter().position(|p| p == name) {
+            Some(i) => self.values.get(i).copied(),
+            None => self.inner.lookup(name),
+        }
+    }
+    fn generation(&self) -> u32 {
+        self.inner.generation()
+    }
+    fn named(&self, index: usize) -> Option<(&[String], &Expr)> {
+        self.inner.named(index)
+    }
+}
+
+/// Callback of [`Expr::visit_named_mut`]: name, resolved index slot,
+/// number of arguments, span.
+pub type NamedVisitor<'f> = dyn FnMut(&str, &mut Option<usize>, usize, Span) + 'f;
 
 /// Why an expression could not be evaluated.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -197,11 +228,26 @@ impl Expr {
             ExprKind::Name(n) => env
                 .lookup(n)
                 .ok_or_else(|| EvalError::UnknownName(n.clone()))?,
-            ExprKind::Named(n, idx) => {
-                let e = idx
+            ExprKind::Named(n, idx, args) => {
+                let (params, body) = idx
                     .and_then(|i| env.named(i))
                     .ok_or_else(|| EvalError::UnknownName(format!("@{n}")))?;
-                e.eval(env, depth + 1)?
+                if args.is_empty() {
+                    body.eval(env, depth + 1)?
+                } else {
+                    // Arguments are evaluated in the caller, by value.
+                    let mut values = [0i64; MAX_PARAMS];
+                    for (v, a) in values.iter_mut().zip(args) {
+                        *v = a.eval(env, depth + 1)?;
+                    }
+                    let n = args.len().min(MAX_PARAMS);
+                    let bound = Bound {
+                        inner: env,
+                        params,
+                        values: &values[..n],
+                    };
+                    body.eval(&bound, depth + 1)?
+                }
             }
             ExprKind::Unary(op, a) => op.apply(a.eval(env, depth + 1)?),
             ExprKind::Binary(op, a, b) => {
@@ -228,7 +274,12 @@ impl Expr {
     pub fn visit_names(&self, f: &mut dyn FnMut(&str, crate::diag::Span)) {
         match &self.kind {
             ExprKind::Name(n) => f(n, self.span),
-            ExprKind::Int(_) | ExprKind::Gen | ExprKind::Named(..) => {}
+            ExprKind::Int(_) | ExprKind::Gen => {}
+            ExprKind::Named(_, _, args) => {
+                for a in args {
+                    a.visit_names(f);
+                }
+            }
             ExprKind::Unary(_, a) => a.visit_names(f),
             ExprKind::Binary(_, a, b) => {
                 a.visit_names(f);
@@ -242,11 +293,17 @@ impl Expr {
         }
     }
 
-    /// Calls `f` for every `@named` reference (mutable, to resolve indices).
-    pub fn visit_named_mut(&mut self, f: &mut dyn FnMut(&str, &mut Option<usize>, Span)) {
+    /// Calls `f` for every `@named` reference (mutable, to resolve
+    /// indices) with its number of arguments.
+    pub fn visit_named_mut(&mut self, f: &mut NamedVisitor<'_>) {
         let span = self.span;
         match &mut self.kind {
-            ExprKind::Named(n, idx) => f(n, idx, span),
+            ExprKind::Named(n, idx, args) => {
+                f(n, idx, args.len(), span);
+                for a in args {
+                    a.visit_named_mut(f);
+                }
+            }
             ExprKind::Int(_) | ExprKind::Gen | ExprKind::Name(_) => {}
             ExprKind::Unary(_, a) => a.visit_named_mut(f),
             ExprKind::Binary(_, a, b) => {
@@ -268,7 +325,20 @@ impl std::fmt::Display for Expr {
             ExprKind::Int(v) => write!(f, "{v}"),
             ExprKind::Gen => write!(f, "gen"),
             ExprKind::Name(n) => write!(f, "{n}"),
-            ExprKind::Named(n, _) => write!(f, "@{n}"),
+            ExprKind::Named(n, _, args) => {
+                write!(f, "@{n}")?;
+                if !args.is_empty() {
+                    write!(f, "(")?;
+                    for (i, a) in args.iter().enumerate() {
+                        if i > 0 {
+                            write!(f, ", ")?;
+                        }
+                        write!(f, "{a}")?;
+                    }
+                    write!(f, ")")?;
+                }
+                Ok(())
+            }
             ExprKind::Unary(op, a) => {
                 let t = match op {
                     UnOp::Not => "!",

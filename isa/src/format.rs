@@ -101,6 +101,7 @@ pub fn write_scalar(
         FieldType::Uint | FieldType::AbsBranch => write!(out, "{v}"),
         FieldType::Int | FieldType::Branch => write!(out, "{}", sign_extend(v, width)),
         FieldType::Hex => write!(out, "{v:x}"),
+        FieldType::HexUpper => write!(out, "{v:X}"),
         FieldType::Offset => {
             let s = sign_extend(v, width);
             if s != 0 {
@@ -190,7 +191,7 @@ pub fn parse_scalar(isa: &Isa, ty: &FieldType, text: &str, width: u32) -> Vec<(u
                 }
             }
         }
-        FieldType::Hex => {
+        FieldType::Hex | FieldType::HexUpper => {
             let n = digits(text, 16);
             if n > 0 {
                 if let Ok(v) = u64::from_str_radix(&text[..n], 16) {
@@ -289,6 +290,55 @@ pub fn parse_scalar(isa: &Isa, ty: &FieldType, text: &str, width: u32) -> Vec<(u
         FieldType::Sub(..) => {}
     }
     out
+}
+
+/// If `text` starts with a number written the way type `ty` reads it but
+/// too large for `width` bits, that number's text (for diagnostics).
+pub fn out_of_range<'t>(ty: &FieldType, text: &'t str, width: u32) -> Option<&'t str> {
+    let signed = |t: &'t str, sign_required: bool| {
+        let has_sign = t.starts_with('-') || t.starts_with('+');
+        if sign_required && !has_sign {
+            return None;
+        }
+        let start = usize::from(has_sign);
+        let n = digits(&t[start..], 10);
+        (n > 0).then(|| &t[..start + n])
+    };
+    let number = match ty {
+        FieldType::Uint | FieldType::AbsBranch => {
+            let n = digits(text, 10);
+            (n > 0).then(|| &text[..n])
+        }
+        FieldType::Hex | FieldType::HexUpper => {
+            let n = digits(text, 16);
+            (n > 0).then(|| &text[..n])
+        }
+        FieldType::Int | FieldType::Branch => signed(text, false),
+        FieldType::Offset => signed(text, true),
+        FieldType::Uoffset => text.starts_with('+').then(|| signed(text, true)).flatten(),
+        _ => None,
+    }?;
+    // It is out of range exactly when the type's own reader rejects it.
+    let read = parse_scalar_unchecked(ty, number, width);
+    (!read).then_some(number)
+}
+
+/// Whether the whole of `number` reads as a value of `ty` in `width` bits.
+fn parse_scalar_unchecked(ty: &FieldType, number: &str, width: u32) -> bool {
+    let m = mask(width);
+    let parsed: Option<i128> = match ty {
+        FieldType::Hex | FieldType::HexUpper => u128::from_str_radix(number, 16)
+            .ok()
+            .and_then(|v| i128::try_from(v).ok()),
+        _ => number.trim_start_matches('+').parse::<i128>().ok(),
+    };
+    let Some(v) = parsed else { return false };
+    match ty {
+        FieldType::Int | FieldType::Branch | FieldType::Offset => {
+            i64::try_from(v).is_ok_and(|s| sign_extend((s as u64) & m, width) == s)
+        }
+        _ => u64::try_from(v).is_ok_and(|u| u & !m == 0),
+    }
 }
 
 /// A C-style decimal floating-point number at the start of `text`.

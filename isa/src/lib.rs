@@ -6,20 +6,36 @@
 //! crate knows about a particular instruction set: every fact comes from
 //! the spec.
 //!
+//! Besides text in and out, the engine reads and writes named fields of a
+//! decoded word ([`Isa::read_field`], [`Isa::write_field`]), builds valid
+//! words field by field ([`Isa::build_word`]), applies the spec's `check`
+//! rules ([`Isa::validate`]) and reports Mesa-style decode warnings
+//! ([`Isa::decode_warnings`]). The code `isa!` generates is a typed layer
+//! over these; see [`codegen`] for what it contains and why display and
+//! assembly still interpret the embedded spec.
+//!
 //! ```
 //! let isa = lathe_isa::load(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/specs/tiny.isa")).unwrap();
 //! assert_eq!(isa.disassemble(0x1312, 1).unwrap(), "add r3, r2");
 //! assert_eq!(isa.assemble("ld.ne r1, [r2-1]", 2).unwrap(), 0x21f2);
+//! // Fields by name, with their types.
+//! let off = isa.read_field(0x21f2, 2, "OFF").unwrap();
+//! assert_eq!(lathe_isa::format::sign_extend(off.raw, off.width), -1);
+//! // A diagnostic that names the problem and its column.
+//! let err = isa.assemble("add r3, r16", 1).unwrap_err();
+//! assert_eq!(err.to_string(), "column 10: `16` does not fit in field `N` (4 bits, unsigned)");
 //! ```
 
 pub mod assemble;
 pub mod ast;
 pub mod check;
+pub mod codegen;
 pub mod decode;
 pub mod diag;
 pub mod display;
 pub mod docgen;
 pub mod expr;
+pub mod fields;
 pub mod format;
 pub mod load;
 pub mod model;
@@ -28,5 +44,6 @@ pub mod parse;
 pub use assemble::AsmError;
 pub use diag::{Diagnostic, Diagnostics};
 pub use display::DisasmError;
-pub use load::{MemReader, load, load_with};
+pub use fields::{DecodeWarning, FieldError, FieldInput, FieldRead};
+pub use load::{MemReader, load, load_prechecked, load_with};
 pub use model::{EncId, Isa};

@@ -73,6 +73,15 @@ pub fn load_with(path: &Path, reader: &dyn SourceReader) -> Result<Isa, Diagnost
     }
 }
 
+/// Loads and resolves a spec that is known to pass the checker (the
+/// embedded copy in `isa!`-generated code, checked when it was generated):
+/// skips the structural checks, which are most of the load time. Name
+/// resolution errors are still reported.
+pub fn load_prechecked(path: &Path, reader: &dyn SourceReader) -> Result<Isa, Diagnostics> {
+    let (map, files) = read_all(path, reader)?;
+    Resolver::new(map).resolve(files)
+}
+
 /// Reads the root file and everything it imports, parsing each once.
 pub fn read_all(
     root: &Path,
@@ -128,6 +137,7 @@ const BUILTIN_TYPES: &[&str] = &[
     "uint",
     "int",
     "hex",
+    "HEX",
     "offset",
     "uoffset",
     "float",
@@ -242,6 +252,7 @@ impl Resolver {
                 name: e.name.node.clone(),
                 doc: e.doc.clone(),
                 span: e.name.span,
+                strict: e.strict,
                 values,
             });
         }
@@ -255,9 +266,28 @@ impl Resolver {
                     format!("expression `@{}` is declared twice", e.name.node),
                 );
             }
+            let mut params: Vec<String> = Vec::new();
+            for p in &e.params {
+                if params.contains(&p.node) {
+                    self.err(p.span, format!("parameter `{}` is declared twice", p.node));
+                }
+                params.push(p.node.clone());
+            }
+            if params.len() > crate::expr::MAX_PARAMS {
+                self.err(
+                    e.name.span,
+                    format!(
+                        "`@{}` has {} parameters; at most {} are supported",
+                        e.name.node,
+                        params.len(),
+                        crate::expr::MAX_PARAMS
+                    ),
+                );
+            }
             named.push(NamedExpr {
                 name: e.name.node.clone(),
                 doc: e.doc.clone(),
+                params,
                 expr: e.expr.clone(),
             });
         }
@@ -429,12 +459,22 @@ impl Resolver {
         }
 
         // Named-expression references.
-        let names: Vec<String> = named.iter().map(|n| n.name.clone()).collect();
+        let arity: Vec<(String, usize)> = named
+            .iter()
+            .map(|n| (n.name.clone(), n.params.len()))
+            .collect();
         let mut unresolved = Vec::new();
         let mut fix = |e: &mut Expr| {
             e.visit_named_mut(
-                &mut |n, idx, span| match names.iter().position(|x| x == n) {
-                    Some(i) => *idx = Some(i),
+                &mut |n, idx, args, span| match arity.iter().position(|(x, _)| x == n) {
+                    Some(i) if arity[i].1 == args => *idx = Some(i),
+                    Some(i) => unresolved.push((
+                        span,
+                        format!(
+                            "`@{n}` takes {} argument(s) but is given {args}",
+                            arity[i].1
+                        ),
+                    )),
                     None => unresolved.push((span, format!("unknown expression `@{n}`"))),
                 },
             )
@@ -446,10 +486,16 @@ impl Resolver {
             for d in &mut e.plain.deriveds {
                 fix(&mut d.expr);
             }
+            for c in &mut e.plain.checks {
+                fix(&mut c.expr);
+            }
             for w in &mut e.whens {
                 fix(&mut w.cond);
                 for d in &mut w.level.deriveds {
                     fix(&mut d.expr);
+                }
+                for c in &mut w.level.checks {
+                    fix(&mut c.expr);
                 }
             }
         }
@@ -579,6 +625,7 @@ impl Resolver {
             generation: GenRange::ALL,
             params: Vec::new(),
             meta: Vec::new(),
+            overlaps: Vec::new(),
             children: Vec::new(),
             mask: 0,
             match_bits: 0,
@@ -601,6 +648,7 @@ impl Resolver {
                             | BodyItem::Derived { .. }
                             | BodyItem::Display(_)
                             | BodyItem::Assert { .. }
+                            | BodyItem::Check { .. }
                             | BodyItem::Mnemonic(_) => self.level_item(&mut level, b, cx),
                             BodyItem::Pattern { bits, .. } => self.err(
                                 bits.span,
@@ -617,6 +665,11 @@ impl Resolver {
                             }
                             BodyItem::Meta { key, .. } => {
                                 self.err(key.span, "`meta` is not allowed inside `when`")
+                            }
+                            BodyItem::Overlaps(names) => {
+                                if let Some(n) = names.first() {
+                                    self.err(n.span, "`overlaps` is not allowed inside `when`: overrides never take part in matching")
+                                }
                             }
                         }
                     }
@@ -652,6 +705,17 @@ impl Resolver {
                             self.err(n.span, format!("param `{}` is declared twice", n.node));
                         }
                         enc.params.push(n.node.clone());
+                    }
+                }
+                BodyItem::Overlaps(names) => {
+                    for n in names {
+                        match cx.index.get(&n.node) {
+                            Some(&o) if o == id => {
+                                self.err(n.span, format!("`{}` cannot overlap itself", n.node))
+                            }
+                            Some(&o) => enc.overlaps.push((o, n.span)),
+                            None => self.err(n.span, format!("unknown encoding `{}`", n.node)),
+                        }
                     }
                 }
                 BodyItem::Meta { key, value } => {
@@ -764,6 +828,11 @@ impl Resolver {
                 }
             }
             BodyItem::Mnemonic(m) => level.mnemonic = Some(m.node.clone()),
+            BodyItem::Check { expr, message } => level.checks.push(Check {
+                expr: expr.clone(),
+                message: message.node.clone(),
+                span: expr.span,
+            }),
             _ => {}
         }
     }
@@ -934,6 +1003,7 @@ impl Resolver {
                     "uint" => FieldType::Uint,
                     "int" => FieldType::Int,
                     "hex" => FieldType::Hex,
+                    "HEX" => FieldType::HexUpper,
                     "offset" => FieldType::Offset,
                     "uoffset" => FieldType::Uoffset,
                     "float" => FieldType::Float,

@@ -52,6 +52,8 @@ pub enum FieldType {
     Uint,
     Int,
     Hex,
+    /// `HEX`: upper-case hex digits, otherwise like `hex`.
+    HexUpper,
     Offset,
     Uoffset,
     Float,
@@ -73,6 +75,7 @@ impl FieldType {
             FieldType::Uint => "uint".into(),
             FieldType::Int => "int".into(),
             FieldType::Hex => "hex".into(),
+            FieldType::HexUpper => "HEX".into(),
             FieldType::Offset => "offset".into(),
             FieldType::Uoffset => "uoffset".into(),
             FieldType::Float => "float".into(),
@@ -165,6 +168,14 @@ pub struct Assert {
     pub span: Span,
 }
 
+/// A validity rule: decoding fails with `message` where `expr` is 0.
+#[derive(Clone, Debug)]
+pub struct Check {
+    pub expr: Expr,
+    pub message: String,
+    pub span: Span,
+}
+
 /// One piece of a display template.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Piece {
@@ -189,6 +200,7 @@ pub struct Level {
     pub deriveds: Vec<Derived>,
     pub display: Option<Template>,
     pub asserts: Vec<Assert>,
+    pub checks: Vec<Check>,
     pub mnemonic: Option<String>,
 }
 
@@ -250,6 +262,8 @@ pub struct Encoding {
     /// Declared params (tree roots only).
     pub params: Vec<String>,
     pub meta: Vec<(String, MetaValue, Span)>,
+    /// Encodings named by `overlaps` (same tree), with the name's span.
+    pub overlaps: Vec<(EncId, Span)>,
     pub children: Vec<EncId>,
     /// For every encoding: 0/1 pattern bits of itself and its ancestors.
     pub mask: u64,
@@ -271,6 +285,9 @@ pub struct EnumDef {
     pub name: String,
     pub doc: String,
     pub span: Span,
+    /// Values not listed are reserved (a decode error) rather than shown
+    /// as decimal.
+    pub strict: bool,
     pub values: Vec<(u64, String, String)>,
 }
 
@@ -287,6 +304,8 @@ impl EnumDef {
 pub struct NamedExpr {
     pub name: String,
     pub doc: String,
+    /// Parameter names (empty for a plain named expression).
+    pub params: Vec<String>,
     pub expr: Expr,
 }
 
@@ -406,6 +425,20 @@ impl Isa {
             .iter()
             .find(|(n, _)| n == name)
             .map(|(_, v)| *v)
+    }
+
+    /// Whether an `overlaps` item (on `a` or `b` or an ancestor of either)
+    /// accepts the two encodings matching the same word.
+    pub fn overlap_declared(&self, a: EncId, b: EncId) -> bool {
+        let names = |x: EncId, y: EncId| {
+            self.chain(x).any(|d| {
+                self.encodings[d]
+                    .overlaps
+                    .iter()
+                    .any(|(o, _)| self.chain(y).any(|e| e == *o))
+            })
+        };
+        names(a, b) || names(b, a)
     }
 
     /// The decision tree of the tree rooted at `root`.

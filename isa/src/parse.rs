@@ -50,7 +50,7 @@ fn rule_name(rule: &Rule) -> &'static str {
         Rule::item => "a declaration (`isa`, `import`, `enum`, `expr`, `encoding`, `latency`)",
         Rule::isa_item => "`width`, `root`, `generations`, `meta` or `field_meta`",
         Rule::body_item => {
-            "an encoding item (`field`, `derived`, `pattern`, `assert`, `display`, `when`, `gen`, `mnemonic`, `params`, `meta`)"
+            "an encoding item (`field`, `derived`, `pattern`, `assert`, `display`, `when`, `gen`, `mnemonic`, `params`, `meta`, `overlaps`, `check`)"
         }
         Rule::ident => "a name",
         Rule::enc_name => "an encoding or type name",
@@ -200,10 +200,19 @@ impl Cx<'_> {
             Rule::import => Item::Import(self.string(d.into_inner().find(keep).expect("import"))?),
             Rule::enum_decl => Item::Enum(self.enum_decl(doc, d)?),
             Rule::expr_decl => {
-                let mut i = d.into_inner().filter(keep);
+                let mut i = d.into_inner().filter(keep).peekable();
                 let name = self.name(i.next().expect("expr name"));
+                let mut params = Vec::new();
+                if let Some(p) = i.next_if(|p| p.as_rule() == Rule::expr_params) {
+                    params = p.into_inner().filter(keep).map(|n| self.name(n)).collect();
+                }
                 let expr = self.expr(i.next().expect("expr"))?;
-                Item::Expr(ExprDecl { doc, name, expr })
+                Item::Expr(ExprDecl {
+                    doc,
+                    name,
+                    params,
+                    expr,
+                })
             }
             Rule::encoding => Item::Encoding(self.encoding(doc, d)?),
             Rule::latency => Item::Latency(self.latency(d)?),
@@ -290,8 +299,9 @@ impl Cx<'_> {
     }
 
     fn enum_decl(&self, doc: String, p: P) -> Result<EnumDecl, Diagnostic> {
-        let mut it = p.into_inner().filter(keep);
+        let mut it = p.into_inner().filter(keep).peekable();
         let name = self.name(it.next().expect("enum name"));
+        let strict = it.next_if(|x| x.as_rule() == Rule::kw_strict).is_some();
         let mut values = Vec::new();
         for v in it {
             let mut vi = v.into_inner().filter(keep);
@@ -304,7 +314,12 @@ impl Cx<'_> {
                 display,
             });
         }
-        Ok(EnumDecl { doc, name, values })
+        Ok(EnumDecl {
+            doc,
+            name,
+            strict,
+            values,
+        })
     }
 
     fn encoding(&self, doc: String, p: P) -> Result<EncodingDecl, Diagnostic> {
@@ -540,6 +555,12 @@ impl Cx<'_> {
             Rule::gen_item => BodyItem::Gen(self.gen_range(xi.next().expect("range"))?),
             Rule::mnemonic_item => BodyItem::Mnemonic(self.string(xi.next().expect("text"))?),
             Rule::params_item => BodyItem::Params(xi.map(|n| self.name(n)).collect()),
+            Rule::overlaps_item => BodyItem::Overlaps(xi.map(|n| self.name(n)).collect()),
+            Rule::check_item => {
+                let expr = self.expr(xi.next().expect("check expression"))?;
+                let message = self.string(xi.next().expect("check message"))?;
+                BodyItem::Check { expr, message }
+            }
             Rule::meta_item => {
                 let key = self.name(xi.next().expect("key"));
                 let value = self.meta_value(xi.next().expect("value"))?;
@@ -667,7 +688,17 @@ impl Cx<'_> {
         let kind = match x.as_rule() {
             Rule::int => ExprKind::Int(self.int(&x)? as i64),
             Rule::expr => return self.expr(x),
-            Rule::named_ref => ExprKind::Named(x.as_str()[1..].to_string(), None),
+            Rule::named => {
+                let mut it = x.into_inner().filter(keep);
+                let name = it.next().expect("named: reference").as_str()[1..].to_string();
+                let mut args = Vec::new();
+                if let Some(a) = it.next() {
+                    for e in a.into_inner().filter(keep) {
+                        args.push(self.expr(e)?);
+                    }
+                }
+                ExprKind::Named(name, None, args)
+            }
             _ => match x.as_str() {
                 "gen" => ExprKind::Gen,
                 "true" => ExprKind::Int(1),

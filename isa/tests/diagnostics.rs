@@ -81,7 +81,27 @@ fn two_encodings_match_one_word() {
         "conflict.isa",
         10,
         10,
-        "`b` and `a` (conflict.isa:9) can match the same word at generations all",
+        "`b` and `a` (conflict.isa:9) can match the same word at generations all (declare `overlaps a` if this is intended)",
+    );
+}
+
+#[test]
+fn overlap_declaration_must_be_needed() {
+    expect(
+        "unneeded_overlap.isa",
+        10,
+        51,
+        "`overlaps a` is not needed: no leaf of `b` can match the same word as a leaf of `a` in a common generation",
+    );
+}
+
+#[test]
+fn overlap_is_not_an_override() {
+    expect(
+        "overlap_in_when.isa",
+        12,
+        23,
+        "`overlaps` is not allowed inside `when`: overrides never take part in matching",
     );
 }
 
@@ -148,4 +168,14 @@ fn unknown_named_expression() {
 #[test]
 fn unknown_latency_class() {
     expect("unknown_class.isa", 7, 12, "unknown latency class `mem`");
+}
+
+#[test]
+fn expression_function_arity() {
+    expect(
+        "expr_arity.isa",
+        9,
+        11,
+        "`@even` takes 1 argument(s) but is given 2",
+    );
 }

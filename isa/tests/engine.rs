@@ -94,3 +94,48 @@ fn docs_list_every_instruction_with_diagram() {
     assert!(md.contains("0010DDDD CBBBAAAA"), "{md}");
     assert!(md.contains("`{NAME}.{COND} {DST}, [{SRC}{OFF}]`"));
 }
+
+fn overlap() -> lathe_isa::Isa {
+    lathe_isa::load(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/specs/overlap.isa"
+    ))
+    .unwrap_or_else(|d| panic!("{d}"))
+}
+
+#[test]
+fn declared_overlap_words_decode_to_nothing() {
+    let isa = overlap();
+    // 0x15 has `narrow`'s opcode nibble and fits `wide` too.
+    assert_eq!(isa.disassemble(0x15, 1).as_deref(), Ok("wide 21"));
+    assert_eq!(
+        isa.disassemble(0x15, 2),
+        Err(lathe_isa::DisasmError::NoMatch {
+            word: 0x15,
+            generation: 2
+        })
+    );
+    assert_eq!(isa.disassemble(0x25, 2).as_deref(), Ok("wide 37"));
+    assert_eq!(isa.disassemble(0x45, 2).as_deref(), Ok("other 5"));
+    // Neither reading of an ambiguous word can be assembled.
+    assert!(isa.assemble("wide 21", 2).is_err());
+    assert!(isa.assemble("narrow 5", 2).is_err());
+    assert_eq!(isa.assemble("wide 21", 1), Ok(0x15));
+    // Every word: decodes iff exactly one leaf matches at that generation.
+    for generation in [1, 2] {
+        for w in 0..=0xffu64 {
+            let matching = isa
+                .instructions()
+                .filter(|&l| {
+                    let e = &isa.encodings[l];
+                    w & e.mask == e.match_bits && e.generation.contains(generation)
+                })
+                .count();
+            assert_eq!(
+                isa.decode(w, generation).is_some(),
+                matching == 1,
+                "{w:#x} at {generation}"
+            );
+        }
+    }
+}

@@ -52,6 +52,10 @@ fn run(args: &[String]) -> Result<bool, String> {
                         Ok(w) => println!("{w:016x}"),
                         Err(e) => {
                             eprintln!("{e}");
+                            if let Some(col) = e.column() {
+                                let lead: String = a.chars().take(col - 1).map(|_| ' ').collect();
+                                eprintln!("  {a}\n  {lead}^");
+                            }
                             ok = false;
                         }
                     }
