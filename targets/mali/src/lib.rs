@@ -1,3 +1,4 @@
 //! Arm Mali (Valhall) target.
 
 pub mod instancing;
+pub mod valhall;

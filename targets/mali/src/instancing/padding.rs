@@ -37,10 +37,8 @@ pub const MAX_VERTEX_COUNT: u32 = 0xDFFF_FFFF;
 /// holds as 0: this function returns that wrapped value, as the hardware's
 /// field would. Use [`try_padded_vertex_count`] to get an error instead.
 pub fn padded_vertex_count(vertices: u32) -> u32 {
-    match try_padded_vertex_count(vertices) {
-        Ok(padded) => padded,
-        Err(_) => 0, // 0 vertices pads to 0; 2^32 wraps to 0
-    }
+    // 0 vertices pads to 0, and 2^32 wraps to 0: both errors mean 0 here.
+    try_padded_vertex_count(vertices).unwrap_or(0)
 }
 
 /// [`padded_vertex_count`] with the two cases a driver must not program

@@ -118,7 +118,9 @@ impl fmt::Display for MaliModel {
 
 /// A name that is not a supported Valhall Mali model.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("`{name}` is not a supported Mali Valhall GPU (known: g57 g68 g77 g78 g310 g510 g610 g710)")]
+#[error(
+    "`{name}` is not a supported Mali Valhall GPU (known: g57 g68 g77 g78 g310 g510 g610 g710)"
+)]
 pub struct UnknownModel {
     /// The name as given.
     pub name: String,
@@ -134,7 +136,9 @@ impl FromStr for MaliModel {
         MaliModel::ALL
             .into_iter()
             .find(|m| m.name() == short)
-            .ok_or_else(|| UnknownModel { name: s.to_string() })
+            .ok_or_else(|| UnknownModel {
+                name: s.to_string(),
+            })
     }
 }
 
@@ -147,14 +151,28 @@ mod tests {
         for m in MaliModel::ALL {
             assert_eq!(m.name().parse::<MaliModel>(), Ok(m));
             assert_eq!(m.to_string().to_uppercase().parse::<MaliModel>(), Ok(m));
-            assert_eq!(format!("Mali-{}", m.name().to_uppercase()).parse::<MaliModel>(), Ok(m));
+            assert_eq!(
+                format!("Mali-{}", m.name().to_uppercase()).parse::<MaliModel>(),
+                Ok(m)
+            );
         }
     }
 
     #[test]
     fn models_map_to_their_architecture() {
-        let v9: Vec<_> = MaliModel::ALL.into_iter().filter(|m| m.arch() == Arch::V9).collect();
-        assert_eq!(v9, [MaliModel::G57, MaliModel::G68, MaliModel::G77, MaliModel::G78]);
+        let v9: Vec<_> = MaliModel::ALL
+            .into_iter()
+            .filter(|m| m.arch() == Arch::V9)
+            .collect();
+        assert_eq!(
+            v9,
+            [
+                MaliModel::G57,
+                MaliModel::G68,
+                MaliModel::G77,
+                MaliModel::G78
+            ]
+        );
         assert_eq!(MaliModel::G310.arch().generation(), 10);
         assert_eq!(MaliModel::G57.arch().generation(), 9);
     }

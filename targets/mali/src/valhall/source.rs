@@ -1,0 +1,174 @@
+//! Whole assembly sources and disassembly listings, the form the command
+//! line works with: one instruction per line.
+
+use std::fmt::Write as _;
+
+use super::{Arch, Error, assemble, disassemble};
+
+/// A line of an assembly source that does not assemble.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}, column {column}: {message}\n{excerpt}")]
+pub struct SourceError {
+    /// 1-based line number.
+    pub line: usize,
+    /// 1-based column of the instruction's first character.
+    pub column: usize,
+    /// What went wrong.
+    pub message: String,
+    /// The source line and a caret under the column.
+    pub excerpt: String,
+}
+
+/// Drops a comment: a line whose first non-blank character is `#` (as in
+/// Mesa's Valhall assembler; `#` inside an instruction is an immediate),
+/// and anything after `;`, which Valhall syntax never uses.
+fn strip_comment(line: &str) -> &str {
+    if line.trim_start().starts_with('#') {
+        return "";
+    }
+    line.split(';').next().unwrap_or("")
+}
+
+/// `raw 0x…` (or `raw N`): a literal word, for words no instruction matches.
+fn parse_raw(text: &str) -> Option<Result<u64, String>> {
+    let rest = text.strip_prefix("raw")?.trim();
+    let parsed = match rest.strip_prefix("0x").or_else(|| rest.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => rest.parse::<u64>(),
+    };
+    Some(parsed.map_err(|_| format!("`{rest}` is not a 64-bit word")))
+}
+
+/// Assembles one source line (already without comment and outer blanks).
+///
+/// An instruction without operands prints as its mnemonic and one space
+/// (`NOP.end `); since editors drop trailing spaces, the line is also
+/// accepted without it.
+fn assemble_line(text: &str, arch: Arch) -> Result<u64, String> {
+    if let Some(raw) = parse_raw(text) {
+        return raw;
+    }
+    match assemble(text, arch) {
+        Ok(word) => Ok(word),
+        Err(first) => assemble(&format!("{text} "), arch).map_err(|_| match first {
+            Error::Assemble { source, .. } => source.to_string(),
+            other => other.to_string(),
+        }),
+    }
+}
+
+/// Assembles a source, one instruction per line; blank lines and comments
+/// are skipped. Stops at the first bad line.
+///
+/// ```
+/// use lathe_mali::valhall::{assemble_source, Arch};
+///
+/// let words = assemble_source("# prologue\nMOV.i32 r1, r2\nNOP.end\n", Arch::V10).unwrap();
+/// assert_eq!(words, [0x0091_c100_0000_0002, 0x7800_c000_0000_0000]);
+///
+/// let err = assemble_source("MOV.i32 r1, r2\n  FADD.f32 r0, u0, u4\n", Arch::V10).unwrap_err();
+/// assert_eq!((err.line, err.column), (2, 3));
+/// assert!(err.message.contains("FAU slot"));
+/// ```
+pub fn assemble_source(source: &str, arch: Arch) -> Result<Vec<u64>, SourceError> {
+    let mut words = Vec::new();
+    for (index, raw_line) in source.lines().enumerate() {
+        let code = strip_comment(raw_line);
+        let text = code.trim();
+        if text.is_empty() {
+            continue;
+        }
+        let column = code.len() - code.trim_start().len() + 1;
+        match assemble_line(text, arch) {
+            Ok(word) => words.push(word),
+            Err(message) => {
+                let pad: String = raw_line
+                    .chars()
+                    .take(column - 1)
+                    .map(|c| if c == '\t' { '\t' } else { ' ' })
+                    .collect();
+                return Err(SourceError {
+                    line: index + 1,
+                    column,
+                    message,
+                    excerpt: format!("{raw_line}\n{pad}^"),
+                });
+            }
+        }
+    }
+    Ok(words)
+}
+
+/// Appends the listing line of `word`: its disassembly, or for a word that
+/// is not a valid instruction `raw 0x…` followed by the reason as a `;`
+/// comment (so the listing still assembles back to the same words).
+///
+/// ```
+/// use lathe_mali::valhall::{write_line, Arch};
+///
+/// let mut out = String::new();
+/// write_line(0x0091_c100_0000_0002, Arch::V10, &mut out);
+/// assert_eq!(out, "MOV.i32 r1, r2");
+/// out.clear();
+/// write_line(0xffff_ffff_ffff_ffff, Arch::V10, &mut out);
+/// assert!(out.starts_with("raw 0xffffffffffffffff ; "));
+/// ```
+pub fn write_line(word: u64, arch: Arch, out: &mut String) {
+    match disassemble(word, arch) {
+        Ok(text) => out.push_str(&text),
+        Err(e) => {
+            let reason = match e {
+                Error::Disassemble { source, .. } => source.to_string(),
+                other => other.to_string(),
+            };
+            // Writing into a String cannot fail.
+            let _ = write!(out, "raw 0x{word:016x} ; {reason}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listings_assemble_back_to_the_same_words() {
+        let words = [
+            0x0091_c100_0000_0002,
+            0x7800_c000_0000_0000,
+            0xffff_ffff_ffff_ffff,
+            0x00a4_c000_0000_8480, // FADD.f32 r0, u0, u4: two FAU slots
+        ];
+        let mut listing = String::new();
+        for w in words {
+            write_line(w, Arch::V9, &mut listing);
+            listing.push('\n');
+        }
+        assert_eq!(assemble_source(&listing, Arch::V9).unwrap(), words);
+        assert!(listing.contains("FAU slot"), "{listing}");
+    }
+
+    #[test]
+    fn bad_lines_report_position_and_caret() {
+        let err = assemble_source("\n\tBRANCH u0\n", Arch::V10).unwrap_err();
+        assert_eq!((err.line, err.column), (2, 2));
+        assert!(
+            err.message.contains("unknown mnemonic `BRANCH`"),
+            "{}",
+            err.message
+        );
+        assert_eq!(err.excerpt, "\tBRANCH u0\n\t^");
+        assert!(
+            assemble_source("raw 0xZZ", Arch::V10)
+                .unwrap_err()
+                .message
+                .contains("ZZ")
+        );
+    }
+
+    #[test]
+    fn comments_and_blank_lines_are_skipped() {
+        let src = "  # header\n\nIADD_IMM.i32 r2, r2^, #0x10 ; add\n";
+        assert_eq!(assemble_source(src, Arch::V10).unwrap().len(), 1);
+    }
+}
