@@ -1,3 +1,4 @@
 //! Adreno (ir3) target.
 
 pub mod fdm;
+pub mod ir3;

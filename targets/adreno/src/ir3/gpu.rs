@@ -146,7 +146,9 @@ impl FromStr for GpuModel {
             .iter()
             .copied()
             .find(|m| m.name == wanted)
-            .ok_or_else(|| UnknownGpu { name: s.to_string() })
+            .ok_or_else(|| UnknownGpu {
+                name: s.to_string(),
+            })
     }
 }
 

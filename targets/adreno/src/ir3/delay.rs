@@ -1,0 +1,308 @@
+//! Delay slots between ir3 instructions, from the spec's latency table.
+//!
+//! [`required_nops`] answers: how many nop slots must come right before
+//! the last instruction of a straight-line sequence, given the ones before
+//! it? The cycle counts come only from the spec (the `latency` table and
+//! each instruction's `meta latency`); this module adds what a table
+//! cannot say:
+//!
+//! - which registers an instruction reads and writes, found through the
+//!   fields the spec marks `role = dst` / `role = src`, down to their GPR
+//!   operand (`reg-gpr`, `dst-gpr-cat2`); consts and immediates carry no
+//!   dependency;
+//! - repeats: an `(rptN)` instruction acts as N+1 instructions on
+//!   consecutive registers, its `(r)` sources advance with it;
+//! - distance: every ALU or flow instruction in between (and its own
+//!   `(nopN)` slots) counts as `1 + repeat` cycles already waited;
+//! - precision: with merged registers (a6xx+) reading a register as the
+//!   other precision than it was written costs 3 more.
+//!
+//! a0-relative operands are not followed (they name no fixed register).
+//!
+//! ```
+//! use lathe_adreno::ir3::{assemble, delay::required_nops, Generation};
+//!
+//! let g = Generation::A6xx;
+//! let program = [
+//!     assemble("add.f r0.x, r2.x, r2.y", g).unwrap(),
+//!     assemble("rsq r0.x, r0.x", g).unwrap(),
+//! ];
+//! // An ALU result feeding the SFU needs 6 slots.
+//! assert_eq!(required_nops(&program, g).unwrap(), 6);
+//! ```
+
+use lathe_isa::EncId;
+use lathe_isa::display::Scope;
+use lathe_isa::model::{FieldType, Isa};
+
+use super::{Error, Generation, spec};
+
+/// The most slots any dependency needs; the backwards walk stops there.
+const MAX_NOPS: u32 = 6;
+
+/// GPR number (61) of the address registers a0.x / a1.x.
+const ADDRESS_GPR: u32 = 61;
+/// GPR numbers from here on (a0, p0) are special registers.
+const FIRST_SPECIAL_GPR: u32 = 61;
+
+/// One register operand: `num` is GPR * 4 + component; `elems` consecutive
+/// components (more than one under `(rptN)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct RegUse {
+    num: u32,
+    half: bool,
+    elems: u32,
+}
+
+impl RegUse {
+    /// Extent in half-register units (a full register is two halves when
+    /// registers are merged).
+    fn span(self) -> (u32, u32) {
+        let size = if self.half { 1 } else { 2 };
+        (self.num * size, (self.num + self.elems) * size)
+    }
+
+    fn is_special(self) -> bool {
+        self.num / 4 >= FIRST_SPECIAL_GPR
+    }
+}
+
+/// What the calculator needs to know of one decoded instruction.
+#[derive(Clone, Debug)]
+struct Node {
+    class: usize,
+    counts_as_cycle: bool,
+    repeat: u32,
+    nops: u32,
+    dsts: Vec<RegUse>,
+    srcs: Vec<(String, RegUse)>,
+}
+
+/// Delay slots needed immediately before the last word of `program`,
+/// after the words before it (a straight-line sequence).
+pub fn required_nops(program: &[u64], generation: Generation) -> Result<u32, Error> {
+    let isa = spec()?;
+    let Some((&consumer_word, producers)) = program.split_last() else {
+        return Ok(0);
+    };
+    let consumer = node(isa, consumer_word, generation)?;
+    let producers = producers
+        .iter()
+        .map(|&w| node(isa, w, generation))
+        .collect::<Result<Vec<_>, _>>()?;
+
+    let mut pending: Vec<RegUse> = consumer.srcs.iter().map(|(_, r)| *r).collect();
+    let mut delay = 0u32;
+    let mut distance = 0u32;
+    for producer in producers.iter().rev() {
+        if producer.counts_as_cycle {
+            distance += producer.nops;
+        }
+        if distance + delay >= MAX_NOPS {
+            break;
+        }
+        let mut needed = 0u32;
+        for dst in &producer.dsts {
+            if !pending.iter().any(|s| overlaps(*s, *dst)) {
+                continue;
+            }
+            for (field, src) in &consumer.srcs {
+                needed = needed.max(pair_delay(
+                    isa, producer, *dst, &consumer, field, *src, generation,
+                ));
+            }
+            // Older writes of this register are hidden behind this one.
+            pending.retain(|s| !overlaps(*s, *dst));
+        }
+        delay = delay.max(needed.saturating_sub(distance));
+        if producer.counts_as_cycle {
+            distance += 1 + producer.repeat;
+        }
+    }
+    Ok(delay)
+}
+
+fn overlaps(a: RegUse, b: RegUse) -> bool {
+    let (a0, a1) = a.span();
+    let (b0, b1) = b.span();
+    a0 < b1 && b0 < a1
+}
+
+/// Slots between `producer` writing `dst` and `consumer` reading `src`
+/// through its operand `field`.
+fn pair_delay(
+    isa: &Isa,
+    producer: &Node,
+    dst: RegUse,
+    consumer: &Node,
+    field: &str,
+    src: RegUse,
+    generation: Generation,
+) -> u32 {
+    let merged = generation >= Generation::A6xx;
+    let mismatched_half = src.half != dst.half;
+    if (!merged || src.is_special() || dst.is_special()) && mismatched_half {
+        return 0;
+    }
+    if !overlaps(src, dst) {
+        return 0;
+    }
+    let latency = &isa.latency;
+    let mut delay = latency
+        .lookup(
+            producer.class,
+            consumer.class,
+            Some(field),
+            generation.gpu_id(),
+        )
+        .unwrap_or(0);
+    let is_alu = |class: usize| matches!(latency.classes[class].as_str(), "alu" | "mad");
+    if mismatched_half && is_alu(producer.class) && is_alu(consumer.class) {
+        delay += 3;
+    }
+    if (producer.repeat == 0 && consumer.repeat == 0) || mismatched_half {
+        return delay;
+    }
+    // Under (rptN) the first sub-instructions that touch the shared
+    // register decide: later producer steps and earlier consumer steps
+    // already stand between them.
+    let (src_start, _) = src.span();
+    let (dst_start, _) = dst.span();
+    let size = if dst.half { 1 } else { 2 };
+    let first_num = src_start.max(dst_start) / size;
+    let first_src_step = first_num - src.num;
+    let first_dst_step = first_num - dst.num;
+    let offset = first_src_step + (producer.repeat - first_dst_step.min(producer.repeat));
+    delay.saturating_sub(offset)
+}
+
+/// Decodes `word` into the calculator's view.
+fn node(isa: &Isa, word: u64, generation: Generation) -> Result<Node, Error> {
+    let gen_id = generation.gpu_id();
+    let leaf = isa
+        .decode(word, gen_id)
+        .ok_or(Error::NoMatch { word, generation })?;
+    let scope = Scope::new(isa, leaf, word, gen_id, None);
+    let value = |name: &str| scope.value_of(name);
+    let class_name = match isa.meta(leaf, "latency") {
+        Some(lathe_isa::ast::MetaValue::Ident(c)) => c.clone(),
+        _ => String::new(),
+    };
+    let class_of = |name: &str| {
+        isa.latency
+            .class(name)
+            .ok_or_else(|| Error::Spec(format!("latency class `{name}` is not declared")))
+    };
+    let repeat = value("REPEAT").unwrap_or(0).max(0) as u32;
+    let nops = value("NOP").unwrap_or(0).max(0) as u32;
+    let in_nop_form = value("NOP").is_some();
+    let dst_half = value("DST_HALF").unwrap_or(0) != 0;
+    let src_half = match value("HALF") {
+        Some(h) => h != 0,
+        None => match value("FULL") {
+            Some(full) => full == 0,
+            None => value("TYPE_HALF").unwrap_or(0) != 0,
+        },
+    };
+
+    let mut dsts = Vec::new();
+    let mut srcs = Vec::new();
+    for (name, field_ty, field_value, role) in role_fields(isa, leaf, word) {
+        let Some(num) = gpr_of(isa, field_ty, field_value, gen_id) else {
+            continue;
+        };
+        if role == "dst" {
+            dsts.push(RegUse {
+                num,
+                half: dst_half,
+                elems: repeat + 1,
+            });
+        } else {
+            // The source's (r) flag is `<FIELD>_R`, or `SRC_R` for the
+            // single source of cat1/cat4; in the (nopN) form those bits
+            // count nops instead.
+            let r_flag = value(&format!("{name}_R"))
+                .or_else(|| value("SRC_R"))
+                .unwrap_or(0)
+                != 0;
+            let elems = if r_flag && !in_nop_form {
+                repeat + 1
+            } else {
+                1
+            };
+            srcs.push((
+                name,
+                RegUse {
+                    num,
+                    half: src_half,
+                    elems,
+                },
+            ));
+        }
+    }
+
+    let writes_address = dsts.iter().any(|d| d.num / 4 == ADDRESS_GPR);
+    let class = if writes_address {
+        class_of("addr")?
+    } else {
+        class_of(&class_name)?
+    };
+    let counts_as_cycle = matches!(class_name.as_str(), "alu" | "mad" | "flow");
+    Ok(Node {
+        class,
+        counts_as_cycle,
+        repeat,
+        nops,
+        dsts,
+        srcs,
+    })
+}
+
+/// The leaf's fields carrying `role` metadata: (name, type, value, role),
+/// nearest definition first (a child's field shadows its parent's).
+fn role_fields(isa: &Isa, leaf: EncId, word: u64) -> Vec<(String, &FieldType, u64, String)> {
+    let mut seen: Vec<String> = Vec::new();
+    let mut out = Vec::new();
+    for enc in isa.chain(leaf) {
+        for field in &isa.encodings[enc].plain.fields {
+            if seen.contains(&field.name) {
+                continue;
+            }
+            seen.push(field.name.clone());
+            let role = field
+                .meta
+                .iter()
+                .find(|(k, _)| k == "role")
+                .map(|(_, v)| match v {
+                    lathe_isa::ast::MetaValue::Ident(s) => s.clone(),
+                    _ => String::new(),
+                });
+            if let Some(role) = role {
+                out.push((field.name.clone(), &field.ty, field.extract(word), role));
+            }
+        }
+    }
+    out
+}
+
+/// The GPR (GPR * 4 + component) an operand value names, following
+/// sub-encodings down to a GPR operand; `None` for consts, immediates and
+/// relative forms.
+fn gpr_of(isa: &Isa, ty: &FieldType, value: u64, generation: u32) -> Option<u32> {
+    let FieldType::Sub(tree, _) = ty else {
+        return None;
+    };
+    let tree_name = isa.encodings[*tree].name.as_str();
+    if matches!(tree_name, "reg-gpr" | "dst-gpr-cat2") {
+        return u32::try_from(value).ok();
+    }
+    let sub_leaf = isa.decoder(*tree)?.lookup(value, generation)?;
+    for enc in isa.chain(sub_leaf) {
+        for field in &isa.encodings[enc].plain.fields {
+            if let Some(num) = gpr_of(isa, &field.ty, field.extract(value), generation) {
+                return Some(num);
+            }
+        }
+    }
+    None
+}

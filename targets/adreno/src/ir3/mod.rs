@@ -1,0 +1,198 @@
+//! The Adreno ir3 instruction set (a3xx..a7xx): disassembly and assembly of
+//! 64-bit instruction words.
+//!
+//! Everything this module knows about the encoding comes from the `.isa`
+//! spec in `isa/specs/adreno/`. The text is the one Mesa's ir3 tools print,
+//! byte for byte, at the generation of the GPU's series, so dumps can be
+//! compared with theirs.
+//!
+//! ```
+//! use lathe_adreno::ir3::{assemble, disassemble, Generation};
+//!
+//! let word = 0x4228_0807_27ff_0000;
+//! assert_eq!(disassemble(word, Generation::A6xx).unwrap(), "(nop3) add.s hr1.w, hr0.x, h(-1)");
+//! assert_eq!(assemble("(nop3) add.s hr1.w, hr0.x, h(-1)", Generation::A6xx).unwrap(), word);
+//!
+//! // A word that is no instruction is shown as a raw literal, which the
+//! // assembler accepts back.
+//! let mut line = String::new();
+//! lathe_adreno::ir3::write_line(u64::MAX, Generation::A6xx, &mut line).unwrap();
+//! assert_eq!(line, "raw 0xFFFFFFFFFFFFFFFF");
+//! assert_eq!(assemble(&line, Generation::A6xx).unwrap(), u64::MAX);
+//! ```
+
+pub mod delay;
+pub mod fuzzing;
+mod gpu;
+mod source;
+mod spec;
+
+pub use gpu::{Generation, GpuModel, UnknownGpu};
+pub use source::{SourceError, assemble_source, words_from_le_bytes, words_to_le_bytes};
+
+use std::fmt::Write as _;
+
+/// Why a word could not be disassembled or a line not assembled.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// The embedded spec failed the checker (a build defect, reported
+    /// rather than panicking).
+    #[error("the embedded ir3 spec is invalid:\n{0}")]
+    Spec(String),
+    /// No instruction encoding of the generation matches the word.
+    #[error("0x{word:016x} is not an ir3 instruction on {generation}")]
+    NoMatch {
+        /// The word.
+        word: u64,
+        /// The generation asked for.
+        generation: Generation,
+    },
+    /// The word matches an encoding but cannot be shown (for example a
+    /// sub-operand that matches no operand form).
+    #[error("cannot disassemble 0x{word:016x} on {generation}: {message}")]
+    Disassemble {
+        /// The word.
+        word: u64,
+        /// The generation asked for.
+        generation: Generation,
+        /// What went wrong.
+        message: String,
+    },
+    /// The text is no instruction of the generation.
+    #[error("{message}")]
+    Assemble {
+        /// What went wrong.
+        message: String,
+    },
+}
+
+fn spec() -> Result<&'static lathe_isa::Isa, Error> {
+    spec::isa().map_err(|e| Error::Spec(e.to_string()))
+}
+
+/// Appends the text of `word` to `out` (no newline).
+///
+/// On error nothing is appended.
+pub fn disassemble_into(word: u64, generation: Generation, out: &mut String) -> Result<(), Error> {
+    let isa = spec()?;
+    let start = out.len();
+    match isa.disassemble_into(word, generation.gpu_id(), out) {
+        Ok(_) => Ok(()),
+        Err(e) => {
+            out.truncate(start);
+            Err(match e {
+                lathe_isa::DisasmError::NoMatch { .. } => Error::NoMatch { word, generation },
+                other => Error::Disassemble {
+                    word,
+                    generation,
+                    message: other.to_string(),
+                },
+            })
+        }
+    }
+}
+
+/// The text of `word`.
+pub fn disassemble(word: u64, generation: Generation) -> Result<String, Error> {
+    let mut s = String::new();
+    disassemble_into(word, generation, &mut s)?;
+    Ok(s)
+}
+
+/// Appends what `lathe disasm` prints for `word` (without the newline):
+/// its text, or `raw 0x…` (16 upper-case hex digits) when the word is no
+/// instruction of the generation.
+///
+/// Mesa prints `raw 0x%X%X` of the low then the high dword, unpadded;
+/// for words whose low dword has leading zeros that is not the word's
+/// value. This form always is, and equals Mesa's for the all-ones word.
+/// Only a defective embedded spec is an error.
+pub fn write_line(word: u64, generation: Generation, out: &mut String) -> Result<(), Error> {
+    match disassemble_into(word, generation, out) {
+        Ok(()) => Ok(()),
+        Err(Error::NoMatch { .. } | Error::Disassemble { .. }) => write!(out, "raw 0x{word:016X}")
+            .map_err(|_| Error::Assemble {
+                message: "formatting failed".into(),
+            }),
+        Err(e) => Err(e),
+    }
+}
+
+/// Assembles one instruction (`raw 0x…` gives the word literally).
+pub fn assemble(text: &str, generation: Generation) -> Result<u64, Error> {
+    let isa = spec()?;
+    if let Some(word) = parse_raw(text) {
+        return word;
+    }
+    isa.assemble(text, generation.gpu_id())
+        .map_err(|e| Error::Assemble {
+            message: e.to_string(),
+        })
+}
+
+/// `raw 0x…` (or `raw N`): Mesa's assembler takes it as the literal word.
+fn parse_raw(text: &str) -> Option<Result<u64, Error>> {
+    let rest = text.trim().strip_prefix("raw")?;
+    if !rest.starts_with(char::is_whitespace) {
+        return None;
+    }
+    let digits = rest.trim();
+    let parsed = match digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => digits.parse::<u64>(),
+    };
+    Some(parsed.map_err(|_| Error::Assemble {
+        message: format!("`{digits}` is not a 64-bit raw word"),
+    }))
+}
+
+/// Instruction metadata from the spec, for a decoded word.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Info {
+    /// The instruction's mnemonic (as `{NAME}` prints it).
+    pub mnemonic: String,
+    /// Category 0..=7.
+    pub category: u8,
+    /// Latency class of the spec's delay table.
+    pub latency: String,
+    /// `ss`, `sy` or `none`.
+    pub sync: String,
+}
+
+/// The spec's metadata for the instruction `word` decodes to.
+pub fn info(word: u64, generation: Generation) -> Result<Info, Error> {
+    let isa = spec()?;
+    let leaf = isa
+        .decode(word, generation.gpu_id())
+        .ok_or(Error::NoMatch { word, generation })?;
+    let text = |key: &str| match isa.meta(leaf, key) {
+        Some(v) => meta_text(v),
+        None => String::new(),
+    };
+    Ok(Info {
+        mnemonic: isa.mnemonic(leaf).to_string(),
+        category: text("category").parse().unwrap_or(u8::MAX),
+        latency: text("latency"),
+        sync: text("sync"),
+    })
+}
+
+fn meta_text(v: &lathe_isa::ast::MetaValue) -> String {
+    use lathe_isa::ast::MetaValue;
+    match v {
+        MetaValue::Int(i) => i.to_string(),
+        MetaValue::Str(s) | MetaValue::Ident(s) => s.clone(),
+        MetaValue::List(items) => items.join(","),
+    }
+}
+
+/// The instruction (spec leaf) `word` decodes to, without showing it: the
+/// cheapest query, for scanning binaries. `None` when nothing matches or
+/// the embedded spec is defective.
+#[inline]
+pub fn decode_leaf(word: u64, generation: Generation) -> Option<lathe_isa::EncId> {
+    spec().ok()?.decode(word, generation.gpu_id())
+}
