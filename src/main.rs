@@ -10,7 +10,11 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "lathe", version, about = "Shader compiler toolkit for Adreno and Mali GPUs")]
+#[command(
+    name = "lathe",
+    version,
+    about = "Shader compiler toolkit for Adreno and Mali GPUs"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

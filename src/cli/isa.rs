@@ -1,8 +1,8 @@
 //! `lathe disasm` and `lathe asm`: instruction words to text and back.
 //!
 //! `--gpu` names a GPU model; the model picks the instruction set and its
-//! generation. Only Adreno (ir3) models exist so far: a new family plugs
-//! in as another [`Target`] variant with its own words-to-text and
+//! generation: Adreno models use the ir3 ISA, Mali models the Valhall
+//! ISA. Each family is a [`Target`] variant with its own words-to-text and
 //! text-to-words functions.
 
 use std::error::Error;
@@ -12,6 +12,7 @@ use std::io::{Read, Write as _};
 use super::CliResult;
 use clap::Args;
 use lathe_adreno::ir3;
+use lathe_mali::valhall;
 
 #[derive(Args)]
 pub struct DisasmArgs {
@@ -47,13 +48,20 @@ pub struct AsmArgs {
 /// The instruction set behind a `--gpu` name.
 enum Target {
     Adreno(ir3::GpuModel),
+    Mali(valhall::MaliModel),
 }
 
 impl Target {
     fn from_name(name: &str) -> Result<Target, Box<dyn Error>> {
+        if let Ok(model) = name.parse::<valhall::MaliModel>() {
+            return Ok(Target::Mali(model));
+        }
         match name.parse::<ir3::GpuModel>() {
             Ok(model) => Ok(Target::Adreno(model)),
-            Err(e) => Err(e.to_string().into()),
+            Err(e) => Err(format!(
+                "{e}; Mali (Valhall) models: g57 g68 g77 g78 g310 g510 g610 g710"
+            )
+            .into()),
         }
     }
 
@@ -61,6 +69,11 @@ impl Target {
     fn disassemble_line(&self, word: u64, out: &mut String) -> Result<(), Box<dyn Error>> {
         match self {
             Target::Adreno(model) => Ok(ir3::write_line(word, model.generation(), out)?),
+            // An undecodable word prints as `raw 0x… ; reason`, which assembles back.
+            Target::Mali(model) => {
+                valhall::write_line(word, model.arch(), out);
+                Ok(())
+            }
         }
     }
 
@@ -76,6 +89,13 @@ impl Target {
                     .into()
                 })
             }
+            Target::Mali(model) => valhall::assemble_source(source, model.arch()).map_err(|e| {
+                format!(
+                    "{file}:{}:{}: {}\n{}",
+                    e.line, e.column, e.message, e.excerpt
+                )
+                .into()
+            }),
         }
     }
 }

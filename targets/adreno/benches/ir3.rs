@@ -49,7 +49,7 @@ fn main() {
     for _ in 0..rounds {
         for (g, w, _) in &rows {
             // Decode only: leaf selection through the decision tree.
-            matched += u64::from(lathe_adreno::ir3::decode_leaf(black_box(*w), *g).is_some());
+            matched += u64::from(lathe_adreno::ir3::decode_opcode(black_box(*w), *g).is_some());
         }
     }
     report(

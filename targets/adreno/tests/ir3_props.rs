@@ -1,30 +1,34 @@
-//! Property tests over arbitrary valid ir3 instructions (a leaf valid at
-//! the generation, random bits in every field): decoding finds the leaf the
-//! word was built from, and text round-trips to a fixed point.
+//! Property tests over arbitrary valid ir3 instructions, built field by
+//! field by the `Arbitrary` the spec's `isa!` expansion derives:
+//! `decode(encode(i)) == i`, and text round-trips: `asm(disasm(w))` gives a
+//! word with the same text, and that word is a fixed point of the round
+//! trip.
 
 use arbitrary::{Arbitrary, Unstructured};
-use lathe_adreno::ir3::fuzzing::ArbitraryInstr;
-use lathe_adreno::ir3::{assemble, decode_leaf, disassemble};
+use lathe_adreno::ir3::generated::Instr;
 use proptest::prelude::*;
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
     #[test]
-    fn decode_then_text_round_trips(bytes in proptest::collection::vec(any::<u8>(), 32)) {
+    fn decode_of_encode_is_identity_and_text_round_trips(bytes in proptest::collection::vec(any::<u8>(), 64)) {
         let mut u = Unstructured::new(&bytes);
-        let Ok(instr) = ArbitraryInstr::arbitrary(&mut u) else { return Ok(()); };
-        let g = instr.generation;
-        // decode(encode(i)) == i: the word decodes to the leaf it was built
-        // from, unless it is one of the words two leaves of Mesa's
-        // description share (ldib.b/stib.b offsets vs. a3xx-layout cat6),
-        // which decode as no match.
-        let decoded = decode_leaf(instr.word, g);
-        prop_assert!(decoded.is_none() || decoded == Some(instr.leaf));
+        let Ok(instr) = Instr::arbitrary(&mut u) else { return Ok(()); };
+        let word = instr.encode();
+        let decoded = Instr::decode(word, instr.generation);
+        // None only for the words Mesa's description lets two leaves share.
+        prop_assert!(decoded.is_none() || decoded == Some(instr), "{:?} vs {:?}", decoded, instr);
         if decoded.is_none() { return Ok(()); }
-        let Ok(text) = disassemble(instr.word, g) else { return Ok(()); };
-        let word = assemble(&text, g).map_err(|e| TestCaseError::fail(e.to_string()))?;
-        prop_assert_eq!(disassemble(word, g).ok(), Some(text.clone()));
-        prop_assert_eq!(assemble(&text, g).ok(), Some(word));
+        let text = instr.to_string();
+        let again = Instr::assemble(&text, instr.generation).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(again.to_string(), text.clone());
+        let fixed = Instr::assemble(&again.to_string(), instr.generation).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(fixed.encode(), again.encode());
+        // `asm(disasm(w)) == w` itself holds only where the text shows
+        // every bit: a field that no template prints (e.g. the branch
+        // offset bits of `nop`) reads back as its default. The vector
+        // tests check exact words; here the canonical word must be a
+        // fixed point, checked above.
     }
 }

@@ -23,6 +23,7 @@
 
 pub mod delay;
 pub mod fuzzing;
+pub mod generated;
 mod gpu;
 mod source;
 mod spec;
@@ -189,10 +190,10 @@ fn meta_text(v: &lathe_isa::ast::MetaValue) -> String {
     }
 }
 
-/// The instruction (spec leaf) `word` decodes to, without showing it: the
-/// cheapest query, for scanning binaries. `None` when nothing matches or
-/// the embedded spec is defective.
+/// The instruction `word` decodes to, without showing it: the cheapest
+/// query (generated nested matches on the opcode bits), for scanning
+/// binaries. `None` when nothing matches.
 #[inline]
-pub fn decode_leaf(word: u64, generation: Generation) -> Option<lathe_isa::EncId> {
-    spec().ok()?.decode(word, generation.gpu_id())
+pub fn decode_opcode(word: u64, generation: Generation) -> Option<generated::Opcode> {
+    generated::Opcode::decode(word, generation.gpu_id())
 }
