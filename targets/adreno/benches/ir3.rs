@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use lathe_adreno::ir3::{Generation, assemble, disassemble_into, write_line};
 
-const VECTORS: &str = include_str!("../../../../shared/reference/vectors/ir3-disasm.tsv");
+const VECTORS: &str = include_str!("../tests/ir3-data/ir3-disasm.tsv");
 
 fn rows() -> Vec<(Generation, u64, String)> {
     VECTORS

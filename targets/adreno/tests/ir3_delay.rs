@@ -3,7 +3,7 @@
 
 use lathe_adreno::ir3::{Generation, assemble, delay::required_nops};
 
-const CASES: &str = include_str!("../../../../shared/reference/vectors/ir3-delay.tsv");
+const CASES: &str = include_str!("ir3-data/ir3-delay.tsv");
 
 #[test]
 fn all_delay_cases_match_mesa() {

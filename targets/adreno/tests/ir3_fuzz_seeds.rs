@@ -16,7 +16,7 @@ fn seed_bytes(seed: u64, len: usize) -> Vec<u8> {
         .collect()
 }
 
-const VECTORS: &str = include_str!("../../../../shared/reference/vectors/ir3-disasm.tsv");
+const VECTORS: &str = include_str!("ir3-data/ir3-disasm.tsv");
 
 #[test]
 fn decode_body_holds_on_vector_words_and_random_bytes() {

@@ -6,7 +6,7 @@
 
 use lathe_adreno::ir3::{Generation, assemble, write_line};
 
-const VECTORS: &str = include_str!("../../../../shared/reference/vectors/ir3-disasm.tsv");
+const VECTORS: &str = include_str!("ir3-data/ir3-disasm.tsv");
 
 struct Row<'a> {
     line: usize,
