@@ -1,0 +1,75 @@
+//! Disassembly into a caller's reused buffer makes no heap allocation per
+//! instruction: counted with a global allocator over every vector word.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use lathe_adreno::ir3::{Generation, disassemble_into};
+
+/// Forwards to the system allocator and counts allocations.
+struct Counting;
+
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every method forwards unchanged to `System`, which upholds the
+// `GlobalAlloc` contract; the counter is a plain atomic increment.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+const VECTORS: &str = include_str!("ir3-data/ir3-disasm.tsv");
+
+#[test]
+fn disassembling_into_a_reused_buffer_does_not_allocate() {
+    let words: Vec<(u64, Generation)> = VECTORS
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let cols: Vec<&str> = line.split('\t').collect();
+            let generation = match cols[2] {
+                "400" => Generation::A4xx,
+                "500" => Generation::A5xx,
+                "600" => Generation::A6xx,
+                "700" => Generation::A7xx,
+                _ => return None,
+            };
+            Some((u64::from_str_radix(cols[3], 16).ok()?, generation))
+        })
+        .collect();
+    assert!(words.len() > 200);
+    let mut out = String::with_capacity(4096);
+    // Warm-up: the embedded spec is parsed once, on first use.
+    let mut decoded = 0;
+    for &(word, generation) in &words {
+        out.clear();
+        if disassemble_into(word, generation, &mut out).is_ok() {
+            decoded += 1;
+        }
+    }
+    assert!(decoded > 200);
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    for &(word, generation) in &words {
+        out.clear();
+        let _ = disassemble_into(word, generation, &mut out);
+    }
+    let after = ALLOCATIONS.load(Ordering::Relaxed);
+    assert_eq!(
+        after - before,
+        0,
+        "allocations while disassembling {} words",
+        words.len()
+    );
+}
