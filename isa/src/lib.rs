@@ -40,6 +40,7 @@ pub mod format;
 pub mod load;
 pub mod model;
 pub mod parse;
+pub mod source;
 
 pub use assemble::AsmError;
 pub use diag::{Diagnostic, Diagnostics};

@@ -152,12 +152,8 @@ pub fn disasm(args: DisasmArgs) -> CliResult {
                 path.as_str()
             };
             if args.binary {
-                ir3::words_from_le_bytes(&bytes).map_err(|rest| {
-                    format!(
-                        "{origin}: {} is not a multiple of 8 bytes ({rest} left over)",
-                        bytes.len()
-                    )
-                })?
+                lathe_isa::source::words_from_le_bytes(&bytes)
+                    .map_err(|e| format!("{origin}: {e}"))?
             } else {
                 let text = String::from_utf8(bytes).map_err(|_| {
                     format!("{origin}: not UTF-8 text (use --binary for raw bytes)")
@@ -198,7 +194,7 @@ pub fn asm(args: AsmArgs) -> CliResult {
     let words = target.assemble(&source, origin)?;
     match &args.output {
         Some(out_path) => {
-            std::fs::write(out_path, ir3::words_to_le_bytes(&words))
+            std::fs::write(out_path, lathe_isa::source::words_to_le_bytes(&words))
                 .map_err(|e| format!("cannot write `{out_path}`: {e}"))?;
         }
         None => {

@@ -29,7 +29,9 @@ mod source;
 mod spec;
 
 pub use gpu::{Generation, GpuModel, UnknownGpu};
-pub use source::{SourceError, assemble_source, words_from_le_bytes, words_to_le_bytes};
+pub use source::{
+    PartialWord, SourceError, assemble_source, words_from_le_bytes, words_to_le_bytes,
+};
 
 use std::fmt::Write as _;
 
@@ -64,6 +66,8 @@ pub enum Error {
     Assemble {
         /// What went wrong.
         message: String,
+        /// 1-based character column inside the text it points at, if known.
+        column: Option<usize>,
     },
 }
 
@@ -111,10 +115,11 @@ pub fn disassemble(word: u64, generation: Generation) -> Result<String, Error> {
 pub fn write_line(word: u64, generation: Generation, out: &mut String) -> Result<(), Error> {
     match disassemble_into(word, generation, out) {
         Ok(()) => Ok(()),
-        Err(Error::NoMatch { .. } | Error::Disassemble { .. }) => write!(out, "raw 0x{word:016X}")
-            .map_err(|_| Error::Assemble {
-                message: "formatting failed".into(),
-            }),
+        Err(Error::NoMatch { .. } | Error::Disassemble { .. }) => {
+            // Writing into a String cannot fail.
+            let _ = write!(out, "raw 0x{word:016X}");
+            Ok(())
+        }
         Err(e) => Err(e),
     }
 }
@@ -128,6 +133,7 @@ pub fn assemble(text: &str, generation: Generation) -> Result<u64, Error> {
     isa.assemble(text, generation.gpu_id())
         .map_err(|e| Error::Assemble {
             message: e.to_string(),
+            column: e.column(),
         })
 }
 
@@ -147,6 +153,7 @@ fn parse_raw(text: &str) -> Option<Result<u64, Error>> {
     };
     Some(parsed.map_err(|_| Error::Assemble {
         message: format!("`{digits}` is not a 64-bit raw word"),
+        column: None,
     }))
 }
 

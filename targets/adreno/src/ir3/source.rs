@@ -1,38 +1,15 @@
 //! Assembly source files (one instruction per line) and raw binaries.
 
-use super::{Generation, assemble};
+use lathe_isa::source::LineError;
 
-/// A line of assembly source that could not be assembled.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{line}:{column}: {message}\n{excerpt}")]
-pub struct SourceError {
-    /// 1-based line number.
-    pub line: usize,
-    /// 1-based column of the instruction's first character.
-    pub column: usize,
-    /// What went wrong.
-    pub message: String,
-    /// The source line and a caret under the column.
-    pub excerpt: String,
-}
+use super::{Error, Generation, assemble};
 
-/// Removes a comment: Mesa's ir3 assembler takes `;` to the end of the line
-/// as a comment. A line whose first non-blank character is `#` is a comment
-/// too (`#` cannot start an instruction, though it appears inside them:
-/// `#4`, `s#1`).
-fn strip_comment(line: &str) -> &str {
-    if line.trim_start().starts_with('#') {
-        return "";
-    }
-    match line.find(';') {
-        Some(i) => &line[..i],
-        None => line,
-    }
-}
+pub use lathe_isa::source::{PartialWord, SourceError, words_from_le_bytes, words_to_le_bytes};
 
 /// Assembles `source`, one instruction per line; blank lines and comments
-/// are skipped. Stops at the first bad line and returns nothing for the
-/// earlier ones, so callers never write a partial result.
+/// (`;` to the end of the line, as in Mesa's ir3 assembler, or a line
+/// starting with `#`) are skipped. Stops at the first bad line and returns
+/// nothing for the earlier ones, so callers never write a partial result.
 ///
 /// ```
 /// use lathe_adreno::ir3::{assemble_source, Generation};
@@ -44,53 +21,15 @@ fn strip_comment(line: &str) -> &str {
 /// assert_eq!((err.line, err.column), (2, 3));
 /// ```
 pub fn assemble_source(source: &str, generation: Generation) -> Result<Vec<u64>, SourceError> {
-    let mut words = Vec::new();
-    for (index, raw_line) in source.lines().enumerate() {
-        let code = strip_comment(raw_line);
-        let text = code.trim();
-        if text.is_empty() {
-            continue;
-        }
-        let column = code.len() - code.trim_start().len() + 1;
-        match assemble(text, generation) {
-            Ok(word) => words.push(word),
-            Err(e) => {
-                let caret_pad: String = raw_line
-                    .chars()
-                    .take(column - 1)
-                    .map(|c| if c == '\t' { '\t' } else { ' ' })
-                    .collect();
-                return Err(SourceError {
-                    line: index + 1,
-                    column,
-                    message: e.to_string(),
-                    excerpt: format!("{raw_line}\n{caret_pad}^"),
-                });
-            }
-        }
-    }
-    Ok(words)
-}
-
-/// Splits little-endian bytes into 64-bit words. A trailing partial word
-/// is returned as the error (its length), never silently dropped.
-pub fn words_from_le_bytes(bytes: &[u8]) -> Result<Vec<u64>, usize> {
-    let chunks = bytes.chunks_exact(8);
-    if !chunks.remainder().is_empty() {
-        return Err(chunks.remainder().len());
-    }
-    Ok(chunks
-        .map(|c| {
-            let mut b = [0u8; 8];
-            b.copy_from_slice(c);
-            u64::from_le_bytes(b)
+    lathe_isa::source::assemble_lines(source, |text| {
+        assemble(text, generation).map_err(|e| match e {
+            Error::Assemble { message, column } => LineError { message, column },
+            other => LineError {
+                message: other.to_string(),
+                column: None,
+            },
         })
-        .collect())
-}
-
-/// Joins words into little-endian bytes.
-pub fn words_to_le_bytes(words: &[u64]) -> Vec<u8> {
-    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+    })
 }
 
 #[cfg(test)]
@@ -98,18 +37,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn comments_are_stripped() {
-        assert_eq!(strip_comment("nop ; x"), "nop ");
-        assert_eq!(strip_comment("  # whole line"), "");
-        assert_eq!(strip_comment("br p0.x, #4"), "br p0.x, #4");
-    }
-
-    #[test]
-    fn bytes_round_trip_and_partial_words_are_reported() {
-        let words = [0x0123_4567_89ab_cdef, u64::MAX];
-        let bytes = words_to_le_bytes(&words);
-        assert_eq!(bytes[0], 0xef);
-        assert_eq!(words_from_le_bytes(&bytes).unwrap(), words);
-        assert_eq!(words_from_le_bytes(&bytes[..5]), Err(5));
+    fn errors_point_at_the_bad_operand() {
+        let err =
+            assemble_source("nop\n  add.f r0.x, r0.y, zz ; c\n", Generation::A6xx).unwrap_err();
+        assert_eq!(err.line, 2);
+        assert!(
+            err.column > 3,
+            "column {} should point past the mnemonic",
+            err.column
+        );
+        assert!(err.excerpt.starts_with("  add.f r0.x, r0.y, zz ; c\n"));
     }
 }

@@ -3,31 +3,11 @@
 
 use std::fmt::Write as _;
 
+use lathe_isa::source::LineError;
+
 use super::{Arch, Error, assemble, disassemble};
 
-/// A line of an assembly source that does not assemble.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("line {line}, column {column}: {message}\n{excerpt}")]
-pub struct SourceError {
-    /// 1-based line number.
-    pub line: usize,
-    /// 1-based column of the instruction's first character.
-    pub column: usize,
-    /// What went wrong.
-    pub message: String,
-    /// The source line and a caret under the column.
-    pub excerpt: String,
-}
-
-/// Drops a comment: a line whose first non-blank character is `#` (as in
-/// Mesa's Valhall assembler; `#` inside an instruction is an immediate),
-/// and anything after `;`, which Valhall syntax never uses.
-fn strip_comment(line: &str) -> &str {
-    if line.trim_start().starts_with('#') {
-        return "";
-    }
-    line.split(';').next().unwrap_or("")
-}
+pub use lathe_isa::source::SourceError;
 
 /// `raw 0x…` (or `raw N`): a literal word, for words no instruction matches.
 fn parse_raw(text: &str) -> Option<Result<u64, String>> {
@@ -44,21 +24,32 @@ fn parse_raw(text: &str) -> Option<Result<u64, String>> {
 /// An instruction without operands prints as its mnemonic and one space
 /// (`NOP.end `); since editors drop trailing spaces, the line is also
 /// accepted without it.
-fn assemble_line(text: &str, arch: Arch) -> Result<u64, String> {
+fn assemble_line(text: &str, arch: Arch) -> Result<u64, LineError> {
     if let Some(raw) = parse_raw(text) {
-        return raw;
+        return raw.map_err(|message| LineError {
+            message,
+            column: None,
+        });
     }
     match assemble(text, arch) {
         Ok(word) => Ok(word),
         Err(first) => assemble(&format!("{text} "), arch).map_err(|_| match first {
-            Error::Assemble { source, .. } => source.to_string(),
-            other => other.to_string(),
+            Error::Assemble { source, .. } => LineError {
+                message: source.to_string(),
+                column: source.column(),
+            },
+            other => LineError {
+                message: other.to_string(),
+                column: None,
+            },
         }),
     }
 }
 
 /// Assembles a source, one instruction per line; blank lines and comments
-/// are skipped. Stops at the first bad line.
+/// (a line starting with `#`, as in Mesa's Valhall assembler, or `;` to the
+/// end of the line, which Valhall syntax never uses) are skipped. Stops at
+/// the first bad line.
 ///
 /// ```
 /// use lathe_mali::valhall::{assemble_source, Arch};
@@ -71,32 +62,7 @@ fn assemble_line(text: &str, arch: Arch) -> Result<u64, String> {
 /// assert!(err.message.contains("FAU slot"));
 /// ```
 pub fn assemble_source(source: &str, arch: Arch) -> Result<Vec<u64>, SourceError> {
-    let mut words = Vec::new();
-    for (index, raw_line) in source.lines().enumerate() {
-        let code = strip_comment(raw_line);
-        let text = code.trim();
-        if text.is_empty() {
-            continue;
-        }
-        let column = code.len() - code.trim_start().len() + 1;
-        match assemble_line(text, arch) {
-            Ok(word) => words.push(word),
-            Err(message) => {
-                let pad: String = raw_line
-                    .chars()
-                    .take(column - 1)
-                    .map(|c| if c == '\t' { '\t' } else { ' ' })
-                    .collect();
-                return Err(SourceError {
-                    line: index + 1,
-                    column,
-                    message,
-                    excerpt: format!("{raw_line}\n{pad}^"),
-                });
-            }
-        }
-    }
-    Ok(words)
+    lathe_isa::source::assemble_lines(source, |text| assemble_line(text, arch))
 }
 
 /// Appends the listing line of `word`: its disassembly, or for a word that
