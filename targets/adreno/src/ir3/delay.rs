@@ -7,9 +7,10 @@
 //! cannot say:
 //!
 //! - which registers an instruction reads and writes, found through the
-//!   fields the spec marks `role = dst` / `role = src`, down to their GPR
-//!   operand (`reg-gpr`, `dst-gpr-cat2`); consts and immediates carry no
-//!   dependency;
+//!   fields the spec marks `role = dst` / `role = src`, down to the operand
+//!   encoding the spec marks `regfile = gpr` (which also names the address
+//!   register and the first special register number); consts and
+//!   immediates carry no dependency;
 //! - repeats: an `(rptN)` instruction acts as N+1 instructions on
 //!   consecutive registers, its `(r)` sources advance with it;
 //! - distance: every ALU or flow instruction in between (and its own
@@ -40,11 +41,6 @@ use super::{Error, Generation, spec};
 /// The most slots any dependency needs; the backwards walk stops there.
 const MAX_NOPS: u32 = 6;
 
-/// GPR number (61) of the address registers a0.x / a1.x.
-const ADDRESS_GPR: u32 = 61;
-/// GPR numbers from here on (a0, p0) are special registers.
-const FIRST_SPECIAL_GPR: u32 = 61;
-
 /// One register operand: `num` is GPR * 4 + component; `elems` consecutive
 /// components (more than one under `(rptN)`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,6 +48,8 @@ struct RegUse {
     num: u32,
     half: bool,
     elems: u32,
+    /// A special register (a0, p0): never aliased across precisions.
+    special: bool,
 }
 
 impl RegUse {
@@ -63,7 +61,7 @@ impl RegUse {
     }
 
     fn is_special(self) -> bool {
-        self.num / 4 >= FIRST_SPECIAL_GPR
+        self.special
     }
 }
 
@@ -207,15 +205,19 @@ fn node(isa: &Isa, word: u64, generation: Generation) -> Result<Node, Error> {
 
     let mut dsts = Vec::new();
     let mut srcs = Vec::new();
+    let mut writes_address = false;
     for (name, field_ty, field_value, role) in role_fields(isa, leaf, word) {
-        let Some(num) = gpr_of(isa, field_ty, field_value, gen_id) else {
+        let Some(gpr) = gpr_of(isa, field_ty, field_value, gen_id) else {
             continue;
         };
+        let num = gpr.num;
         if role == "dst" {
+            writes_address |= gpr.address;
             dsts.push(RegUse {
                 num,
                 half: dst_half,
                 elems: repeat + 1,
+                special: gpr.special,
             });
         } else {
             // The source's (r) flag is `<FIELD>_R`, or `SRC_R` for the
@@ -236,12 +238,12 @@ fn node(isa: &Isa, word: u64, generation: Generation) -> Result<Node, Error> {
                     num,
                     half: src_half,
                     elems,
+                    special: gpr.special,
                 },
             ));
         }
     }
 
-    let writes_address = dsts.iter().any(|d| d.num / 4 == ADDRESS_GPR);
     let class = if writes_address {
         class_of("addr")?
     } else {
@@ -285,24 +287,70 @@ fn role_fields(isa: &Isa, leaf: EncId, word: u64) -> Vec<(String, &FieldType, u6
     out
 }
 
-/// The GPR (GPR * 4 + component) an operand value names, following
-/// sub-encodings down to a GPR operand; `None` for consts, immediates and
-/// relative forms.
-fn gpr_of(isa: &Isa, ty: &FieldType, value: u64, generation: u32) -> Option<u32> {
+/// A GPR operand found in an instruction.
+struct Gpr {
+    /// GPR * 4 + component.
+    num: u32,
+    /// It is the address register (the spec's `address_gpr`).
+    address: bool,
+    /// It is at or above the spec's `special_gpr_from` (a0, p0).
+    special: bool,
+}
+
+fn meta_int(isa: &Isa, enc: EncId, key: &str) -> Option<i64> {
+    match isa.meta(enc, key) {
+        Some(lathe_isa::ast::MetaValue::Int(n)) => Some(*n),
+        _ => None,
+    }
+}
+
+/// The GPR an operand value names, following sub-encodings down to an
+/// operand encoding the spec marks `regfile = gpr`; `None` for consts,
+/// immediates and relative forms.
+fn gpr_of(isa: &Isa, ty: &FieldType, value: u64, generation: u32) -> Option<Gpr> {
     let FieldType::Sub(tree, _) = ty else {
         return None;
     };
-    let tree_name = isa.encodings[*tree].name.as_str();
-    if matches!(tree_name, "reg-gpr" | "dst-gpr-cat2") {
-        return u32::try_from(value).ok();
+    if matches!(isa.meta(*tree, "regfile"), Some(lathe_isa::ast::MetaValue::Ident(f)) if f == "gpr")
+    {
+        let num = u32::try_from(value).ok()?;
+        let reg = i64::from(num / 4);
+        return Some(Gpr {
+            num,
+            address: meta_int(isa, *tree, "address_gpr") == Some(reg),
+            special: meta_int(isa, *tree, "special_gpr_from").is_some_and(|from| reg >= from),
+        });
     }
     let sub_leaf = isa.decoder(*tree)?.lookup(value, generation)?;
     for enc in isa.chain(sub_leaf) {
         for field in &isa.encodings[enc].plain.fields {
-            if let Some(num) = gpr_of(isa, &field.ty, field.extract(value), generation) {
-                return Some(num);
+            if let Some(gpr) = gpr_of(isa, &field.ty, field.extract(value), generation) {
+                return Some(gpr);
             }
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir3::assemble;
+
+    fn nops(program: &[&str]) -> u32 {
+        let g = Generation::A6xx;
+        let words: Vec<u64> = program.iter().map(|t| assemble(t, g).unwrap()).collect();
+        required_nops(&words, g).unwrap()
+    }
+
+    #[test]
+    fn address_register_writes_take_the_addr_latency() {
+        // The spec's `address_gpr` on `reg-gpr` marks a0 writes: 6 slots,
+        // where the same ALU result in a plain GPR needs 3.
+        assert_eq!(nops(&["mova a0.x, hr0.x", "add.s hr0.x, ha0.x, hr1.x"]), 6);
+        assert_eq!(
+            nops(&["add.u r2.x, r3.x, r1.x", "add.u r0.x, r2.x, r1.x"]),
+            3
+        );
+    }
 }
