@@ -659,6 +659,7 @@ pub fn generate(isa: &Isa, root: &str) -> TokenStream {
         .iter()
         .map(|&l| Literal::usize_unsuffixed(l))
         .collect();
+    let display_mod = crate::gen_display::display_module(isa);
     let (enums_mod, enum_types) = enum_items(isa);
     let typed = field_items(isa, &enum_types);
 
@@ -871,6 +872,8 @@ pub fn generate(isa: &Isa, root: &str) -> TokenStream {
 
         #latency_items
 
+        #display_mod
+
         #enums_mod
 
         #typed
@@ -900,7 +903,7 @@ pub fn generate(isa: &Isa, root: &str) -> TokenStream {
 
             /// Writes the disassembly into `out` (no allocation).
             pub fn write_text(&self, out: &mut dyn ::std::fmt::Write) -> Result<(), ::lathe_isa::DisasmError> {
-                isa().disassemble_into(self.word, self.generation, out).map(|_| ())
+                display::write_word(self.word, self.generation, true, out).map(|_| ())
             }
 
             /// Applies the spec's validity rules (`check`s, strict enums,

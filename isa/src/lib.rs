@@ -37,6 +37,8 @@ pub mod docgen;
 pub mod expr;
 pub mod fields;
 pub mod format;
+mod gen_display;
+pub mod gen_rt;
 pub mod load;
 pub mod model;
 pub mod parse;

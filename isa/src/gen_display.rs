@@ -1,0 +1,806 @@
+//! Display as generated code: every encoding's templates, overrides,
+//! derived values, expressions, enums and sub-encoding operands become
+//! straight-line Rust that writes into the caller's buffer.
+//!
+//! Names are resolved here, at expansion time: each name an encoding can
+//! be asked for gets a small id, and per leaf a `match` says which of its
+//! items (fields and derived values of each chain level and each `when`)
+//! answers it. The only run-time decisions left are the ones the engine
+//! makes per word — which `when` of a level is active, evaluated lazily in
+//! the engine's order by [`crate::gen_rt::Ctx::active`] — so the generated
+//! text equals the engine's (the `lathe-adreno` / `lathe-mali` differential
+//! tests compare both on the vectors and on millions of random words).
+
+use std::collections::HashMap;
+
+use proc_macro2::{Ident, Literal, TokenStream};
+use quote::{format_ident, quote};
+
+use crate::decode::{DecisionTree, Node};
+use crate::display::MAX_DEPTH;
+use crate::expr::{BinOp, Expr, ExprKind, MAX_EVAL_DEPTH, UnOp};
+use crate::model::{EncId, FieldType, Isa, ItemRef, Level, Piece, Template};
+
+/// Interned names: every name any template, expression or bind mentions.
+#[derive(Default)]
+struct Names {
+    ids: HashMap<String, u16>,
+    list: Vec<String>,
+}
+
+impl Names {
+    fn id(&mut self, name: &str) -> u16 {
+        if let Some(&i) = self.ids.get(name) {
+            return i;
+        }
+        let i = self.list.len() as u16;
+        self.ids.insert(name.to_string(), i);
+        self.list.push(name.to_string());
+        i
+    }
+}
+
+/// One item of a leaf's scope: where it is defined and what it is.
+struct Item<'a> {
+    level: usize,
+    when: Option<usize>,
+    item: ItemRef<'a>,
+}
+
+/// Generation state for one leaf.
+struct LeafGen<'a> {
+    isa: &'a Isa,
+    leaf: EncId,
+    chain: Vec<EncId>,
+    items: Vec<Item<'a>>,
+    /// Names this leaf may be asked for (ids).
+    asked: Vec<u16>,
+    locals: usize,
+}
+
+fn lit_u64(v: u64) -> Literal {
+    Literal::u64_unsuffixed(v)
+}
+
+fn fn_ident(prefix: &str, enc: EncId) -> Ident {
+    format_ident!("{}_{}", prefix, enc)
+}
+
+fn level_of(isa: &Isa, enc: EncId, when: Option<usize>) -> &Level {
+    let e = &isa.encodings[enc];
+    match when {
+        Some(j) => &e.whens[j].level,
+        None => &e.plain,
+    }
+}
+
+impl<'a> LeafGen<'a> {
+    fn new(isa: &'a Isa, leaf: EncId) -> Self {
+        let chain: Vec<EncId> = isa.chain(leaf).take(MAX_DEPTH).collect();
+        let mut items = Vec::new();
+        for (k, &enc) in chain.iter().enumerate() {
+            let e = &isa.encodings[enc];
+            let levels = (0..e.whens.len()).map(Some).chain(std::iter::once(None));
+            for when in levels {
+                let lvl = level_of(isa, enc, when);
+                for f in &lvl.fields {
+                    items.push(Item {
+                        level: k,
+                        when,
+                        item: ItemRef::Field(f),
+                    });
+                }
+                for d in &lvl.deriveds {
+                    items.push(Item {
+                        level: k,
+                        when,
+                        item: ItemRef::Derived(d),
+                    });
+                }
+            }
+        }
+        LeafGen {
+            isa,
+            leaf,
+            chain,
+            items,
+            asked: Vec::new(),
+            locals: 0,
+        }
+    }
+
+    fn name(&self) -> &str {
+        &self.isa.encodings[self.leaf].name
+    }
+
+    fn item_name(&self, i: usize) -> &str {
+        match self.items[i].item {
+            ItemRef::Field(f) => &f.name,
+            ItemRef::Derived(d) => &d.name,
+        }
+    }
+
+    fn find_item(&self, level: usize, when: Option<usize>, name: &str) -> Option<usize> {
+        (0..self.items.len()).find(|&i| {
+            let it = &self.items[i];
+            it.level == level && it.when == when && self.item_name(i) == name
+        })
+    }
+
+    fn when_count(&self, level: usize) -> usize {
+        self.isa.encodings[self.chain[level]].whens.len()
+    }
+
+    fn active(&self, level: usize) -> TokenStream {
+        let n = self.when_count(level);
+        let cond = fn_ident("cond", self.leaf);
+        let k = Literal::usize_unsuffixed(level);
+        let n = Literal::usize_unsuffixed(n);
+        quote! { c.active(#k, #n, #cond) }
+    }
+
+    /// The `which` arm for one name: the engine's `find` order (each level
+    /// from the leaf up: its active `when`, then its plain body).
+    fn which_arm(&self, name: &str) -> TokenStream {
+        let mut body = TokenStream::new();
+        for k in 0..self.chain.len() {
+            let nw = self.when_count(k);
+            if nw > 0 {
+                let arms: Vec<TokenStream> = (0..nw)
+                    .filter_map(|j| {
+                        self.find_item(k, Some(j), name).map(|i| {
+                            let j = Literal::usize_unsuffixed(j);
+                            let i = Literal::u16_unsuffixed(i as u16);
+                            quote! { Some(#j) => return #i, }
+                        })
+                    })
+                    .collect();
+                let active = self.active(k);
+                if arms.is_empty() {
+                    body.extend(quote! { let _ = #active; });
+                } else {
+                    body.extend(quote! { match #active { #(#arms)* _ => {} } });
+                }
+            }
+            if let Some(i) = self.find_item(k, None, name) {
+                let i = Literal::u16_unsuffixed(i as u16);
+                body.extend(quote! { return #i; });
+                return quote! { { #body } };
+            }
+        }
+        body.extend(quote! { NOT_FOUND });
+        quote! { { #body } }
+    }
+
+    fn local(&mut self) -> Ident {
+        self.locals += 1;
+        format_ident!("v{}", self.locals)
+    }
+
+    /// Code of type `i64` (using `?` for a missing name) for `e`, with
+    /// `params` the expression-function parameters in scope (innermost
+    /// last).
+    fn expr(
+        &mut self,
+        names: &mut Names,
+        e: &Expr,
+        params: &[(String, Option<Ident>)],
+        depth: usize,
+    ) -> TokenStream {
+        if depth > MAX_EVAL_DEPTH {
+            return quote! { return None };
+        }
+        match &e.kind {
+            ExprKind::Int(v) => {
+                let v = Literal::i64_suffixed(*v);
+                quote! { (#v) }
+            }
+            ExprKind::Gen => quote! { i64::from(c.generation) },
+            ExprKind::Name(n) => {
+                if let Some((_, v)) = params.iter().rev().find(|(p, _)| p == n) {
+                    return match v {
+                        Some(v) => quote! { #v },
+                        None => quote! { return None },
+                    };
+                }
+                let id = names.id(n);
+                if !self.asked.contains(&id) {
+                    self.asked.push(id);
+                }
+                let val = fn_ident("val", self.leaf);
+                let id = Literal::u16_unsuffixed(id);
+                quote! { #val(c, #id)? }
+            }
+            ExprKind::Named(_, idx, args) => {
+                let Some(named) = (*idx).and_then(|i| self.isa.exprs.get(i)) else {
+                    return quote! { return None };
+                };
+                if args.is_empty() {
+                    return self.expr(names, &named.expr, params, depth + 1);
+                }
+                let mut lets = TokenStream::new();
+                let mut inner: Vec<(String, Option<Ident>)> = params.to_vec();
+                let mut values = Vec::new();
+                for a in args {
+                    let code = self.expr(names, a, params, depth + 1);
+                    let v = self.local();
+                    lets.extend(quote! { let #v: i64 = #code; });
+                    values.push(v);
+                }
+                for (k, p) in named.params.iter().enumerate() {
+                    let bound = if k < args.len().min(crate::expr::MAX_PARAMS) {
+                        Some(values[k].clone())
+                    } else {
+                        None
+                    };
+                    inner.push((p.clone(), bound));
+                }
+                let body = self.expr(names, &named.expr, &inner, depth + 1);
+                quote! { { #lets #body } }
+            }
+            ExprKind::Unary(op, a) => {
+                let a = self.expr(names, a, params, depth + 1);
+                let op = match op {
+                    UnOp::Not => quote! { Not },
+                    UnOp::BitNot => quote! { BitNot },
+                    UnOp::Neg => quote! { Neg },
+                };
+                quote! { ::lathe_isa::expr::UnOp::#op.apply(#a) }
+            }
+            ExprKind::Binary(op, a, b) => {
+                let a = self.expr(names, a, params, depth + 1);
+                let b = self.expr(names, b, params, depth + 1);
+                let name = format_ident!("{}", format!("{op:?}"));
+                let apply = quote! { ::lathe_isa::expr::BinOp::#name.apply(a, #b) };
+                match op {
+                    BinOp::And => quote! { { let a: i64 = #a; if a == 0 { 0 } else { #apply } } },
+                    BinOp::Or => quote! { { let a: i64 = #a; if a != 0 { 1 } else { #apply } } },
+                    _ => quote! { { let a: i64 = #a; #apply } },
+                }
+            }
+            ExprKind::Cond(c, a, b) => {
+                let c = self.expr(names, c, params, depth + 1);
+                let a = self.expr(names, a, params, depth + 1);
+                let b = self.expr(names, b, params, depth + 1);
+                quote! { if #c != 0 { #a } else { #b } }
+            }
+        }
+    }
+
+    /// A top-level expression as `Option<i64>` under the nesting guard.
+    fn guarded(&mut self, names: &mut Names, e: &Expr) -> TokenStream {
+        let body = self.expr(names, e, &[], 0);
+        quote! {
+            c.guard(|| -> Option<i64> { Some(#body) })
+        }
+    }
+}
+
+fn extract(ranges: &[crate::ast::BitRange]) -> TokenStream {
+    let mut parts = Vec::new();
+    let mut shift = 0u32;
+    for r in ranges {
+        let low = Literal::u32_unsuffixed(r.low);
+        let m = lit_u64(if r.width() >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << r.width()) - 1
+        });
+        let s = Literal::u32_unsuffixed(shift);
+        parts.push(quote! { (((w >> #low) & #m) << #s) });
+        shift += r.width();
+    }
+    if parts.is_empty() {
+        quote! { 0u64 }
+    } else {
+        quote! { (#(#parts)|*) }
+    }
+}
+
+fn scalar(isa: &Isa, ty: &FieldType) -> TokenStream {
+    match ty {
+        FieldType::Uint | FieldType::AbsBranch => quote! { Scalar::Uint },
+        FieldType::Int | FieldType::Branch => quote! { Scalar::Int },
+        FieldType::Hex => quote! { Scalar::Hex },
+        FieldType::HexUpper => quote! { Scalar::HexUpper },
+        FieldType::Offset => quote! { Scalar::Offset },
+        FieldType::Uoffset => quote! { Scalar::Uoffset },
+        FieldType::Float => quote! { Scalar::Float },
+        FieldType::Fixed(r) => {
+            let r = Literal::u32_unsuffixed(*r);
+            quote! { Scalar::Fixed(#r) }
+        }
+        FieldType::Bool(None) => quote! { Scalar::Bool },
+        FieldType::Bool(Some(s)) => quote! { Scalar::BoolText(#s) },
+        FieldType::BoolInv(s) => quote! { Scalar::BoolInv(#s) },
+        FieldType::Enum(e) => {
+            let t = format_ident!("ENUM_{}", e);
+            let _ = isa;
+            quote! { Scalar::Enum(&#t) }
+        }
+        FieldType::Sub(..) => quote! { Scalar::Number },
+    }
+}
+
+/// The decision tree of a sub-encoding tree as code returning the leaf id.
+fn sub_tree(t: &DecisionTree, n: usize) -> TokenStream {
+    match &t.nodes[n] {
+        Node::Switch {
+            low,
+            bits,
+            children,
+        } => {
+            let mask = lit_u64((1u64 << bits) - 1);
+            let low = Literal::u32_unsuffixed(*low);
+            let arms = children.iter().enumerate().map(|(v, c)| {
+                let v = lit_u64(v as u64);
+                let body = sub_tree(t, *c);
+                quote! { #v => #body }
+            });
+            quote! { match (word >> #low) & #mask { #(#arms,)* _ => None } }
+        }
+        Node::Leaves(list) => {
+            let tests = list.iter().map(|&c| {
+                let cand = &t.candidates[c];
+                let id = Literal::usize_unsuffixed(cand.enc);
+                let mask = lit_u64(cand.mask);
+                let m = lit_u64(cand.match_bits);
+                let (lo, hi) = (
+                    Literal::u32_unsuffixed(cand.generation.min),
+                    Literal::u32_unsuffixed(cand.generation.max),
+                );
+                let partners = cand.partners.iter().map(|&p| {
+                    let p = &t.candidates[p];
+                    let mask = lit_u64(p.mask);
+                    let m = lit_u64(p.match_bits);
+                    let (lo, hi) = (
+                        Literal::u32_unsuffixed(p.generation.min),
+                        Literal::u32_unsuffixed(p.generation.max),
+                    );
+                    quote! {
+                        if word & #mask == #m && generation >= #lo && generation <= #hi {
+                            return None;
+                        }
+                    }
+                });
+                quote! {
+                    if word & #mask == #m && generation >= #lo && generation <= #hi {
+                        #(#partners)*
+                        return Some(#id);
+                    }
+                }
+            });
+            quote! { { #(#tests)* None } }
+        }
+    }
+}
+
+/// Functions for one leaf: `cond_N`, `which_N`, `item_N`, `val_N`,
+/// `name_N` (write a name), `check_N` and `write_N`.
+fn leaf_items(isa: &Isa, names: &mut Names, leaf: EncId) -> TokenStream {
+    let mut g = LeafGen::new(isa, leaf);
+    let leaf_name = g.name().to_string();
+
+    // Conditions of the `when`s of every level.
+    let mut cond_arms = Vec::new();
+    for k in 0..g.chain.len() {
+        let enc = g.chain[k];
+        for (j, w) in isa.encodings[enc].whens.iter().enumerate() {
+            let code = g.guarded(names, &w.cond);
+            let (k, j) = (Literal::usize_unsuffixed(k), Literal::usize_unsuffixed(j));
+            cond_arms.push(quote! { (#k, #j) => #code, });
+        }
+    }
+
+    // Item values.
+    let mut val_arms = Vec::new();
+    for i in 0..g.items.len() {
+        let code = match g.items[i].item {
+            ItemRef::Field(f) => {
+                let x = extract(&f.ranges);
+                quote! { { let w = c.word; Some(#x as i64) } }
+            }
+            ItemRef::Derived(d) => {
+                let e = d.expr.clone();
+                g.guarded(names, &e)
+            }
+        };
+        let i = Literal::u16_unsuffixed(i as u16);
+        val_arms.push(quote! { #i => #code, });
+    }
+
+    // Item writers.
+    let mut write_arms = Vec::new();
+    for i in 0..g.items.len() {
+        let item = g.items[i].item;
+        let iname = g.item_name(i).to_string();
+        let width = Literal::u32_unsuffixed(item.width());
+        let body = match item.ty() {
+            FieldType::Sub(tree, binds) => {
+                let tw = isa.encodings[*tree].width;
+                let m = lit_u64(if tw >= 64 { u64::MAX } else { (1u64 << tw) - 1 });
+                let tname = isa.encodings[*tree].name.clone();
+                let pairs: Vec<TokenStream> = binds
+                    .iter()
+                    .map(|(p, b)| {
+                        let p = Literal::u16_unsuffixed(names.id(p));
+                        let bid = names.id(b);
+                        if !g.asked.contains(&bid) {
+                            g.asked.push(bid);
+                        }
+                        let b = Literal::u16_unsuffixed(bid);
+                        quote! { (#p, #b) }
+                    })
+                    .collect();
+                let decode = format_ident!("decode_tree_{}", tree);
+                let val = fn_ident("val", leaf);
+                let nm = fn_ident("name", leaf);
+                quote! {
+                    let v = v & #m;
+                    let sub = #decode(v, c.generation).ok_or_else(|| DisasmError::NoSubMatch {
+                        tree: #tname.to_string(), value: v, generation: c.generation,
+                    })?;
+                    static BINDS: &[(u16, u16)] = &[#(#pairs),*];
+                    let caller = Caller { ctx: c, binds: BINDS, value: #val, write: #nm };
+                    let sc = Ctx::new(v, c.generation, c.validate, Some(caller));
+                    write_leaf(sub, &sc, out)
+                }
+            }
+            FieldType::Enum(e) if isa.enums[*e].strict => {
+                let t = format_ident!("ENUM_{}", e);
+                let en = isa.enums[*e].name.clone();
+                quote! {
+                    if c.validate && enum_text(&#t, v).is_none() {
+                        return Err(DisasmError::Reserved {
+                            leaf: #leaf_name.to_string(), field: #iname.to_string(),
+                            enum_name: #en.to_string(), value: v,
+                        });
+                    }
+                    write_scalar(out, Scalar::Enum(&#t), v, #width)?;
+                    Ok(())
+                }
+            }
+            ty => {
+                let s = scalar(isa, ty);
+                quote! { write_scalar(out, #s, v, #width)?; Ok(()) }
+            }
+        };
+        let i = Literal::u16_unsuffixed(i as u16);
+        write_arms.push(quote! { #i => { #body } });
+    }
+
+    // Templates and mnemonics, chosen like the engine: per level from the
+    // leaf up, the active `when`'s one, else the plain one.
+    let mut templates: Vec<&Template> = Vec::new();
+    let mut tsel = TokenStream::new();
+    for k in 0..g.chain.len() {
+        let enc = g.chain[k];
+        let e = &isa.encodings[enc];
+        if !e.whens.is_empty() {
+            let active = g.active(k);
+            let mut tarms = Vec::new();
+            for (j, w) in e.whens.iter().enumerate() {
+                if let Some(t) = &w.level.display {
+                    let jl = Literal::usize_unsuffixed(j);
+                    let ti = Literal::usize_unsuffixed(templates.len());
+                    templates.push(t);
+                    tarms.push(quote! { Some(#jl) => break 't #ti, });
+                }
+            }
+            if tarms.is_empty() {
+                tsel.extend(quote! { let _ = #active; });
+            } else {
+                tsel.extend(quote! { match #active { #(#tarms)* _ => {} } });
+            }
+        }
+        if let Some(t) = &e.plain.display {
+            let ti = Literal::usize_unsuffixed(templates.len());
+            templates.push(t);
+            tsel.extend(quote! { break 't #ti; });
+            break;
+        }
+    }
+    // Mnemonic chain is independent of where the template was found.
+    let mut msel_full = TokenStream::new();
+    for k in 0..g.chain.len() {
+        let e = &isa.encodings[g.chain[k]];
+        if !e.whens.is_empty() {
+            let active = g.active(k);
+            let marms: Vec<TokenStream> = e
+                .whens
+                .iter()
+                .enumerate()
+                .filter_map(|(j, w)| {
+                    w.level.mnemonic.as_ref().map(|m| {
+                        let jl = Literal::usize_unsuffixed(j);
+                        quote! { Some(#jl) => break 'm #m, }
+                    })
+                })
+                .collect();
+            if marms.is_empty() {
+                msel_full.extend(quote! { let _ = #active; });
+            } else {
+                msel_full.extend(quote! { match #active { #(#marms)* _ => {} } });
+            }
+        }
+        if let Some(m) = &e.plain.mnemonic {
+            msel_full.extend(quote! { break 'm #m; });
+            break;
+        }
+    }
+    let mnemonic = quote! { 'm: { #msel_full #leaf_name } };
+
+    let nm = fn_ident("name", leaf);
+    let mut template_arms = Vec::new();
+    for (ti, t) in templates.iter().enumerate() {
+        let mut writes = Vec::new();
+        for p in &t.pieces {
+            writes.push(match p {
+                Piece::Lit(s) => quote! { out.write_str(#s)?; },
+                Piece::Mnemonic => quote! { out.write_str(#mnemonic)?; },
+                Piece::Field(n, _) => {
+                    let id = names.id(n);
+                    if !g.asked.contains(&id) {
+                        g.asked.push(id);
+                    }
+                    let id = Literal::u16_unsuffixed(id);
+                    quote! { #nm(c, #id, out)?; }
+                }
+            });
+        }
+        let ti = Literal::usize_unsuffixed(ti);
+        template_arms.push(quote! { #ti => { #(#writes)* Ok(()) } });
+    }
+
+    // Validity rules, in the engine's order.
+    let mut checks = TokenStream::new();
+    let which = fn_ident("which", leaf);
+    for k in 0..g.chain.len() {
+        let enc = g.chain[k];
+        let e = &isa.encodings[enc];
+        let per_level = |g: &mut LeafGen, names: &mut Names, when: Option<usize>| {
+            let lvl = level_of(isa, enc, when);
+            let mut code = TokenStream::new();
+            for chk in &lvl.checks {
+                let v = g.guarded(names, &chk.expr);
+                let msg = &chk.message;
+                let text = chk.expr.to_string();
+                code.extend(quote! {
+                    match #v {
+                        Some(0) => return Err(DisasmError::Check { leaf: #leaf_name.to_string(), message: #msg.to_string() }),
+                        Some(_) => {}
+                        None => return Err(DisasmError::Unresolved { name: #text.to_string(), leaf: #leaf_name.to_string() }),
+                    }
+                });
+            }
+            for f in &lvl.fields {
+                let FieldType::Enum(en) = f.ty else { continue };
+                if !isa.enums[en].strict {
+                    continue;
+                }
+                let Some(i) = g.find_item(k, when, &f.name) else {
+                    continue;
+                };
+                let id = names.id(&f.name);
+                if !g.asked.contains(&id) {
+                    g.asked.push(id);
+                }
+                let id = Literal::u16_unsuffixed(id);
+                let i = Literal::u16_unsuffixed(i as u16);
+                let t = format_ident!("ENUM_{}", en);
+                let x = extract(&f.ranges);
+                let fname = &f.name;
+                let ename = &isa.enums[en].name;
+                code.extend(quote! {
+                    {
+                        let w = c.word;
+                        let v: u64 = #x;
+                        if #which(c, #id) == #i && enum_text(&#t, v).is_none() {
+                            return Err(DisasmError::Reserved {
+                                leaf: #leaf_name.to_string(), field: #fname.to_string(),
+                                enum_name: #ename.to_string(), value: v,
+                            });
+                        }
+                    }
+                });
+            }
+            code
+        };
+        if !e.whens.is_empty() {
+            let active = g.active(k);
+            let mut arms = Vec::new();
+            for j in 0..e.whens.len() {
+                let code = per_level(&mut g, names, Some(j));
+                if !code.is_empty() {
+                    let jl = Literal::usize_unsuffixed(j);
+                    arms.push(quote! { Some(#jl) => { #code } });
+                }
+            }
+            if arms.is_empty() {
+                checks.extend(quote! { let _ = #active; });
+            } else {
+                checks.extend(quote! { match #active { #(#arms)* _ => {} } });
+            }
+        }
+        let code = per_level(&mut g, names, None);
+        checks.extend(code);
+    }
+
+    // Name resolution for every name this leaf can be asked for.
+    let mut asked = g.asked.clone();
+    asked.sort_unstable();
+    let which_arms: Vec<TokenStream> = asked
+        .iter()
+        .map(|&id| {
+            let arm = g.which_arm(&names.list[usize::from(id)]);
+            let id = Literal::u16_unsuffixed(id);
+            quote! { #id => #arm, }
+        })
+        .collect();
+
+    let cond = fn_ident("cond", leaf);
+    let item = fn_ident("item", leaf);
+    let val = fn_ident("val", leaf);
+    let witem = fn_ident("witem", leaf);
+    let check = fn_ident("check", leaf);
+    let write = fn_ident("write", leaf);
+    let tcount = templates.len();
+    let template_expr = if tcount == 0 {
+        quote! { return Err(DisasmError::NoTemplate { leaf: #leaf_name.to_string() }) }
+    } else {
+        quote! { 't: { #tsel #[allow(unreachable_code)] { return Err(DisasmError::NoTemplate { leaf: #leaf_name.to_string() }) } } }
+    };
+
+    quote! {
+        #[allow(unused_variables, unreachable_patterns, unreachable_code, unused_braces, clippy::all)]
+        fn #cond(c: &Ctx<'_>, k: usize, j: usize) -> Option<i64> {
+            match (k, j) { #(#cond_arms)* _ => None }
+        }
+        #[allow(unused_variables, unreachable_patterns, unreachable_code, unused_braces, clippy::all)]
+        fn #which(c: &Ctx<'_>, n: u16) -> u16 {
+            match n { #(#which_arms)* _ => NOT_FOUND }
+        }
+        #[allow(unused_variables, unreachable_patterns, unreachable_code, unused_braces, clippy::all)]
+        fn #item(c: &Ctx<'_>, i: u16) -> Option<i64> {
+            match i { #(#val_arms)* _ => None }
+        }
+        #[allow(dead_code, clippy::all)]
+        fn #val(c: &Ctx<'_>, n: u16) -> Option<i64> {
+            match #which(c, n) {
+                NOT_FOUND => c.param_value(n),
+                i => #item(c, i),
+            }
+        }
+        #[allow(unused_variables, unreachable_patterns, unreachable_code, unused_braces, clippy::all)]
+        fn #witem(c: &Ctx<'_>, i: u16, v: u64, out: &mut dyn Write) -> Result<(), DisasmError> {
+            match i { #(#write_arms)* _ => Ok(()) }
+        }
+        #[allow(clippy::all)]
+        fn #nm(c: &Ctx<'_>, n: u16, out: &mut dyn Write) -> Result<(), DisasmError> {
+            let unresolved = || DisasmError::Unresolved { name: NAMES[usize::from(n)].to_string(), leaf: #leaf_name.to_string() };
+            match #which(c, n) {
+                NOT_FOUND => {
+                    if c.param_write(n, out)? { Ok(()) } else { Err(unresolved()) }
+                }
+                i => {
+                    let v = #item(c, i).ok_or_else(unresolved)? as u64;
+                    #witem(c, i, v, out)
+                }
+            }
+        }
+        #[allow(unused_variables, unreachable_patterns, unreachable_code, unused_braces, clippy::all)]
+        fn #check(c: &Ctx<'_>) -> Result<(), DisasmError> {
+            #checks
+            Ok(())
+        }
+        #[allow(unused_variables, unreachable_patterns, unreachable_code, unused_labels, unused_braces, clippy::all)]
+        fn #write(c: &Ctx<'_>, out: &mut dyn Write) -> Result<(), DisasmError> {
+            if c.validate { #check(c)?; }
+            let t: usize = #template_expr;
+            match t { #(#template_arms)* _ => Err(DisasmError::NoTemplate { leaf: #leaf_name.to_string() }) }
+        }
+    }
+}
+
+/// The `display` module of an `isa!` expansion: `write_word` shows one
+/// instruction word with generated code only.
+pub(crate) fn display_module(isa: &Isa) -> TokenStream {
+    let mut names = Names::default();
+    let mut leaves: Vec<EncId> = Vec::new();
+    for (root, _) in &isa.decoders {
+        leaves.extend(isa.leaves(*root));
+    }
+    leaves.sort_unstable();
+    leaves.dedup();
+
+    let mut fns = TokenStream::new();
+    for &l in &leaves {
+        fns.extend(leaf_items(isa, &mut names, l));
+    }
+    let dispatch = leaves.iter().map(|&l| {
+        let w = fn_ident("write", l);
+        let id = Literal::usize_unsuffixed(l);
+        quote! { #id => #w(c, out), }
+    });
+
+    let subtrees = isa
+        .decoders
+        .iter()
+        .filter(|(r, _)| *r != isa.root)
+        .map(|(r, t)| {
+            let f = format_ident!("decode_tree_{}", r);
+            let body = if t.nodes.is_empty() {
+                quote! { None }
+            } else {
+                sub_tree(t, 0)
+            };
+            quote! {
+                #[allow(unused_comparisons, clippy::all)]
+                fn #f(word: u64, generation: u32) -> Option<usize> { #body }
+            }
+        });
+
+    let enums = isa.enums.iter().enumerate().map(|(i, e)| {
+        let mut vals: Vec<(u64, &str)> = Vec::new();
+        for (v, s, _) in &e.values {
+            if !vals.iter().any(|(x, _)| x == v) {
+                vals.push((*v, s.as_str()));
+            }
+        }
+        vals.sort_by_key(|(v, _)| *v);
+        let n = vals.len();
+        let t = format_ident!("ENUM_{}", i);
+        let pairs = vals.iter().map(|(v, s)| {
+            let v = lit_u64(*v);
+            quote! { (#v, #s) }
+        });
+        quote! {
+            #[allow(dead_code)]
+            static #t: [(u64, &str); #n] = [#(#pairs),*];
+        }
+    });
+    let name_list = names.list.clone();
+    let word_mask = lit_u64(if isa.width >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << isa.width) - 1
+    });
+
+    quote! {
+        /// Disassembly as generated code: no spec at run time, no name
+        /// lookups, nothing allocated per instruction.
+        pub mod display {
+            #![allow(non_snake_case, clippy::all)]
+            use ::std::fmt::Write;
+            use ::lathe_isa::DisasmError;
+            use ::lathe_isa::gen_rt::{Caller, Ctx, Scalar, enum_text, write_scalar};
+            use super::Opcode;
+
+            const NOT_FOUND: u16 = u16::MAX;
+            /// Every name the templates and expressions mention, by id.
+            static NAMES: &[&str] = &[#(#name_list),*];
+
+            #(#enums)*
+            #(#subtrees)*
+            #fns
+
+            fn write_leaf(leaf: usize, c: &Ctx<'_>, out: &mut dyn Write) -> Result<(), DisasmError> {
+                match leaf {
+                    #(#dispatch)*
+                    _ => Err(DisasmError::NoMatch { word: c.word, generation: c.generation }),
+                }
+            }
+
+            /// Writes the text of `word` at `generation` into `out` and
+            /// returns its opcode; `validate` enforces the spec's `check`
+            /// rules and strict enums (an error, possibly after some text).
+            pub fn write_word(word: u64, generation: u32, validate: bool, out: &mut dyn Write) -> Result<Opcode, DisasmError> {
+                let word = word & #word_mask;
+                let op = Opcode::decode(word, generation).ok_or(DisasmError::NoMatch { word, generation })?;
+                let c = Ctx::new(word, generation, validate, None);
+                write_leaf(op.encoding(), &c, out)?;
+                Ok(op)
+            }
+        }
+    }
+}

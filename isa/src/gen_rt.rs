@@ -1,0 +1,245 @@
+//! Run-time support for the display code `isa!` generates.
+//!
+//! The generated code resolves every name at expansion time to a small
+//! integer and every template to straight-line writes; what is left for run
+//! time is the part of the engine's semantics that depends on the word:
+//! which `when` override of a level is active (decided lazily, in the
+//! engine's order, with the override under test visible to its own
+//! condition), the nesting guard on derived values, and the caller's scope
+//! for a sub-encoding's params. This module holds that state machine and
+//! the scalar formatters; it knows nothing about any instruction set.
+
+use std::cell::Cell;
+use std::fmt::{self, Write};
+
+use crate::display::{DisasmError, MAX_DEPTH};
+use crate::expr::MAX_EVAL_DEPTH;
+use crate::format::{sign_extend, write_c_f};
+
+const UNKNOWN: u8 = 255;
+const NONE: u8 = 254;
+const TESTING: u8 = 128;
+
+/// A name's value in a scope, by interned name id.
+pub type ValueFn = for<'x> fn(&Ctx<'x>, u16) -> Option<i64>;
+/// Writes a name's text in a scope, by interned name id.
+pub type WriteFn = for<'x> fn(&Ctx<'x>, u16, &mut dyn Write) -> Result<(), DisasmError>;
+/// The conditions of the `when`s of one level: `(ctx, level, index)`.
+pub type CondFn = for<'x> fn(&Ctx<'x>, usize, usize) -> Option<i64>;
+
+/// The scope that decoded a sub-encoding operand, and how the operand's
+/// params map to names there: `(param id, caller's name id)`.
+#[derive(Clone, Copy)]
+pub struct Caller<'a> {
+    pub ctx: &'a Ctx<'a>,
+    pub binds: &'static [(u16, u16)],
+    pub value: ValueFn,
+    pub write: WriteFn,
+}
+
+/// One decoded (sub-)encoding being shown.
+pub struct Ctx<'a> {
+    pub word: u64,
+    pub generation: u32,
+    pub validate: bool,
+    pub caller: Option<Caller<'a>>,
+    active: [Cell<u8>; MAX_DEPTH],
+    depth: Cell<usize>,
+}
+
+impl<'a> Ctx<'a> {
+    #[inline]
+    pub fn new(word: u64, generation: u32, validate: bool, caller: Option<Caller<'a>>) -> Self {
+        Ctx {
+            word,
+            generation,
+            validate,
+            caller,
+            active: std::array::from_fn(|_| Cell::new(UNKNOWN)),
+            depth: Cell::new(0),
+        }
+    }
+
+    /// The active `when` of chain level `level` (which has `count` of
+    /// them), deciding it on first use exactly as the engine does: each
+    /// candidate's condition is evaluated with that candidate visible.
+    #[inline]
+    pub fn active(&self, level: usize, count: usize, cond: CondFn) -> Option<usize> {
+        if count == 0 || level >= MAX_DEPTH {
+            return None;
+        }
+        let s = self.active[level].get();
+        if s == UNKNOWN {
+            let mut chosen = NONE;
+            for j in 0..count.min(usize::from(TESTING) - 1) {
+                self.active[level].set(TESTING + j as u8);
+                if cond(self, level, j).is_some_and(|v| v != 0) {
+                    chosen = j as u8;
+                    break;
+                }
+            }
+            self.active[level].set(chosen);
+            return (chosen != NONE).then_some(usize::from(chosen));
+        }
+        match s {
+            NONE => None,
+            s if s >= TESTING => Some(usize::from(s - TESTING)),
+            s => Some(usize::from(s)),
+        }
+    }
+
+    /// Evaluates one top-level expression (a derived value, a condition, a
+    /// check) under the engine's nesting limit.
+    #[inline]
+    pub fn guard(&self, f: impl FnOnce() -> Option<i64>) -> Option<i64> {
+        let d = self.depth.get();
+        if d > MAX_EVAL_DEPTH {
+            return None;
+        }
+        self.depth.set(d + 1);
+        let r = f();
+        self.depth.set(d);
+        r
+    }
+
+    /// A param's value, from the caller's scope.
+    #[inline]
+    pub fn param_value(&self, name: u16) -> Option<i64> {
+        let c = self.caller?;
+        let &(_, bound) = c.binds.iter().find(|(p, _)| *p == name)?;
+        (c.value)(c.ctx, bound)
+    }
+
+    /// Writes a param as the caller shows it; `Ok(false)` if the name is
+    /// not a bound param.
+    #[inline]
+    pub fn param_write(&self, name: u16, out: &mut dyn Write) -> Result<bool, DisasmError> {
+        let Some(c) = self.caller else {
+            return Ok(false);
+        };
+        let Some(&(_, bound)) = c.binds.iter().find(|(p, _)| *p == name) else {
+            return Ok(false);
+        };
+        (c.write)(c.ctx, bound, out)?;
+        Ok(true)
+    }
+}
+
+/// How a scalar field value is shown (a field type without the spec).
+#[derive(Clone, Copy, Debug)]
+pub enum Scalar {
+    Uint,
+    Int,
+    Hex,
+    HexUpper,
+    Offset,
+    Uoffset,
+    Float,
+    Fixed(u32),
+    Bool,
+    BoolText(&'static str),
+    BoolInv(&'static str),
+    /// An enum's `(value, text)` pairs, sorted by value.
+    Enum(&'static [(u64, &'static str)]),
+    /// A sub-encoding value shown as a number (never reached by templates
+    /// that the checker accepts, kept for parity with the engine).
+    Number,
+}
+
+/// The text of `v` in an enum table.
+#[inline]
+pub fn enum_text(table: &'static [(u64, &'static str)], v: u64) -> Option<&'static str> {
+    table
+        .binary_search_by_key(&v, |&(x, _)| x)
+        .ok()
+        .map(|i| table[i].1)
+}
+
+/// Writes a scalar exactly as [`crate::format::write_scalar`] does.
+#[inline]
+pub fn write_scalar(out: &mut dyn Write, ty: Scalar, v: u64, width: u32) -> fmt::Result {
+    match ty {
+        Scalar::Uint | Scalar::Number => write_u64(out, v),
+        Scalar::Int => write!(out, "{}", sign_extend(v, width)),
+        Scalar::Hex => write!(out, "{v:x}"),
+        Scalar::HexUpper => write!(out, "{v:X}"),
+        Scalar::Offset => {
+            let s = sign_extend(v, width);
+            if s != 0 {
+                write!(out, "{s:+}")?;
+            }
+            Ok(())
+        }
+        Scalar::Uoffset => {
+            if v != 0 {
+                out.write_char('+')?;
+                write_u64(out, v)?;
+            }
+            Ok(())
+        }
+        Scalar::Float => write_c_f(out, crate::format::float_value(v, width)),
+        Scalar::Fixed(r) => {
+            let s = sign_extend(v, width) as f64;
+            write_c_f(out, s / (1u64 << r) as f64)
+        }
+        Scalar::Bool => write_u64(out, v),
+        Scalar::BoolText(s) => {
+            if v != 0 {
+                out.write_str(s)?;
+            }
+            Ok(())
+        }
+        Scalar::BoolInv(s) => {
+            if v == 0 {
+                out.write_str(s)?;
+            }
+            Ok(())
+        }
+        Scalar::Enum(t) => match enum_text(t, v) {
+            Some(s) => out.write_str(s),
+            None => write_u64(out, v),
+        },
+    }
+}
+
+/// Decimal without the formatting machinery (register numbers dominate).
+#[inline]
+fn write_u64(out: &mut dyn Write, v: u64) -> fmt::Result {
+    if v < 10 {
+        return out.write_char((b'0' + v as u8) as char);
+    }
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    let mut x = v;
+    while x > 0 {
+        i -= 1;
+        buf[i] = b'0' + (x % 10) as u8;
+        x /= 10;
+    }
+    // Only ASCII digits were written.
+    out.write_str(std::str::from_utf8(&buf[i..]).map_err(|_| fmt::Error)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimal_matches_std() {
+        for v in [0u64, 7, 10, 99, 12345, u64::MAX] {
+            let mut s = String::new();
+            write_u64(&mut s, v).unwrap();
+            assert_eq!(s, v.to_string());
+        }
+    }
+
+    #[test]
+    fn enum_lookup_finds_listed_values_only() {
+        static T: [(u64, &str); 3] = [(0, "a"), (2, "c"), (5, "f")];
+        assert_eq!(enum_text(&T, 2), Some("c"));
+        assert_eq!(enum_text(&T, 3), None);
+        let mut s = String::new();
+        write_scalar(&mut s, Scalar::Enum(&T), 3, 3).unwrap();
+        assert_eq!(s, "3");
+    }
+}
