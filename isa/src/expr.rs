@@ -91,6 +91,7 @@ impl BinOp {
         }
     }
 
+    #[inline]
     pub fn apply(self, a: i64, b: i64) -> i64 {
         match self {
             BinOp::Or => i64::from(a != 0 || b != 0),
@@ -135,6 +136,7 @@ pub enum UnOp {
 }
 
 impl UnOp {
+    #[inline]
     pub fn apply(self, a: i64) -> i64 {
         match self {
             UnOp::Not => i64::from(a == 0),

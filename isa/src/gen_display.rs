@@ -56,6 +56,10 @@ struct LeafGen<'a> {
     /// Names this leaf may be asked for (ids).
     asked: Vec<u16>,
     locals: usize,
+    /// A leaf of a sub-encoding tree (its names may be the caller's params).
+    in_sub_tree: bool,
+    /// Derived values being inlined (to stop at self-reference).
+    inlining: Vec<usize>,
 }
 
 fn lit_u64(v: u64) -> Literal {
@@ -106,6 +110,46 @@ impl<'a> LeafGen<'a> {
             items,
             asked: Vec::new(),
             locals: 0,
+            in_sub_tree: isa.encodings[leaf].root != isa.root,
+            inlining: Vec::new(),
+        }
+    }
+
+    /// Where `name` resolves when no `when` can change the answer:
+    /// `Some(Some(item))` locally, `Some(None)` not in this scope (a
+    /// caller's param, if any), `None` when it depends on the word.
+    fn static_item(&self, name: &str) -> Option<Option<usize>> {
+        for k in 0..self.chain.len() {
+            if (0..self.when_count(k)).any(|j| self.find_item(k, Some(j), name).is_some()) {
+                return None;
+            }
+            if let Some(i) = self.find_item(k, None, name) {
+                return Some(Some(i));
+            }
+        }
+        Some(None)
+    }
+
+    /// An item's value as `Option<i64>` code, derived values inlined
+    /// (falling back to the `item` function on self-reference).
+    fn item_value(&mut self, names: &mut Names, i: usize) -> TokenStream {
+        match self.items[i].item {
+            ItemRef::Field(f) => {
+                let x = extract(&f.ranges);
+                quote! { { let w = c.word; Some(#x as i64) } }
+            }
+            ItemRef::Derived(d) => {
+                if self.inlining.contains(&i) || self.inlining.len() > 6 {
+                    let item = fn_ident("item", self.leaf);
+                    let i = Literal::u16_unsuffixed(i as u16);
+                    return quote! { #item(c, #i) };
+                }
+                self.inlining.push(i);
+                let e = d.expr.clone();
+                let code = self.guarded(names, &e);
+                self.inlining.pop();
+                code
+            }
         }
     }
 
@@ -204,6 +248,18 @@ impl<'a> LeafGen<'a> {
                     };
                 }
                 let id = names.id(n);
+                match self.static_item(n) {
+                    Some(Some(i)) => {
+                        let v = self.item_value(names, i);
+                        return quote! { #v? };
+                    }
+                    Some(None) if !self.in_sub_tree => return quote! { return None },
+                    Some(None) => {
+                        let id = Literal::u16_unsuffixed(id);
+                        return quote! { c.param_value(#id)? };
+                    }
+                    None => {}
+                }
                 if !self.asked.contains(&id) {
                     self.asked.push(id);
                 }
@@ -322,6 +378,45 @@ fn scalar(isa: &Isa, ty: &FieldType) -> TokenStream {
     }
 }
 
+/// Code writing `v` (a `u64` in scope) of scalar type `ty` to `out`,
+/// specialised per type: flags test and write a literal, enums `match`.
+fn write_scalar_code(isa: &Isa, ty: &FieldType, width: u32) -> TokenStream {
+    match ty {
+        FieldType::Uint | FieldType::AbsBranch | FieldType::Bool(None) => {
+            quote! { ::lathe_isa::gen_rt::write_u64(out, v)?; }
+        }
+        FieldType::Int | FieldType::Branch => {
+            let w = Literal::u32_unsuffixed(width);
+            quote! { ::lathe_isa::gen_rt::write_int(out, v, #w)?; }
+        }
+        FieldType::Bool(Some(t)) => quote! { if v != 0 { out.write_str(#t)?; } },
+        FieldType::BoolInv(t) => quote! { if v == 0 { out.write_str(#t)?; } },
+        FieldType::Enum(e) => {
+            let mut seen: Vec<u64> = Vec::new();
+            let mut arms = Vec::new();
+            for (v, t, _) in &isa.enums[*e].values {
+                if seen.contains(v) {
+                    continue;
+                }
+                seen.push(*v);
+                let v = lit_u64(*v);
+                arms.push(quote! { #v => out.write_str(#t)?, });
+            }
+            quote! {
+                match v {
+                    #(#arms)*
+                    _ => ::lathe_isa::gen_rt::write_u64(out, v)?,
+                }
+            }
+        }
+        ty => {
+            let sc = scalar(isa, ty);
+            let w = Literal::u32_unsuffixed(width);
+            quote! { write_scalar(out, #sc, v, #w)?; }
+        }
+    }
+}
+
 /// The decision tree of a sub-encoding tree as code returning the leaf id.
 fn sub_tree(t: &DecisionTree, n: usize) -> TokenStream {
     match &t.nodes[n] {
@@ -411,10 +506,10 @@ fn leaf_items(isa: &Isa, names: &mut Names, leaf: EncId) -> TokenStream {
 
     // Item writers.
     let mut write_arms = Vec::new();
+    let mut write_bodies = Vec::new();
     for i in 0..g.items.len() {
         let item = g.items[i].item;
         let iname = g.item_name(i).to_string();
-        let width = Literal::u32_unsuffixed(item.width());
         let body = match item.ty() {
             FieldType::Sub(tree, binds) => {
                 let tw = isa.encodings[*tree].width;
@@ -447,6 +542,7 @@ fn leaf_items(isa: &Isa, names: &mut Names, leaf: EncId) -> TokenStream {
                 }
             }
             FieldType::Enum(e) if isa.enums[*e].strict => {
+                let code = write_scalar_code(isa, item.ty(), item.width());
                 let t = format_ident!("ENUM_{}", e);
                 let en = isa.enums[*e].name.clone();
                 quote! {
@@ -456,15 +552,16 @@ fn leaf_items(isa: &Isa, names: &mut Names, leaf: EncId) -> TokenStream {
                             enum_name: #en.to_string(), value: v,
                         });
                     }
-                    write_scalar(out, Scalar::Enum(&#t), v, #width)?;
+                    #code
                     Ok(())
                 }
             }
             ty => {
-                let s = scalar(isa, ty);
-                quote! { write_scalar(out, #s, v, #width)?; Ok(()) }
+                let code = write_scalar_code(isa, ty, item.width());
+                quote! { #code Ok(()) }
             }
         };
+        write_bodies.push(body.clone());
         let i = Literal::u16_unsuffixed(i as u16);
         write_arms.push(quote! { #i => { #body } });
     }
@@ -531,7 +628,9 @@ fn leaf_items(isa: &Isa, names: &mut Names, leaf: EncId) -> TokenStream {
     let mnemonic = quote! { 'm: { #msel_full #leaf_name } };
 
     let nm = fn_ident("name", leaf);
+    let witem = fn_ident("witem", leaf);
     let mut template_arms = Vec::new();
+    let _ = &witem;
     for (ti, t) in templates.iter().enumerate() {
         let mut writes = Vec::new();
         for p in &t.pieces {
@@ -540,11 +639,34 @@ fn leaf_items(isa: &Isa, names: &mut Names, leaf: EncId) -> TokenStream {
                 Piece::Mnemonic => quote! { out.write_str(#mnemonic)?; },
                 Piece::Field(n, _) => {
                     let id = names.id(n);
-                    if !g.asked.contains(&id) {
-                        g.asked.push(id);
+                    let unresolved = quote! {
+                        DisasmError::Unresolved { name: #n.to_string(), leaf: #leaf_name.to_string() }
+                    };
+                    match g.static_item(n) {
+                        Some(Some(i)) => {
+                            let v = g.item_value(names, i);
+                            let body = &write_bodies[i];
+                            quote! {
+                                let v = #v.ok_or_else(|| #unresolved)? as u64;
+                                let r: Result<(), DisasmError> = { #body };
+                                r?;
+                            }
+                        }
+                        Some(None) if !g.in_sub_tree => quote! { return Err(#unresolved); },
+                        Some(None) => {
+                            let id = Literal::u16_unsuffixed(id);
+                            quote! {
+                                if !c.param_write(#id, out)? { return Err(#unresolved); }
+                            }
+                        }
+                        None => {
+                            if !g.asked.contains(&id) {
+                                g.asked.push(id);
+                            }
+                            let id = Literal::u16_unsuffixed(id);
+                            quote! { #nm(c, #id, out)?; }
+                        }
                     }
-                    let id = Literal::u16_unsuffixed(id);
-                    quote! { #nm(c, #id, out)?; }
                 }
             });
         }
@@ -641,7 +763,6 @@ fn leaf_items(isa: &Isa, names: &mut Names, leaf: EncId) -> TokenStream {
     let cond = fn_ident("cond", leaf);
     let item = fn_ident("item", leaf);
     let val = fn_ident("val", leaf);
-    let witem = fn_ident("witem", leaf);
     let check = fn_ident("check", leaf);
     let write = fn_ident("write", leaf);
     let tcount = templates.len();
@@ -672,11 +793,11 @@ fn leaf_items(isa: &Isa, names: &mut Names, leaf: EncId) -> TokenStream {
             }
         }
         #[allow(unused_variables, unreachable_patterns, unreachable_code, unused_braces, clippy::all)]
-        fn #witem(c: &Ctx<'_>, i: u16, v: u64, out: &mut dyn Write) -> Result<(), DisasmError> {
+        fn #witem(c: &Ctx<'_>, i: u16, v: u64, out: &mut Buf) -> Result<(), DisasmError> {
             match i { #(#write_arms)* _ => Ok(()) }
         }
         #[allow(clippy::all)]
-        fn #nm(c: &Ctx<'_>, n: u16, out: &mut dyn Write) -> Result<(), DisasmError> {
+        fn #nm(c: &Ctx<'_>, n: u16, out: &mut Buf) -> Result<(), DisasmError> {
             let unresolved = || DisasmError::Unresolved { name: NAMES[usize::from(n)].to_string(), leaf: #leaf_name.to_string() };
             match #which(c, n) {
                 NOT_FOUND => {
@@ -694,7 +815,7 @@ fn leaf_items(isa: &Isa, names: &mut Names, leaf: EncId) -> TokenStream {
             Ok(())
         }
         #[allow(unused_variables, unreachable_patterns, unreachable_code, unused_labels, unused_braces, clippy::all)]
-        fn #write(c: &Ctx<'_>, out: &mut dyn Write) -> Result<(), DisasmError> {
+        fn #write(c: &Ctx<'_>, out: &mut Buf) -> Result<(), DisasmError> {
             if c.validate { #check(c)?; }
             let t: usize = #template_expr;
             match t { #(#template_arms)* _ => Err(DisasmError::NoTemplate { leaf: #leaf_name.to_string() }) }
@@ -773,7 +894,7 @@ pub(crate) fn display_module(isa: &Isa) -> TokenStream {
             #![allow(non_snake_case, clippy::all)]
             use ::std::fmt::Write;
             use ::lathe_isa::DisasmError;
-            use ::lathe_isa::gen_rt::{Caller, Ctx, Scalar, enum_text, write_scalar};
+            use ::lathe_isa::gen_rt::{Buf, Caller, Ctx, Scalar, enum_text, write_scalar};
             use super::Opcode;
 
             const NOT_FOUND: u16 = u16::MAX;
@@ -784,7 +905,7 @@ pub(crate) fn display_module(isa: &Isa) -> TokenStream {
             #(#subtrees)*
             #fns
 
-            fn write_leaf(leaf: usize, c: &Ctx<'_>, out: &mut dyn Write) -> Result<(), DisasmError> {
+            fn write_leaf(leaf: usize, c: &Ctx<'_>, out: &mut Buf) -> Result<(), DisasmError> {
                 match leaf {
                     #(#dispatch)*
                     _ => Err(DisasmError::NoMatch { word: c.word, generation: c.generation }),
@@ -798,8 +919,11 @@ pub(crate) fn display_module(isa: &Isa) -> TokenStream {
                 let word = word & #word_mask;
                 let op = Opcode::decode(word, generation).ok_or(DisasmError::NoMatch { word, generation })?;
                 let c = Ctx::new(word, generation, validate, None);
-                write_leaf(op.encoding(), &c, out)?;
-                Ok(op)
+                let mut buf = Buf::take();
+                let r = write_leaf(op.encoding(), &c, &mut buf);
+                let r = r.and_then(|()| out.write_str(buf.as_str()).map_err(DisasmError::from));
+                buf.give_back();
+                r.map(|()| op)
             }
         }
     }

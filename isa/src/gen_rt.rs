@@ -20,10 +20,47 @@ const UNKNOWN: u8 = 255;
 const NONE: u8 = 254;
 const TESTING: u8 = 128;
 
+/// The text of one instruction, built in a per-thread `String` reused
+/// across calls so that each piece is an inlined copy rather than a call
+/// through `dyn Write`; copied to the caller's writer once at the end.
+pub struct Buf(String);
+
+thread_local! {
+    static SPARE: Cell<String> = const { Cell::new(String::new()) };
+}
+
+impl Buf {
+    /// The thread's buffer, emptied (it keeps its capacity, so only the
+    /// first instruction on a thread allocates).
+    pub fn take() -> Buf {
+        let mut s = SPARE.with(Cell::take);
+        s.clear();
+        Buf(s)
+    }
+
+    /// The text written so far.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Hands the buffer back to the thread for the next instruction.
+    pub fn give_back(self) {
+        SPARE.with(|c| c.set(self.0));
+    }
+}
+
+impl Write for Buf {
+    #[inline(always)]
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.0.push_str(s);
+        Ok(())
+    }
+}
+
 /// A name's value in a scope, by interned name id.
 pub type ValueFn = for<'x> fn(&Ctx<'x>, u16) -> Option<i64>;
 /// Writes a name's text in a scope, by interned name id.
-pub type WriteFn = for<'x> fn(&Ctx<'x>, u16, &mut dyn Write) -> Result<(), DisasmError>;
+pub type WriteFn = for<'x> fn(&Ctx<'x>, u16, &mut Buf) -> Result<(), DisasmError>;
 /// The conditions of the `when`s of one level: `(ctx, level, index)`.
 pub type CondFn = for<'x> fn(&Ctx<'x>, usize, usize) -> Option<i64>;
 
@@ -113,7 +150,7 @@ impl<'a> Ctx<'a> {
     /// Writes a param as the caller shows it; `Ok(false)` if the name is
     /// not a bound param.
     #[inline]
-    pub fn param_write(&self, name: u16, out: &mut dyn Write) -> Result<bool, DisasmError> {
+    pub fn param_write(&self, name: u16, out: &mut Buf) -> Result<bool, DisasmError> {
         let Some(c) = self.caller else {
             return Ok(false);
         };
@@ -160,7 +197,7 @@ pub fn enum_text(table: &'static [(u64, &'static str)], v: u64) -> Option<&'stat
 pub fn write_scalar(out: &mut dyn Write, ty: Scalar, v: u64, width: u32) -> fmt::Result {
     match ty {
         Scalar::Uint | Scalar::Number => write_u64(out, v),
-        Scalar::Int => write!(out, "{}", sign_extend(v, width)),
+        Scalar::Int => write_int(out, v, width),
         Scalar::Hex => write!(out, "{v:x}"),
         Scalar::HexUpper => write!(out, "{v:X}"),
         Scalar::Offset => {
@@ -177,10 +214,10 @@ pub fn write_scalar(out: &mut dyn Write, ty: Scalar, v: u64, width: u32) -> fmt:
             }
             Ok(())
         }
-        Scalar::Float => write_c_f(out, crate::format::float_value(v, width)),
+        Scalar::Float => write_float(out, crate::format::float_value(v, width)),
         Scalar::Fixed(r) => {
             let s = sign_extend(v, width) as f64;
-            write_c_f(out, s / (1u64 << r) as f64)
+            write_float(out, s / (1u64 << r) as f64)
         }
         Scalar::Bool => write_u64(out, v),
         Scalar::BoolText(s) => {
@@ -202,11 +239,74 @@ pub fn write_scalar(out: &mut dyn Write, ty: Scalar, v: u64, width: u32) -> fmt:
     }
 }
 
+/// C's `%f` (six decimals, ties to even on the exact binary value), as
+/// [`crate::format::write_c_f`] prints it, without the general float
+/// formatter for the values immediates hold; huge values take that path.
+pub fn write_float(out: &mut dyn Write, x: f64) -> fmt::Result {
+    const SCALE: u128 = 1_000_000;
+    let bits = x.to_bits();
+    let exp = ((bits >> 52) & 0x7ff) as i32;
+    if exp == 0x7ff || exp > 1023 + 60 {
+        return write_c_f(out, x);
+    }
+    let frac = bits & ((1u64 << 52) - 1);
+    let (mant, e) = if exp == 0 {
+        (frac, -1074)
+    } else {
+        (frac | (1u64 << 52), exp - 1075)
+    };
+    // x·10⁶ = mant·10⁶·2^e, rounded to an integer, ties to even.
+    let n = u128::from(mant) * SCALE;
+    let q = if e >= 0 {
+        n << e
+    } else {
+        let s = (-e) as u32;
+        if s >= 127 {
+            0
+        } else {
+            let q = n >> s;
+            let r = n - (q << s);
+            let half = 1u128 << (s - 1);
+            q + u128::from(r > half || (r == half && q & 1 == 1))
+        }
+    };
+    if x.is_sign_negative() {
+        out.write_char('-')?;
+    }
+    let int = q / SCALE;
+    let mut fraction = (q % SCALE) as u32;
+    match u64::try_from(int) {
+        Ok(i) => write_u64(out, i)?,
+        Err(_) => write!(out, "{int}")?,
+    }
+    let mut digits = [b'0'; 7];
+    digits[0] = b'.';
+    for d in digits[1..].iter_mut().rev() {
+        *d = b'0' + (fraction % 10) as u8;
+        fraction /= 10;
+    }
+    out.write_str(std::str::from_utf8(&digits).map_err(|_| fmt::Error)?)
+}
+
+/// The low `width` bits of `v` as a signed decimal.
+#[inline]
+pub fn write_int(out: &mut dyn Write, v: u64, width: u32) -> fmt::Result {
+    let s = sign_extend(v, width);
+    if s < 0 {
+        out.write_char('-')?;
+    }
+    write_u64(out, s.unsigned_abs())
+}
+
 /// Decimal without the formatting machinery (register numbers dominate).
 #[inline]
-fn write_u64(out: &mut dyn Write, v: u64) -> fmt::Result {
+pub fn write_u64(out: &mut dyn Write, v: u64) -> fmt::Result {
     if v < 10 {
         return out.write_char((b'0' + v as u8) as char);
+    }
+    if v < 100 {
+        let d = [b'0' + (v / 10) as u8, b'0' + (v % 10) as u8];
+        return out.write_str(std::str::from_utf8(&d).map_err(|_| fmt::Error)?);
     }
     let mut buf = [0u8; 20];
     let mut i = buf.len();
@@ -223,6 +323,57 @@ fn write_u64(out: &mut dyn Write, v: u64) -> fmt::Result {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_buffer_is_reused() {
+        let mut b = Buf::take();
+        b.write_str("add.f r0.x").unwrap();
+        assert_eq!(b.as_str(), "add.f r0.x");
+        b.give_back();
+        let b = Buf::take();
+        assert_eq!(b.as_str(), "");
+        assert!(b.0.capacity() >= 10);
+    }
+
+    fn float_text(x: f64) -> (String, String) {
+        let (mut fast, mut slow) = (String::new(), String::new());
+        write_float(&mut fast, x).unwrap();
+        write_c_f(&mut slow, x).unwrap();
+        (fast, slow)
+    }
+
+    #[test]
+    fn float_matches_the_general_formatter_on_every_half() {
+        for h in 0..=u16::MAX {
+            let x = f64::from(crate::format::half_to_f32(h));
+            let (fast, slow) = float_text(x);
+            assert_eq!(fast, slow, "half 0x{h:04x}");
+        }
+    }
+
+    #[test]
+    fn float_matches_the_general_formatter_on_singles() {
+        // Every exponent, with mantissas that include exact ties at the
+        // sixth decimal (x.xxxxxx5 is exact for small dyadic values).
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for i in 0..400_000u32 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let bits = if i % 4 == 0 {
+                (i >> 2) << 13
+            } else {
+                state as u32
+            };
+            let x = f64::from(f32::from_bits(bits));
+            let (fast, slow) = float_text(x);
+            assert_eq!(fast, slow, "single 0x{bits:08x}");
+        }
+        for x in [0.0000005, 0.0000015, 2.5e-7, -0.0, -1e-9, 0.5, 1e10, 3.0e38] {
+            let (fast, slow) = float_text(x);
+            assert_eq!(fast, slow, "{x:e}");
+        }
+    }
 
     #[test]
     fn decimal_matches_std() {

@@ -79,9 +79,8 @@ fn spec() -> Result<&'static lathe_isa::Isa, Error> {
 ///
 /// On error nothing is appended.
 pub fn disassemble_into(word: u64, generation: Generation, out: &mut String) -> Result<(), Error> {
-    let isa = spec()?;
     let start = out.len();
-    match isa.disassemble_into(word, generation.gpu_id(), out) {
+    match generated::display::write_word(word, generation.gpu_id(), true, out) {
         Ok(_) => Ok(()),
         Err(e) => {
             out.truncate(start);
