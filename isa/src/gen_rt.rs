@@ -305,8 +305,8 @@ pub fn write_u64(out: &mut dyn Write, v: u64) -> fmt::Result {
         return out.write_char((b'0' + v as u8) as char);
     }
     if v < 100 {
-        let d = [b'0' + (v / 10) as u8, b'0' + (v % 10) as u8];
-        return out.write_str(std::str::from_utf8(&d).map_err(|_| fmt::Error)?);
+        out.write_char((b'0' + (v / 10) as u8) as char)?;
+        return out.write_char((b'0' + (v % 10) as u8) as char);
     }
     let mut buf = [0u8; 20];
     let mut i = buf.len();

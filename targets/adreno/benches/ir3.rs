@@ -59,7 +59,7 @@ fn main() {
     );
     black_box(matched);
 
-    let rounds = 200u64;
+    let rounds = 20_000u64;
     let start = Instant::now();
     for _ in 0..rounds {
         for (g, w, _) in &rows {
@@ -70,6 +70,24 @@ fn main() {
     }
     report(
         "decode + disassemble",
+        rounds * rows.len() as u64,
+        start.elapsed().as_secs_f64(),
+    );
+
+    // The run-time engine over the spec, which the generated code replaced
+    // and which the differential tests use as the oracle.
+    let spec = lathe_adreno::ir3::generated::isa();
+    let rounds = 20u64;
+    let start = Instant::now();
+    for _ in 0..rounds {
+        for (g, w, _) in &rows {
+            line.clear();
+            let _ = spec.disassemble_into(black_box(*w), g.gpu_id(), &mut line);
+            black_box(&line);
+        }
+    }
+    report(
+        "decode + disassemble (engine)",
         rounds * rows.len() as u64,
         start.elapsed().as_secs_f64(),
     );

@@ -31,8 +31,10 @@ mod model;
 mod source;
 mod words;
 
-/// Items generated from `isa/specs/mali/valhall.isa` by `isa!`.
-mod generated {
+/// Items generated from `isa/specs/mali/valhall.isa` by `isa!` (the
+/// common ones are re-exported below; `generated::display` is the
+/// generated disassembler).
+pub mod generated {
     lathe_codegen_macros::isa!("../../isa/specs/mali/valhall.isa");
 }
 
