@@ -903,7 +903,14 @@ pub fn generate(isa: &Isa, root: &str) -> TokenStream {
 
             /// Writes the disassembly into `out` (no allocation).
             pub fn write_text(&self, out: &mut dyn ::std::fmt::Write) -> Result<(), ::lathe_isa::DisasmError> {
-                display::write_word(self.word, self.generation, true, out).map(|_| ())
+                display::write_word(self.word, self.generation, true, false, out).map(|_| ())
+            }
+
+            /// Like [`Instr::write_text`], followed by a `\t; ` note naming
+            /// the don't-care bits this word sets (Mesa's decoder with
+            /// errors shown).
+            pub fn write_text_with_note(&self, out: &mut dyn ::std::fmt::Write) -> Result<(), ::lathe_isa::DisasmError> {
+                display::write_word(self.word, self.generation, true, true, out).map(|_| ())
             }
 
             /// Applies the spec's validity rules (`check`s, strict enums,
@@ -912,10 +919,11 @@ pub fn generate(isa: &Isa, root: &str) -> TokenStream {
                 isa().validate(self.word, self.generation).map(|_| ())
             }
 
-            /// Set don't-care bits and `assert` mismatches (never part of
-            /// the display text).
+            /// Set don't-care bits and `assert` mismatches of the
+            /// instruction and of the sub-encodings its text shows (what
+            /// [`Instr::write_text_with_note`] appends).
             pub fn warnings(&self) -> Vec<::lathe_isa::DecodeWarning> {
-                isa().decode_warnings(self.word, self.generation)
+                display::warnings(self.word, self.generation)
             }
 
             /// Assembles one instruction's text.

@@ -396,6 +396,24 @@ impl Isa {
         Ok(leaf)
     }
 
+    /// Like [`Isa::disassemble_into`], followed by a `\t; ` note naming the
+    /// don't-care bits the word sets (Mesa's decoder with errors shown).
+    pub fn disassemble_with_note(
+        &self,
+        word: u64,
+        generation: u32,
+        out: &mut dyn Write,
+    ) -> Result<EncId, DisasmError> {
+        let leaf = self.disassemble_into(word, generation, out)?;
+        let dont_care: Vec<_> = self
+            .decode_warnings(word, generation)
+            .into_iter()
+            .filter(|w| matches!(w, crate::DecodeWarning::DontCare { .. }))
+            .collect();
+        crate::gen_rt::write_note(out, &dont_care)?;
+        Ok(leaf)
+    }
+
     /// The text of `word` as a new string.
     pub fn disassemble(&self, word: u64, generation: u32) -> Result<String, DisasmError> {
         let mut s = String::new();

@@ -77,7 +77,7 @@ impl fmt::Display for DecodeWarning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             DecodeWarning::DontCare { leaf, bits } => {
-                write!(f, "don't-care bits 0x{bits:x} are set in `{leaf}`")
+                write!(f, "dontcare bits in {leaf}: {bits:x}")
             }
             DecodeWarning::Assert {
                 leaf,
@@ -86,7 +86,7 @@ impl fmt::Display for DecodeWarning {
                 found,
             } => write!(
                 f,
-                "bits 0x{mask:x} of `{leaf}` are 0x{found:x}, expected 0x{expected:x}"
+                "assert bits in {leaf}: {found:x}, expected {expected:x} (mask {mask:x})"
             ),
         }
     }

@@ -674,6 +674,43 @@ fn leaf_items(isa: &Isa, names: &mut Names, leaf: EncId) -> TokenStream {
         template_arms.push(quote! { #ti => { #(#writes)* Ok(()) } });
     }
 
+    // Unexpected bits: set don't-care bits, and `assert`s of the active
+    // variant of each level that do not hold.
+    let mut notes = TokenStream::new();
+    let dontcare = isa.encodings[leaf].dontcare;
+    if dontcare != 0 {
+        let m = lit_u64(dontcare);
+        notes.extend(quote! {
+            let dc = c.word & #m;
+            if dc != 0 { out.dont_care(#leaf_name, dc); }
+        });
+    }
+    for k in 0..g.chain.len() {
+        let e = &isa.encodings[g.chain[k]];
+        let asserts = |lvl: &Level| {
+            let tests = lvl.asserts.iter().map(|a| {
+                let (m, v) = (lit_u64(a.mask), lit_u64(a.value));
+                quote! {
+                    let f = c.word & #m;
+                    if f != #v { out.assert_failed(#leaf_name, #m, #v, f); }
+                }
+            });
+            quote! { #(#tests)* }
+        };
+        let plain = asserts(&e.plain);
+        if e.whens.is_empty() {
+            notes.extend(plain);
+        } else {
+            let active = g.active(k);
+            let arms = e.whens.iter().enumerate().map(|(j, w)| {
+                let jl = Literal::usize_unsuffixed(j);
+                let code = asserts(&w.level);
+                quote! { Some(#jl) => { #code } }
+            });
+            notes.extend(quote! { match #active { #(#arms)* _ => { #plain } } });
+        }
+    }
+
     // Validity rules, in the engine's order.
     let mut checks = TokenStream::new();
     let which = fn_ident("which", leaf);
@@ -817,6 +854,7 @@ fn leaf_items(isa: &Isa, names: &mut Names, leaf: EncId) -> TokenStream {
         #[allow(unused_variables, unreachable_patterns, unreachable_code, unused_labels, unused_braces, clippy::all)]
         fn #write(c: &Ctx<'_>, out: &mut Buf) -> Result<(), DisasmError> {
             if c.validate { #check(c)?; }
+            #notes
             let t: usize = #template_expr;
             match t { #(#template_arms)* _ => Err(DisasmError::NoTemplate { leaf: #leaf_name.to_string() }) }
         }
@@ -912,16 +950,41 @@ pub(crate) fn display_module(isa: &Isa) -> TokenStream {
                 }
             }
 
+            /// The unexpected bits of `word` (set don't-care bits, `assert`s
+            /// that do not hold) in the instruction and in every
+            /// sub-encoding its text shows, in display order.
+            pub fn warnings(word: u64, generation: u32) -> Vec<::lathe_isa::DecodeWarning> {
+                let word = word & #word_mask;
+                let Some(op) = Opcode::decode(word, generation) else {
+                    return Vec::new();
+                };
+                let c = Ctx::new(word, generation, false, None);
+                let mut buf = Buf::take().with_asserts();
+                // Display errors only cut the walk short; what was found stands.
+                let _ = write_leaf(op.encoding(), &c, &mut buf);
+                let found = buf.warnings().to_vec();
+                buf.give_back();
+                found
+            }
+
             /// Writes the text of `word` at `generation` into `out` and
             /// returns its opcode; `validate` enforces the spec's `check`
-            /// rules and strict enums (an error, possibly after some text).
-            pub fn write_word(word: u64, generation: u32, validate: bool, out: &mut dyn Write) -> Result<Opcode, DisasmError> {
+            /// rules and strict enums (an error, and nothing written);
+            /// `note` appends a `\t; ` note naming set don't-care bits, as
+            /// Mesa's decoder does with errors shown.
+            pub fn write_word(word: u64, generation: u32, validate: bool, note: bool, out: &mut dyn Write) -> Result<Opcode, DisasmError> {
                 let word = word & #word_mask;
                 let op = Opcode::decode(word, generation).ok_or(DisasmError::NoMatch { word, generation })?;
                 let c = Ctx::new(word, generation, validate, None);
                 let mut buf = Buf::take();
                 let r = write_leaf(op.encoding(), &c, &mut buf);
-                let r = r.and_then(|()| out.write_str(buf.as_str()).map_err(DisasmError::from));
+                let r = r.and_then(|()| {
+                    out.write_str(buf.as_str())?;
+                    if note {
+                        ::lathe_isa::gen_rt::write_note(out, buf.warnings())?;
+                    }
+                    Ok(())
+                });
                 buf.give_back();
                 r.map(|()| op)
             }

@@ -14,6 +14,7 @@ use std::fmt::{self, Write};
 
 use crate::display::{DisasmError, MAX_DEPTH};
 use crate::expr::MAX_EVAL_DEPTH;
+use crate::fields::DecodeWarning;
 use crate::format::{sign_extend, write_c_f};
 
 const UNKNOWN: u8 = 255;
@@ -23,36 +24,94 @@ const TESTING: u8 = 128;
 /// The text of one instruction, built in a per-thread `String` reused
 /// across calls so that each piece is an inlined copy rather than a call
 /// through `dyn Write`; copied to the caller's writer once at the end.
-pub struct Buf(String);
+/// Set don't-care bits are collected beside the text and shown after it as
+/// a `\t; ` note, as Mesa's decoder does with errors shown. `assert`
+/// mismatches are collected only on request ([`Buf::with_asserts`]): Mesa's
+/// decoder does not report them (its own ir3 vectors set bit 47 of `sam`,
+/// which its XML asserts to be zero, and expect no note).
+pub struct Buf {
+    text: String,
+    warnings: Vec<DecodeWarning>,
+    asserts: bool,
+}
 
 thread_local! {
-    static SPARE: Cell<String> = const { Cell::new(String::new()) };
+    static SPARE: Cell<(String, Vec<DecodeWarning>)> = const { Cell::new((String::new(), Vec::new())) };
 }
 
 impl Buf {
     /// The thread's buffer, emptied (it keeps its capacity, so only the
     /// first instruction on a thread allocates).
     pub fn take() -> Buf {
-        let mut s = SPARE.with(Cell::take);
-        s.clear();
-        Buf(s)
+        let (mut text, mut warnings) = SPARE.with(Cell::take);
+        text.clear();
+        warnings.clear();
+        Buf {
+            text,
+            warnings,
+            asserts: false,
+        }
+    }
+
+    /// Also collect `assert` mismatches.
+    pub fn with_asserts(mut self) -> Buf {
+        self.asserts = true;
+        self
     }
 
     /// The text written so far.
     pub fn as_str(&self) -> &str {
-        &self.0
+        &self.text
+    }
+
+    /// Unexpected bits found so far.
+    pub fn warnings(&self) -> &[DecodeWarning] {
+        &self.warnings
+    }
+
+    /// Records set don't-care bits of `leaf`.
+    #[cold]
+    pub fn dont_care(&mut self, leaf: &'static str, bits: u64) {
+        self.warnings.push(DecodeWarning::DontCare {
+            leaf: leaf.into(),
+            bits,
+        });
+    }
+
+    /// Records `assert` bits of `leaf` that differ from the spec.
+    #[cold]
+    pub fn assert_failed(&mut self, leaf: &'static str, mask: u64, expected: u64, found: u64) {
+        if !self.asserts {
+            return;
+        }
+        self.warnings.push(DecodeWarning::Assert {
+            leaf: leaf.into(),
+            mask,
+            expected,
+            found,
+        });
     }
 
     /// Hands the buffer back to the thread for the next instruction.
     pub fn give_back(self) {
-        SPARE.with(|c| c.set(self.0));
+        SPARE.with(|c| c.set((self.text, self.warnings)));
     }
+}
+
+/// Writes `\t; ` and the warnings, comma-separated (nothing if none), as
+/// Mesa's decoder does with errors shown.
+pub fn write_note(out: &mut dyn Write, warnings: &[DecodeWarning]) -> fmt::Result {
+    for (i, w) in warnings.iter().enumerate() {
+        out.write_str(if i == 0 { "\t; " } else { ", " })?;
+        write!(out, "{w}")?;
+    }
+    Ok(())
 }
 
 impl Write for Buf {
     #[inline(always)]
     fn write_str(&mut self, s: &str) -> fmt::Result {
-        self.0.push_str(s);
+        self.text.push_str(s);
         Ok(())
     }
 }
@@ -332,7 +391,7 @@ mod tests {
         b.give_back();
         let b = Buf::take();
         assert_eq!(b.as_str(), "");
-        assert!(b.0.capacity() >= 10);
+        assert!(b.text.capacity() >= 10);
     }
 
     fn float_text(x: f64) -> (String, String) {

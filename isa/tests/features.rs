@@ -187,7 +187,7 @@ fn decode_warnings_are_separate_from_the_text() {
     );
     assert_eq!(
         w[0].to_string(),
-        "bits 0x1fff of `nop` are 0x5, expected 0x0"
+        "assert bits in nop: 5, expected 0 (mask 1fff)"
     );
     // halt with don't-care bits set.
     assert_eq!(isa.disassemble(0xf0a0, 1).as_deref(), Ok("halt 1"));
@@ -198,6 +198,10 @@ fn decode_warnings_are_separate_from_the_text() {
             bits: 0xa0
         }]
     );
+    // The note Mesa's decoder prints with errors shown.
+    let mut text = String::new();
+    isa.disassemble_with_note(0xf0a0, 1, &mut text).unwrap();
+    assert_eq!(text, "halt 1\t; dontcare bits in halt: a0");
     // The assembler writes asserts and clears don't-cares.
     assert_eq!(isa.assemble("nop", 1), Ok(0xc000));
     assert_eq!(isa.assemble("halt 1", 1), Ok(0xf000));

@@ -23,7 +23,7 @@ fn main() {
     for _ in 0..rounds {
         for &(g, w) in &words {
             s.clear();
-            n += u64::from(write_word(std::hint::black_box(w), g, true, &mut s).is_ok());
+            n += u64::from(write_word(std::hint::black_box(w), g, true, false, &mut s).is_ok());
         }
     }
     let dt = t.elapsed().as_secs_f64();
@@ -44,7 +44,7 @@ fn slowest(words: &[(u32, u64)]) {
             let t = Instant::now();
             for _ in 0..2000 {
                 s.clear();
-                let _ = write_word(std::hint::black_box(w), g, true, &mut s);
+                let _ = write_word(std::hint::black_box(w), g, true, false, &mut s);
             }
             (t.elapsed().as_secs_f64() * 1e9 / 2000.0, w, s.clone())
         })

@@ -24,7 +24,7 @@ fn main() {
     for _ in 0..rounds {
         for &w in &words {
             s.clear();
-            n += u64::from(write_word(std::hint::black_box(w), 10, true, &mut s).is_ok());
+            n += u64::from(write_word(std::hint::black_box(w), 10, true, false, &mut s).is_ok());
         }
     }
     let dt = t.elapsed().as_secs_f64();

@@ -79,8 +79,19 @@ fn spec() -> Result<&'static lathe_isa::Isa, Error> {
 ///
 /// On error nothing is appended.
 pub fn disassemble_into(word: u64, generation: Generation, out: &mut String) -> Result<(), Error> {
+    write_text(word, generation, false, out)
+}
+
+/// The text, with a `\t; ` note when `note` is set and the word sets bits
+/// the spec marks don't-care or asserts otherwise.
+fn write_text(
+    word: u64,
+    generation: Generation,
+    note: bool,
+    out: &mut String,
+) -> Result<(), Error> {
     let start = out.len();
-    match generated::display::write_word(word, generation.gpu_id(), true, out) {
+    match generated::display::write_word(word, generation.gpu_id(), true, note, out) {
         Ok(_) => Ok(()),
         Err(e) => {
             out.truncate(start);
@@ -104,15 +115,17 @@ pub fn disassemble(word: u64, generation: Generation) -> Result<String, Error> {
 }
 
 /// Appends what `lathe disasm` prints for `word` (without the newline):
-/// its text, or `raw 0x…` (16 upper-case hex digits) when the word is no
-/// instruction of the generation.
+/// its text (with a `\t; ` note naming set don't-care bits and `assert`
+/// bits that differ, as Mesa's decoder does with errors shown), or
+/// `raw 0x…` (16 upper-case hex digits) when the word is no instruction of
+/// the generation.
 ///
 /// Mesa prints `raw 0x%X%X` of the low then the high dword, unpadded;
 /// for words whose low dword has leading zeros that is not the word's
 /// value. This form always is, and equals Mesa's for the all-ones word.
 /// Only a defective embedded spec is an error.
 pub fn write_line(word: u64, generation: Generation, out: &mut String) -> Result<(), Error> {
-    match disassemble_into(word, generation, out) {
+    match write_text(word, generation, true, out) {
         Ok(()) => Ok(()),
         Err(Error::NoMatch { .. } | Error::Disassemble { .. }) => {
             // Writing into a String cannot fail.

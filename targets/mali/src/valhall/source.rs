@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use lathe_isa::source::LineError;
 
-use super::{Arch, Error, assemble, disassemble};
+use super::{Arch, Error, assemble, decode};
 
 pub use lathe_isa::source::SourceError;
 
@@ -80,9 +80,15 @@ pub fn assemble_source(source: &str, arch: Arch) -> Result<Vec<u64>, SourceError
 /// assert!(out.starts_with("raw 0xffffffffffffffff ; "));
 /// ```
 pub fn write_line(word: u64, arch: Arch, out: &mut String) {
-    match disassemble(word, arch) {
-        Ok(text) => out.push_str(&text),
+    let start = out.len();
+    let shown = decode(word, arch).and_then(|i| {
+        i.write_text_with_note(out)
+            .map_err(|source| Error::Disassemble { word, arch, source })
+    });
+    match shown {
+        Ok(()) => {}
         Err(e) => {
+            out.truncate(start);
             let reason = match e {
                 Error::Disassemble { source, .. } => source.to_string(),
                 other => other.to_string(),
