@@ -13,15 +13,16 @@
 //! in every instruction, `validate`, `warnings`, `Display`, `assemble` and
 //! an `arbitrary::Arbitrary` that builds instructions field by field.
 //!
-//! Display, assembly and field resolution (which `when` override is
-//! active) run the `lathe-isa` engine on the embedded spec, parsed once on
-//! first use with [`crate::load_prechecked`] (the checker already ran when
-//! the code was generated). That first use costs the pest parse of the
-//! spec: about 10–20 ms for ir3 or Valhall in release builds (measured on a
-//! shared 2-core machine; see `cargo run --release -p lathe-isa --example
-//! first_use`). Generating the whole model as static tables would remove
-//! it, at the price of a second representation of every template and
-//! expression; decoding to an `Opcode` needs no spec at all.
+//! Display is generated code too (the `display` module, built by
+//! [`crate::gen_display`]): straight-line writers per encoding, names
+//! resolved at expansion time, enum texts as `match`es, and a `\t; ` note
+//! for set don't-care bits; it needs no spec at run time. Assembly and
+//! typed field access (`get`/`set`, which `when` override is active) still
+//! run the `lathe-isa` engine on the embedded spec, parsed once on first
+//! use with [`crate::load_prechecked`] (about 10–20 ms for ir3 or Valhall
+//! in release builds; `cargo run --release -p lathe-isa --example
+//! first_use`). The engine also stays the oracle the generated display is
+//! tested against.
 
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote};
