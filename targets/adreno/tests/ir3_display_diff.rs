@@ -138,3 +138,44 @@ fn generated_display_equals_engine() {
 fn generated_display_equals_engine_million() {
     run(1_000_000);
 }
+
+/// Flipping a bit the spec marks don't-care keeps the text, and the note
+/// names exactly that bit, as Mesa's decoder does (unless the flipped word
+/// is another instruction: ir3's don't-care bits may be another encoding's
+/// pattern bits).
+#[test]
+fn dont_care_flips_decode_with_a_note() {
+    let spec = isa();
+    let mut flipped = 0;
+    for line in include_str!("ir3-data/ir3-disasm.tsv").lines().skip(1) {
+        let cols: Vec<&str> = line.split('\t').collect();
+        let (Ok(generation), Ok(w)) = (cols[2].parse::<u32>(), u64::from_str_radix(cols[3], 16))
+        else {
+            continue;
+        };
+        let Some(i) = Instr::decode(w, generation) else {
+            continue;
+        };
+        let mut text = String::new();
+        if i.write_text(&mut text).is_err() {
+            continue;
+        }
+        let dc = spec.encodings[i.opcode.encoding()].dontcare;
+        for bit in (0..64).filter(|b| dc >> b & 1 == 1) {
+            let f = w ^ (1u64 << bit);
+            let Some(j) = Instr::decode(f, generation).filter(|j| j.opcode == i.opcode) else {
+                continue;
+            };
+            let mut noted = String::new();
+            j.write_text_with_note(&mut noted).unwrap();
+            let name = &spec.encodings[i.opcode.encoding()].name;
+            let bits = f & dc;
+            assert_eq!(
+                noted,
+                format!("{text}\t; dontcare bits in {name}: {bits:x}")
+            );
+            flipped += 1;
+        }
+    }
+    assert!(flipped > 1000, "only {flipped} don't-care flips tried");
+}

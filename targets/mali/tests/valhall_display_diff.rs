@@ -150,3 +150,35 @@ fn generated_display_equals_engine() {
 fn generated_display_equals_engine_million() {
     run(1_000_000);
 }
+
+/// Flipping a bit the spec marks don't-care (reserved bits outside the
+/// opcode fields of Mesa's XML) keeps the instruction and its text, and
+/// the note names exactly that bit.
+#[test]
+fn dont_care_flips_decode_with_a_note() {
+    let spec = isa();
+    let mut flipped = 0;
+    for w in vector_words() {
+        let Some(i) = Instr::decode(w, 10) else {
+            continue;
+        };
+        let mut text = String::new();
+        i.write_text(&mut text).unwrap();
+        let dc = spec.encodings[i.opcode.encoding()].dontcare;
+        for bit in (0..64).filter(|b| dc >> b & 1 == 1) {
+            let f = w ^ (1u64 << bit);
+            let j = Instr::decode(f, 10).expect("a don't-care flip still decodes");
+            assert_eq!(j.opcode, i.opcode);
+            let mut noted = String::new();
+            j.write_text_with_note(&mut noted).unwrap();
+            let name = &spec.encodings[i.opcode.encoding()].name;
+            let bits = f & dc;
+            assert_eq!(
+                noted,
+                format!("{text}\t; dontcare bits in {name}: {bits:x}")
+            );
+            flipped += 1;
+        }
+    }
+    assert!(flipped > 1000, "only {flipped} don't-care flips tried");
+}
