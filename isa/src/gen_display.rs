@@ -830,11 +830,11 @@ fn leaf_items(isa: &Isa, names: &mut Names, leaf: EncId) -> TokenStream {
             }
         }
         #[allow(unused_variables, unreachable_patterns, unreachable_code, unused_braces, clippy::all)]
-        fn #witem(c: &Ctx<'_>, i: u16, v: u64, out: &mut Buf) -> Result<(), DisasmError> {
+        fn #witem(c: &Ctx<'_>, i: u16, v: u64, out: &mut Buf<'_>) -> Result<(), DisasmError> {
             match i { #(#write_arms)* _ => Ok(()) }
         }
         #[allow(clippy::all)]
-        fn #nm(c: &Ctx<'_>, n: u16, out: &mut Buf) -> Result<(), DisasmError> {
+        fn #nm(c: &Ctx<'_>, n: u16, out: &mut Buf<'_>) -> Result<(), DisasmError> {
             let unresolved = || DisasmError::Unresolved { name: NAMES[usize::from(n)].to_string(), leaf: #leaf_name.to_string() };
             match #which(c, n) {
                 NOT_FOUND => {
@@ -852,7 +852,7 @@ fn leaf_items(isa: &Isa, names: &mut Names, leaf: EncId) -> TokenStream {
             Ok(())
         }
         #[allow(unused_variables, unreachable_patterns, unreachable_code, unused_labels, unused_braces, clippy::all)]
-        fn #write(c: &Ctx<'_>, out: &mut Buf) -> Result<(), DisasmError> {
+        fn #write(c: &Ctx<'_>, out: &mut Buf<'_>) -> Result<(), DisasmError> {
             if c.validate { #check(c)?; }
             #notes
             let t: usize = #template_expr;
@@ -943,7 +943,7 @@ pub(crate) fn display_module(isa: &Isa) -> TokenStream {
             #(#subtrees)*
             #fns
 
-            fn write_leaf(leaf: usize, c: &Ctx<'_>, out: &mut Buf) -> Result<(), DisasmError> {
+            fn write_leaf(leaf: usize, c: &Ctx<'_>, out: &mut Buf<'_>) -> Result<(), DisasmError> {
                 match leaf {
                     #(#dispatch)*
                     _ => Err(DisasmError::NoMatch { word: c.word, generation: c.generation }),
@@ -959,34 +959,46 @@ pub(crate) fn display_module(isa: &Isa) -> TokenStream {
                     return Vec::new();
                 };
                 let c = Ctx::new(word, generation, false, None);
-                let mut buf = Buf::take().with_asserts();
+                let mut text = String::new();
+                let mut buf = Buf::new(&mut text, true, true);
                 // Display errors only cut the walk short; what was found stands.
                 let _ = write_leaf(op.encoding(), &c, &mut buf);
-                let found = buf.warnings().to_vec();
-                buf.give_back();
-                found
+                buf.into_warnings()
             }
 
-            /// Writes the text of `word` at `generation` into `out` and
+            /// Appends the text of `word` at `generation` to `out` and
             /// returns its opcode; `validate` enforces the spec's `check`
-            /// rules and strict enums (an error, and nothing written);
+            /// rules and strict enums (an error, and `out` unchanged);
             /// `note` appends a `\t; ` note naming set don't-care bits, as
             /// Mesa's decoder does with errors shown.
-            pub fn write_word(word: u64, generation: u32, validate: bool, note: bool, out: &mut dyn Write) -> Result<Opcode, DisasmError> {
+            pub fn push_word(word: u64, generation: u32, validate: bool, note: bool, out: &mut String) -> Result<Opcode, DisasmError> {
                 let word = word & #word_mask;
                 let op = Opcode::decode(word, generation).ok_or(DisasmError::NoMatch { word, generation })?;
+                let start = out.len();
                 let c = Ctx::new(word, generation, validate, None);
-                let mut buf = Buf::take();
+                let mut buf = Buf::new(out, note, false);
                 let r = write_leaf(op.encoding(), &c, &mut buf);
-                let r = r.and_then(|()| {
-                    out.write_str(buf.as_str())?;
-                    if note {
-                        ::lathe_isa::gen_rt::write_note(out, buf.warnings())?;
+                let warnings = buf.into_warnings();
+                match r {
+                    Ok(()) => {
+                        ::lathe_isa::gen_rt::write_note(out, &warnings)?;
+                        Ok(op)
                     }
-                    Ok(())
-                });
-                buf.give_back();
-                r.map(|()| op)
+                    Err(e) => {
+                        out.truncate(start);
+                        Err(e)
+                    }
+                }
+            }
+
+            /// [`push_word`] for any writer (through a per-thread buffer,
+            /// so nothing is allocated per instruction).
+            pub fn write_word(word: u64, generation: u32, validate: bool, note: bool, out: &mut dyn Write) -> Result<Opcode, DisasmError> {
+                ::lathe_isa::gen_rt::with_spare(|s| {
+                    let op = push_word(word, generation, validate, note, s)?;
+                    out.write_str(s)?;
+                    Ok(op)
+                })
             }
         }
     }

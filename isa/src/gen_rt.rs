@@ -21,47 +21,44 @@ const UNKNOWN: u8 = 255;
 const NONE: u8 = 254;
 const TESTING: u8 = 128;
 
-/// The text of one instruction, built in a per-thread `String` reused
-/// across calls so that each piece is an inlined copy rather than a call
-/// through `dyn Write`; copied to the caller's writer once at the end.
-/// Set don't-care bits are collected beside the text and shown after it as
-/// a `\t; ` note, as Mesa's decoder does with errors shown. `assert`
-/// mismatches are collected only on request ([`Buf::with_asserts`]): Mesa's
-/// decoder does not report them (its own ir3 vectors set bit 47 of `sam`,
-/// which its XML asserts to be zero, and expect no note).
-pub struct Buf {
-    text: String,
+/// Where generated display code writes one instruction: straight into the
+/// caller's `String` (each piece an inlined copy, no call through `dyn
+/// Write`), with set don't-care bits — and, on request, `assert`
+/// mismatches — collected beside it for the `\t; ` note. Mesa's decoder
+/// does not report `assert` bits (its own ir3 vectors set bit 47 of `sam`,
+/// which its XML asserts to be zero, and expect no note), so the note
+/// names only don't-care bits.
+pub struct Buf<'o> {
+    text: &'o mut String,
     warnings: Vec<DecodeWarning>,
+    dont_cares: bool,
     asserts: bool,
 }
 
 thread_local! {
-    static SPARE: Cell<(String, Vec<DecodeWarning>)> = const { Cell::new((String::new(), Vec::new())) };
+    static SPARE: Cell<String> = const { Cell::new(String::new()) };
 }
 
-impl Buf {
-    /// The thread's buffer, emptied (it keeps its capacity, so only the
-    /// first instruction on a thread allocates).
-    pub fn take() -> Buf {
-        let (mut text, mut warnings) = SPARE.with(Cell::take);
-        text.clear();
-        warnings.clear();
+/// Runs `f` on this thread's spare `String` (emptied; it keeps its
+/// capacity, so only the first use on a thread allocates).
+pub fn with_spare<R>(f: impl FnOnce(&mut String) -> R) -> R {
+    let mut s = SPARE.with(Cell::take);
+    s.clear();
+    let r = f(&mut s);
+    SPARE.with(|c| c.set(s));
+    r
+}
+
+impl<'o> Buf<'o> {
+    /// Appends to `text`; collects don't-care bits if `dont_cares`, and
+    /// `assert` mismatches if `asserts`.
+    pub fn new(text: &'o mut String, dont_cares: bool, asserts: bool) -> Self {
         Buf {
             text,
-            warnings,
-            asserts: false,
+            warnings: Vec::new(),
+            dont_cares,
+            asserts,
         }
-    }
-
-    /// Also collect `assert` mismatches.
-    pub fn with_asserts(mut self) -> Buf {
-        self.asserts = true;
-        self
-    }
-
-    /// The text written so far.
-    pub fn as_str(&self) -> &str {
-        &self.text
     }
 
     /// Unexpected bits found so far.
@@ -69,9 +66,17 @@ impl Buf {
         &self.warnings
     }
 
+    /// The unexpected bits found, giving the text back to its owner.
+    pub fn into_warnings(self) -> Vec<DecodeWarning> {
+        self.warnings
+    }
+
     /// Records set don't-care bits of `leaf`.
     #[cold]
     pub fn dont_care(&mut self, leaf: &'static str, bits: u64) {
+        if !self.dont_cares {
+            return;
+        }
         self.warnings.push(DecodeWarning::DontCare {
             leaf: leaf.into(),
             bits,
@@ -91,10 +96,13 @@ impl Buf {
             found,
         });
     }
+}
 
-    /// Hands the buffer back to the thread for the next instruction.
-    pub fn give_back(self) {
-        SPARE.with(|c| c.set((self.text, self.warnings)));
+impl Write for Buf<'_> {
+    #[inline(always)]
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.text.push_str(s);
+        Ok(())
     }
 }
 
@@ -108,18 +116,10 @@ pub fn write_note(out: &mut dyn Write, warnings: &[DecodeWarning]) -> fmt::Resul
     Ok(())
 }
 
-impl Write for Buf {
-    #[inline(always)]
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        self.text.push_str(s);
-        Ok(())
-    }
-}
-
 /// A name's value in a scope, by interned name id.
 pub type ValueFn = for<'x> fn(&Ctx<'x>, u16) -> Option<i64>;
 /// Writes a name's text in a scope, by interned name id.
-pub type WriteFn = for<'x> fn(&Ctx<'x>, u16, &mut Buf) -> Result<(), DisasmError>;
+pub type WriteFn = for<'x, 'o> fn(&Ctx<'x>, u16, &mut Buf<'o>) -> Result<(), DisasmError>;
 /// The conditions of the `when`s of one level: `(ctx, level, index)`.
 pub type CondFn = for<'x> fn(&Ctx<'x>, usize, usize) -> Option<i64>;
 
@@ -209,7 +209,7 @@ impl<'a> Ctx<'a> {
     /// Writes a param as the caller shows it; `Ok(false)` if the name is
     /// not a bound param.
     #[inline]
-    pub fn param_write(&self, name: u16, out: &mut Buf) -> Result<bool, DisasmError> {
+    pub fn param_write(&self, name: u16, out: &mut Buf<'_>) -> Result<bool, DisasmError> {
         let Some(c) = self.caller else {
             return Ok(false);
         };
@@ -349,7 +349,7 @@ pub fn write_float(out: &mut dyn Write, x: f64) -> fmt::Result {
 
 /// The low `width` bits of `v` as a signed decimal.
 #[inline]
-pub fn write_int(out: &mut dyn Write, v: u64, width: u32) -> fmt::Result {
+pub fn write_int<W: Write + ?Sized>(out: &mut W, v: u64, width: u32) -> fmt::Result {
     let s = sign_extend(v, width);
     if s < 0 {
         out.write_char('-')?;
@@ -359,13 +359,16 @@ pub fn write_int(out: &mut dyn Write, v: u64, width: u32) -> fmt::Result {
 
 /// Decimal without the formatting machinery (register numbers dominate).
 #[inline]
-pub fn write_u64(out: &mut dyn Write, v: u64) -> fmt::Result {
+pub fn write_u64<W: Write + ?Sized>(out: &mut W, v: u64) -> fmt::Result {
+    const DIGITS: &str = "0123456789";
     if v < 10 {
-        return out.write_char((b'0' + v as u8) as char);
+        let d = v as usize;
+        return out.write_str(&DIGITS[d..d + 1]);
     }
     if v < 100 {
-        out.write_char((b'0' + (v / 10) as u8) as char)?;
-        return out.write_char((b'0' + (v % 10) as u8) as char);
+        let (t, d) = ((v / 10) as usize, (v % 10) as usize);
+        out.write_str(&DIGITS[t..t + 1])?;
+        return out.write_str(&DIGITS[d..d + 1]);
     }
     let mut buf = [0u8; 20];
     let mut i = buf.len();
@@ -384,14 +387,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn text_buffer_is_reused() {
-        let mut b = Buf::take();
-        b.write_str("add.f r0.x").unwrap();
-        assert_eq!(b.as_str(), "add.f r0.x");
-        b.give_back();
-        let b = Buf::take();
-        assert_eq!(b.as_str(), "");
-        assert!(b.text.capacity() >= 10);
+    fn spare_buffer_is_reused_and_emptied() {
+        with_spare(|s| s.push_str("add.f r0.x"));
+        with_spare(|s| {
+            assert_eq!(s, "");
+            assert!(s.capacity() >= 10);
+        });
+    }
+
+    #[test]
+    fn buffer_collects_only_what_was_asked() {
+        let mut text = String::new();
+        let mut b = Buf::new(&mut text, true, false);
+        b.write_str("nop").unwrap();
+        b.dont_care("nop", 0x10);
+        b.assert_failed("nop", 1, 0, 1);
+        assert_eq!(b.warnings().len(), 1);
+        let w = b.into_warnings();
+        assert_eq!(text, "nop");
+        let mut note = String::new();
+        write_note(&mut note, &w).unwrap();
+        assert_eq!(note, "\t; dontcare bits in nop: 10");
     }
 
     fn float_text(x: f64) -> (String, String) {

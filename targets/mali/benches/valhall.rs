@@ -6,6 +6,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
+use lathe_mali::valhall::generated::display::push_word;
 use lathe_mali::valhall::{Arch, Instr, assemble, disassemble, isa};
 
 const CASES: &str = include_str!("../tests/valhall-data/assembler-cases.txt");
@@ -61,9 +62,16 @@ fn main() {
     let mut text = String::with_capacity(256);
     let ns = time_per_item(&cases, budget, |(w, _)| {
         text.clear();
-        if let Some(i) = Instr::decode(black_box(*w), Arch::V10.generation()) {
-            black_box(i.write_text(&mut text).ok());
-        }
+        black_box(
+            push_word(
+                black_box(*w),
+                Arch::V10.generation(),
+                true,
+                false,
+                &mut text,
+            )
+            .ok(),
+        );
     });
     report("decode + disassemble (generated)", ns);
 

@@ -91,7 +91,7 @@ fn write_text(
     out: &mut String,
 ) -> Result<(), Error> {
     let start = out.len();
-    match generated::display::write_word(word, generation.gpu_id(), true, note, out) {
+    match generated::display::push_word(word, generation.gpu_id(), true, note, out) {
         Ok(_) => Ok(()),
         Err(e) => {
             out.truncate(start);

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use lathe_isa::source::LineError;
 
-use super::{Arch, Error, assemble, decode};
+use super::{Arch, Error, assemble, generated};
 
 pub use lathe_isa::source::SourceError;
 
@@ -80,15 +80,16 @@ pub fn assemble_source(source: &str, arch: Arch) -> Result<Vec<u64>, SourceError
 /// assert!(out.starts_with("raw 0xffffffffffffffff ; "));
 /// ```
 pub fn write_line(word: u64, arch: Arch, out: &mut String) {
-    let start = out.len();
-    let shown = decode(word, arch).and_then(|i| {
-        i.write_text_with_note(out)
-            .map_err(|source| Error::Disassemble { word, arch, source })
-    });
+    let shown =
+        generated::display::push_word(word, arch.generation(), true, true, out).map_err(|source| {
+            match source {
+                lathe_isa::DisasmError::NoMatch { .. } => Error::Undefined { word, arch },
+                source => Error::Disassemble { word, arch, source },
+            }
+        });
     match shown {
-        Ok(()) => {}
+        Ok(_) => {}
         Err(e) => {
-            out.truncate(start);
             let reason = match e {
                 Error::Disassemble { source, .. } => source.to_string(),
                 other => other.to_string(),

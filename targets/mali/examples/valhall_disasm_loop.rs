@@ -1,7 +1,7 @@
 //! Profiling aid: disassembles the Valhall vector words in a loop with the
 //! generated display code and prints the throughput.
-//! `cargo run --release -p lathe-mali --example disasm_loop`
-use lathe_mali::valhall::generated::display::write_word;
+//! `cargo run --release -p lathe-mali --example valhall_disasm_loop`
+use lathe_mali::valhall::generated::display::push_word;
 use std::time::Instant;
 
 fn main() {
@@ -24,7 +24,7 @@ fn main() {
     for _ in 0..rounds {
         for &w in &words {
             s.clear();
-            n += u64::from(write_word(std::hint::black_box(w), 10, true, false, &mut s).is_ok());
+            n += u64::from(push_word(std::hint::black_box(w), 10, true, false, &mut s).is_ok());
         }
     }
     let dt = t.elapsed().as_secs_f64();

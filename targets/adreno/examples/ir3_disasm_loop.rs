@@ -1,7 +1,7 @@
 //! Profiling aid: disassembles the ir3 vector words in a loop with the
 //! generated display code, prints the 25 slowest words and the throughput.
-//! `cargo run --release -p lathe-adreno --example disasm_loop`
-use lathe_adreno::ir3::generated::display::write_word;
+//! `cargo run --release -p lathe-adreno --example ir3_disasm_loop`
+use lathe_adreno::ir3::generated::display::push_word;
 use std::time::Instant;
 
 fn main() {
@@ -23,7 +23,7 @@ fn main() {
     for _ in 0..rounds {
         for &(g, w) in &words {
             s.clear();
-            n += u64::from(write_word(std::hint::black_box(w), g, true, false, &mut s).is_ok());
+            n += u64::from(push_word(std::hint::black_box(w), g, true, false, &mut s).is_ok());
         }
     }
     let dt = t.elapsed().as_secs_f64();
@@ -44,7 +44,7 @@ fn slowest(words: &[(u32, u64)]) {
             let t = Instant::now();
             for _ in 0..2000 {
                 s.clear();
-                let _ = write_word(std::hint::black_box(w), g, true, false, &mut s);
+                let _ = push_word(std::hint::black_box(w), g, true, false, &mut s);
             }
             (t.elapsed().as_secs_f64() * 1e9 / 2000.0, w, s.clone())
         })
