@@ -32,7 +32,14 @@ use crate::check::rust_name;
 use crate::decode::{DecisionTree, Node};
 use crate::model::{EncId, EnumId, FieldType, Isa};
 
-fn tree_tokens(isa: &Isa, t: &DecisionTree, n: usize) -> TokenStream {
+/// The decision tree `t` from node `n` as nested `match`es on the word's
+/// bits, returning `Some(leaf(enc))` for the matching leaf, `None` for no
+/// match or an ambiguous one (a declared overlap).
+pub(crate) fn tree_tokens(
+    t: &DecisionTree,
+    n: usize,
+    leaf: &dyn Fn(EncId) -> TokenStream,
+) -> TokenStream {
     match &t.nodes[n] {
         Node::Switch {
             low,
@@ -43,7 +50,7 @@ fn tree_tokens(isa: &Isa, t: &DecisionTree, n: usize) -> TokenStream {
             let low = Literal::u32_unsuffixed(*low);
             let arms = children.iter().enumerate().map(|(v, c)| {
                 let v = Literal::u64_unsuffixed(v as u64);
-                let body = tree_tokens(isa, t, *c);
+                let body = tree_tokens(t, *c, leaf);
                 quote! { #v => #body }
             });
             quote! {
@@ -56,7 +63,7 @@ fn tree_tokens(isa: &Isa, t: &DecisionTree, n: usize) -> TokenStream {
         Node::Leaves(list) => {
             let tests = list.iter().map(|&c| {
                 let cand = &t.candidates[c];
-                let id = format_ident!("{}", rust_name(&isa.encodings[cand.enc].name));
+                let id = leaf(cand.enc);
                 let mask = Literal::u64_unsuffixed(cand.mask);
                 let m = Literal::u64_unsuffixed(cand.match_bits);
                 let (lo, hi) = (
@@ -82,7 +89,7 @@ fn tree_tokens(isa: &Isa, t: &DecisionTree, n: usize) -> TokenStream {
                 quote! {
                     if word & #mask == #m && generation >= #lo && generation <= #hi {
                         #(#partners)*
-                        return Some(Opcode::#id);
+                        return Some(#id);
                     }
                 }
             });
@@ -672,7 +679,10 @@ pub fn generate(isa: &Isa, root: &str) -> TokenStream {
         .collect();
 
     let decode_body = match isa.decoder(isa.root) {
-        Some(t) if !t.nodes.is_empty() => tree_tokens(isa, t, 0),
+        Some(t) if !t.nodes.is_empty() => tree_tokens(t, 0, &|enc| {
+            let id = format_ident!("{}", rust_name(&isa.encodings[enc].name));
+            quote! { Opcode::#id }
+        }),
         _ => quote! { None },
     };
 

@@ -70,7 +70,7 @@ pub fn f32_to_half(f: f32) -> u16 {
 }
 
 /// C `printf("%f", x)` for a double.
-pub fn write_c_f(out: &mut dyn Write, x: f64) -> fmt::Result {
+pub fn write_c_f<W: Write + ?Sized>(out: &mut W, x: f64) -> fmt::Result {
     if x.is_nan() {
         out.write_str(if x.is_sign_negative() { "-nan" } else { "nan" })
     } else if x.is_infinite() {
@@ -98,8 +98,26 @@ pub fn write_scalar(
     width: u32,
 ) -> fmt::Result {
     match ty {
-        FieldType::Uint | FieldType::AbsBranch => write!(out, "{v}"),
-        FieldType::Int | FieldType::Branch => write!(out, "{}", sign_extend(v, width)),
+        FieldType::Enum(e) => match isa.enums[*e].display(v) {
+            Some(s) => out.write_str(s),
+            None => write_u64(out, v),
+        },
+        FieldType::Sub(..) => write_u64(out, v),
+        ty => write_plain(out, ty, v, width),
+    }
+}
+
+/// Writes a value of any type but an enum or a sub-encoding (which need
+/// the spec); generated display code calls this for the types it does not
+/// specialise.
+pub fn write_plain<W: Write + ?Sized>(
+    out: &mut W,
+    ty: &FieldType,
+    v: u64,
+    width: u32,
+) -> fmt::Result {
+    match ty {
+        FieldType::Int | FieldType::Branch => write_int(out, v, width),
         FieldType::Hex => write!(out, "{v:x}"),
         FieldType::HexUpper => write!(out, "{v:X}"),
         FieldType::Offset => {
@@ -111,16 +129,16 @@ pub fn write_scalar(
         }
         FieldType::Uoffset => {
             if v != 0 {
-                write!(out, "+{v}")?;
+                out.write_char('+')?;
+                write_u64(out, v)?;
             }
             Ok(())
         }
-        FieldType::Float => write_c_f(out, float_value(v, width)),
+        FieldType::Float => write_float(out, float_value(v, width)),
         FieldType::Fixed(r) => {
             let s = sign_extend(v, width) as f64;
-            write_c_f(out, s / (1u64 << r) as f64)
+            write_float(out, s / (1u64 << r) as f64)
         }
-        FieldType::Bool(None) => write!(out, "{v}"),
         FieldType::Bool(Some(s)) => {
             if v != 0 {
                 out.write_str(s)?;
@@ -133,12 +151,96 @@ pub fn write_scalar(
             }
             Ok(())
         }
-        FieldType::Enum(e) => match isa.enums[*e].display(v) {
-            Some(s) => out.write_str(s),
-            None => write!(out, "{v}"),
-        },
-        FieldType::Sub(..) => write!(out, "{v}"),
+        FieldType::Uint
+        | FieldType::AbsBranch
+        | FieldType::Bool(None)
+        | FieldType::Enum(_)
+        | FieldType::Sub(..) => write_u64(out, v),
     }
+}
+
+/// C's `%f` (six decimals, ties to even on the exact binary value), as
+/// [`write_c_f`] prints it, without the general float
+/// formatter for the values immediates hold; huge values take that path.
+pub fn write_float<W: Write + ?Sized>(out: &mut W, x: f64) -> fmt::Result {
+    const SCALE: u128 = 1_000_000;
+    let bits = x.to_bits();
+    let exp = ((bits >> 52) & 0x7ff) as i32;
+    if exp == 0x7ff || exp > 1023 + 60 {
+        return write_c_f(out, x);
+    }
+    let frac = bits & ((1u64 << 52) - 1);
+    let (mant, e) = if exp == 0 {
+        (frac, -1074)
+    } else {
+        (frac | (1u64 << 52), exp - 1075)
+    };
+    // x·10⁶ = mant·10⁶·2^e, rounded to an integer, ties to even.
+    let n = u128::from(mant) * SCALE;
+    let q = if e >= 0 {
+        n << e
+    } else {
+        let s = (-e) as u32;
+        if s >= 127 {
+            0
+        } else {
+            let q = n >> s;
+            let r = n - (q << s);
+            let half = 1u128 << (s - 1);
+            q + u128::from(r > half || (r == half && q & 1 == 1))
+        }
+    };
+    if x.is_sign_negative() {
+        out.write_char('-')?;
+    }
+    let int = q / SCALE;
+    let mut fraction = (q % SCALE) as u32;
+    match u64::try_from(int) {
+        Ok(i) => write_u64(out, i)?,
+        Err(_) => write!(out, "{int}")?,
+    }
+    let mut digits = [b'0'; 7];
+    digits[0] = b'.';
+    for d in digits[1..].iter_mut().rev() {
+        *d = b'0' + (fraction % 10) as u8;
+        fraction /= 10;
+    }
+    out.write_str(std::str::from_utf8(&digits).map_err(|_| fmt::Error)?)
+}
+
+/// The low `width` bits of `v` as a signed decimal.
+#[inline]
+pub fn write_int<W: Write + ?Sized>(out: &mut W, v: u64, width: u32) -> fmt::Result {
+    let s = sign_extend(v, width);
+    if s < 0 {
+        out.write_char('-')?;
+    }
+    write_u64(out, s.unsigned_abs())
+}
+
+/// Decimal without the formatting machinery (register numbers dominate).
+#[inline]
+pub fn write_u64<W: Write + ?Sized>(out: &mut W, v: u64) -> fmt::Result {
+    const DIGITS: &str = "0123456789";
+    if v < 10 {
+        let d = v as usize;
+        return out.write_str(&DIGITS[d..d + 1]);
+    }
+    if v < 100 {
+        let (t, d) = ((v / 10) as usize, (v % 10) as usize);
+        out.write_str(&DIGITS[t..t + 1])?;
+        return out.write_str(&DIGITS[d..d + 1]);
+    }
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    let mut x = v;
+    while x > 0 {
+        i -= 1;
+        buf[i] = b'0' + (x % 10) as u8;
+        x /= 10;
+    }
+    // Only ASCII digits were written.
+    out.write_str(std::str::from_utf8(&buf[i..]).map_err(|_| fmt::Error)?)
 }
 
 fn mask(width: u32) -> u64 {
@@ -379,4 +481,58 @@ fn parse_decimal(text: &str) -> Option<(f64, usize)> {
         return None;
     }
     text[..i].parse::<f64>().ok().map(|x| (x, i))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn float_text(x: f64) -> (String, String) {
+        let (mut fast, mut slow) = (String::new(), String::new());
+        write_float(&mut fast, x).unwrap();
+        write_c_f(&mut slow, x).unwrap();
+        (fast, slow)
+    }
+
+    #[test]
+    fn float_matches_the_general_formatter_on_every_half() {
+        for h in 0..=u16::MAX {
+            let x = f64::from(crate::format::half_to_f32(h));
+            let (fast, slow) = float_text(x);
+            assert_eq!(fast, slow, "half 0x{h:04x}");
+        }
+    }
+
+    #[test]
+    fn float_matches_the_general_formatter_on_singles() {
+        // Every exponent, with mantissas that include exact ties at the
+        // sixth decimal (x.xxxxxx5 is exact for small dyadic values).
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for i in 0..400_000u32 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let bits = if i % 4 == 0 {
+                (i >> 2) << 13
+            } else {
+                state as u32
+            };
+            let x = f64::from(f32::from_bits(bits));
+            let (fast, slow) = float_text(x);
+            assert_eq!(fast, slow, "single 0x{bits:08x}");
+        }
+        for x in [0.0000005, 0.0000015, 2.5e-7, -0.0, -1e-9, 0.5, 1e10, 3.0e38] {
+            let (fast, slow) = float_text(x);
+            assert_eq!(fast, slow, "{x:e}");
+        }
+    }
+
+    #[test]
+    fn decimal_matches_std() {
+        for v in [0u64, 7, 10, 99, 12345, u64::MAX] {
+            let mut s = String::new();
+            write_u64(&mut s, v).unwrap();
+            assert_eq!(s, v.to_string());
+        }
+    }
 }

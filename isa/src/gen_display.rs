@@ -16,7 +16,6 @@ use std::collections::HashMap;
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote};
 
-use crate::decode::{DecisionTree, Node};
 use crate::display::MAX_DEPTH;
 use crate::expr::{BinOp, Expr, ExprKind, MAX_EVAL_DEPTH, UnOp};
 use crate::model::{EncId, FieldType, Isa, ItemRef, Level, Piece, Template};
@@ -353,41 +352,16 @@ fn extract(ranges: &[crate::ast::BitRange]) -> TokenStream {
     }
 }
 
-fn scalar(isa: &Isa, ty: &FieldType) -> TokenStream {
-    match ty {
-        FieldType::Uint | FieldType::AbsBranch => quote! { Scalar::Uint },
-        FieldType::Int | FieldType::Branch => quote! { Scalar::Int },
-        FieldType::Hex => quote! { Scalar::Hex },
-        FieldType::HexUpper => quote! { Scalar::HexUpper },
-        FieldType::Offset => quote! { Scalar::Offset },
-        FieldType::Uoffset => quote! { Scalar::Uoffset },
-        FieldType::Float => quote! { Scalar::Float },
-        FieldType::Fixed(r) => {
-            let r = Literal::u32_unsuffixed(*r);
-            quote! { Scalar::Fixed(#r) }
-        }
-        FieldType::Bool(None) => quote! { Scalar::Bool },
-        FieldType::Bool(Some(s)) => quote! { Scalar::BoolText(#s) },
-        FieldType::BoolInv(s) => quote! { Scalar::BoolInv(#s) },
-        FieldType::Enum(e) => {
-            let t = format_ident!("ENUM_{}", e);
-            let _ = isa;
-            quote! { Scalar::Enum(&#t) }
-        }
-        FieldType::Sub(..) => quote! { Scalar::Number },
-    }
-}
-
 /// Code writing `v` (a `u64` in scope) of scalar type `ty` to `out`,
 /// specialised per type: flags test and write a literal, enums `match`.
 fn write_scalar_code(isa: &Isa, ty: &FieldType, width: u32) -> TokenStream {
     match ty {
         FieldType::Uint | FieldType::AbsBranch | FieldType::Bool(None) => {
-            quote! { ::lathe_isa::gen_rt::write_u64(out, v)?; }
+            quote! { ::lathe_isa::format::write_u64(out, v)?; }
         }
         FieldType::Int | FieldType::Branch => {
             let w = Literal::u32_unsuffixed(width);
-            quote! { ::lathe_isa::gen_rt::write_int(out, v, #w)?; }
+            quote! { ::lathe_isa::format::write_int(out, v, #w)?; }
         }
         FieldType::Bool(Some(t)) => quote! { if v != 0 { out.write_str(#t)?; } },
         FieldType::BoolInv(t) => quote! { if v == 0 { out.write_str(#t)?; } },
@@ -405,67 +379,30 @@ fn write_scalar_code(isa: &Isa, ty: &FieldType, width: u32) -> TokenStream {
             quote! {
                 match v {
                     #(#arms)*
-                    _ => ::lathe_isa::gen_rt::write_u64(out, v)?,
+                    _ => ::lathe_isa::format::write_u64(out, v)?,
                 }
             }
         }
+        FieldType::Fixed(r) => {
+            let (r, w) = (Literal::u32_unsuffixed(*r), Literal::u32_unsuffixed(width));
+            quote! { ::lathe_isa::format::write_plain(out, &::lathe_isa::model::FieldType::Fixed(#r), v, #w)?; }
+        }
         ty => {
-            let sc = scalar(isa, ty);
-            let w = Literal::u32_unsuffixed(width);
-            quote! { write_scalar(out, #sc, v, #w)?; }
-        }
-    }
-}
-
-/// The decision tree of a sub-encoding tree as code returning the leaf id.
-fn sub_tree(t: &DecisionTree, n: usize) -> TokenStream {
-    match &t.nodes[n] {
-        Node::Switch {
-            low,
-            bits,
-            children,
-        } => {
-            let mask = lit_u64((1u64 << bits) - 1);
-            let low = Literal::u32_unsuffixed(*low);
-            let arms = children.iter().enumerate().map(|(v, c)| {
-                let v = lit_u64(v as u64);
-                let body = sub_tree(t, *c);
-                quote! { #v => #body }
-            });
-            quote! { match (word >> #low) & #mask { #(#arms,)* _ => None } }
-        }
-        Node::Leaves(list) => {
-            let tests = list.iter().map(|&c| {
-                let cand = &t.candidates[c];
-                let id = Literal::usize_unsuffixed(cand.enc);
-                let mask = lit_u64(cand.mask);
-                let m = lit_u64(cand.match_bits);
-                let (lo, hi) = (
-                    Literal::u32_unsuffixed(cand.generation.min),
-                    Literal::u32_unsuffixed(cand.generation.max),
-                );
-                let partners = cand.partners.iter().map(|&p| {
-                    let p = &t.candidates[p];
-                    let mask = lit_u64(p.mask);
-                    let m = lit_u64(p.match_bits);
-                    let (lo, hi) = (
-                        Literal::u32_unsuffixed(p.generation.min),
-                        Literal::u32_unsuffixed(p.generation.max),
-                    );
-                    quote! {
-                        if word & #mask == #m && generation >= #lo && generation <= #hi {
-                            return None;
-                        }
-                    }
-                });
-                quote! {
-                    if word & #mask == #m && generation >= #lo && generation <= #hi {
-                        #(#partners)*
-                        return Some(#id);
-                    }
+            let variant = format_ident!(
+                "{}",
+                match ty {
+                    FieldType::Hex => "Hex",
+                    FieldType::HexUpper => "HexUpper",
+                    FieldType::Offset => "Offset",
+                    FieldType::Uoffset => "Uoffset",
+                    FieldType::Float => "Float",
+                    // Sub-encodings are written by their own code; the
+                    // engine would show the raw number.
+                    _ => "Uint",
                 }
-            });
-            quote! { { #(#tests)* None } }
+            );
+            let w = Literal::u32_unsuffixed(width);
+            quote! { ::lathe_isa::format::write_plain(out, &::lathe_isa::model::FieldType::#variant, v, #w)?; }
         }
     }
 }
@@ -891,7 +828,10 @@ pub(crate) fn display_module(isa: &Isa) -> TokenStream {
             let body = if t.nodes.is_empty() {
                 quote! { None }
             } else {
-                sub_tree(t, 0)
+                crate::codegen::tree_tokens(t, 0, &|enc| {
+                    let id = Literal::usize_unsuffixed(enc);
+                    quote! { #id }
+                })
             };
             quote! {
                 #[allow(unused_comparisons, clippy::all)]
@@ -932,7 +872,7 @@ pub(crate) fn display_module(isa: &Isa) -> TokenStream {
             #![allow(non_snake_case, clippy::all)]
             use ::std::fmt::Write;
             use ::lathe_isa::DisasmError;
-            use ::lathe_isa::gen_rt::{Buf, Caller, Ctx, Scalar, enum_text, write_scalar};
+            use ::lathe_isa::gen_rt::{Buf, Caller, Ctx, enum_text};
             use super::Opcode;
 
             const NOT_FOUND: u16 = u16::MAX;

@@ -15,7 +15,6 @@ use std::fmt::{self, Write};
 use crate::display::{DisasmError, MAX_DEPTH};
 use crate::expr::MAX_EVAL_DEPTH;
 use crate::fields::DecodeWarning;
-use crate::format::{sign_extend, write_c_f};
 
 const UNKNOWN: u8 = 255;
 const NONE: u8 = 254;
@@ -221,27 +220,6 @@ impl<'a> Ctx<'a> {
     }
 }
 
-/// How a scalar field value is shown (a field type without the spec).
-#[derive(Clone, Copy, Debug)]
-pub enum Scalar {
-    Uint,
-    Int,
-    Hex,
-    HexUpper,
-    Offset,
-    Uoffset,
-    Float,
-    Fixed(u32),
-    Bool,
-    BoolText(&'static str),
-    BoolInv(&'static str),
-    /// An enum's `(value, text)` pairs, sorted by value.
-    Enum(&'static [(u64, &'static str)]),
-    /// A sub-encoding value shown as a number (never reached by templates
-    /// that the checker accepts, kept for parity with the engine).
-    Number,
-}
-
 /// The text of `v` in an enum table.
 #[inline]
 pub fn enum_text(table: &'static [(u64, &'static str)], v: u64) -> Option<&'static str> {
@@ -249,137 +227,6 @@ pub fn enum_text(table: &'static [(u64, &'static str)], v: u64) -> Option<&'stat
         .binary_search_by_key(&v, |&(x, _)| x)
         .ok()
         .map(|i| table[i].1)
-}
-
-/// Writes a scalar exactly as [`crate::format::write_scalar`] does.
-#[inline]
-pub fn write_scalar(out: &mut dyn Write, ty: Scalar, v: u64, width: u32) -> fmt::Result {
-    match ty {
-        Scalar::Uint | Scalar::Number => write_u64(out, v),
-        Scalar::Int => write_int(out, v, width),
-        Scalar::Hex => write!(out, "{v:x}"),
-        Scalar::HexUpper => write!(out, "{v:X}"),
-        Scalar::Offset => {
-            let s = sign_extend(v, width);
-            if s != 0 {
-                write!(out, "{s:+}")?;
-            }
-            Ok(())
-        }
-        Scalar::Uoffset => {
-            if v != 0 {
-                out.write_char('+')?;
-                write_u64(out, v)?;
-            }
-            Ok(())
-        }
-        Scalar::Float => write_float(out, crate::format::float_value(v, width)),
-        Scalar::Fixed(r) => {
-            let s = sign_extend(v, width) as f64;
-            write_float(out, s / (1u64 << r) as f64)
-        }
-        Scalar::Bool => write_u64(out, v),
-        Scalar::BoolText(s) => {
-            if v != 0 {
-                out.write_str(s)?;
-            }
-            Ok(())
-        }
-        Scalar::BoolInv(s) => {
-            if v == 0 {
-                out.write_str(s)?;
-            }
-            Ok(())
-        }
-        Scalar::Enum(t) => match enum_text(t, v) {
-            Some(s) => out.write_str(s),
-            None => write_u64(out, v),
-        },
-    }
-}
-
-/// C's `%f` (six decimals, ties to even on the exact binary value), as
-/// [`crate::format::write_c_f`] prints it, without the general float
-/// formatter for the values immediates hold; huge values take that path.
-pub fn write_float(out: &mut dyn Write, x: f64) -> fmt::Result {
-    const SCALE: u128 = 1_000_000;
-    let bits = x.to_bits();
-    let exp = ((bits >> 52) & 0x7ff) as i32;
-    if exp == 0x7ff || exp > 1023 + 60 {
-        return write_c_f(out, x);
-    }
-    let frac = bits & ((1u64 << 52) - 1);
-    let (mant, e) = if exp == 0 {
-        (frac, -1074)
-    } else {
-        (frac | (1u64 << 52), exp - 1075)
-    };
-    // x·10⁶ = mant·10⁶·2^e, rounded to an integer, ties to even.
-    let n = u128::from(mant) * SCALE;
-    let q = if e >= 0 {
-        n << e
-    } else {
-        let s = (-e) as u32;
-        if s >= 127 {
-            0
-        } else {
-            let q = n >> s;
-            let r = n - (q << s);
-            let half = 1u128 << (s - 1);
-            q + u128::from(r > half || (r == half && q & 1 == 1))
-        }
-    };
-    if x.is_sign_negative() {
-        out.write_char('-')?;
-    }
-    let int = q / SCALE;
-    let mut fraction = (q % SCALE) as u32;
-    match u64::try_from(int) {
-        Ok(i) => write_u64(out, i)?,
-        Err(_) => write!(out, "{int}")?,
-    }
-    let mut digits = [b'0'; 7];
-    digits[0] = b'.';
-    for d in digits[1..].iter_mut().rev() {
-        *d = b'0' + (fraction % 10) as u8;
-        fraction /= 10;
-    }
-    out.write_str(std::str::from_utf8(&digits).map_err(|_| fmt::Error)?)
-}
-
-/// The low `width` bits of `v` as a signed decimal.
-#[inline]
-pub fn write_int<W: Write + ?Sized>(out: &mut W, v: u64, width: u32) -> fmt::Result {
-    let s = sign_extend(v, width);
-    if s < 0 {
-        out.write_char('-')?;
-    }
-    write_u64(out, s.unsigned_abs())
-}
-
-/// Decimal without the formatting machinery (register numbers dominate).
-#[inline]
-pub fn write_u64<W: Write + ?Sized>(out: &mut W, v: u64) -> fmt::Result {
-    const DIGITS: &str = "0123456789";
-    if v < 10 {
-        let d = v as usize;
-        return out.write_str(&DIGITS[d..d + 1]);
-    }
-    if v < 100 {
-        let (t, d) = ((v / 10) as usize, (v % 10) as usize);
-        out.write_str(&DIGITS[t..t + 1])?;
-        return out.write_str(&DIGITS[d..d + 1]);
-    }
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    let mut x = v;
-    while x > 0 {
-        i -= 1;
-        buf[i] = b'0' + (x % 10) as u8;
-        x /= 10;
-    }
-    // Only ASCII digits were written.
-    out.write_str(std::str::from_utf8(&buf[i..]).map_err(|_| fmt::Error)?)
 }
 
 #[cfg(test)]
@@ -410,62 +257,10 @@ mod tests {
         assert_eq!(note, "\t; dontcare bits in nop: 10");
     }
 
-    fn float_text(x: f64) -> (String, String) {
-        let (mut fast, mut slow) = (String::new(), String::new());
-        write_float(&mut fast, x).unwrap();
-        write_c_f(&mut slow, x).unwrap();
-        (fast, slow)
-    }
-
-    #[test]
-    fn float_matches_the_general_formatter_on_every_half() {
-        for h in 0..=u16::MAX {
-            let x = f64::from(crate::format::half_to_f32(h));
-            let (fast, slow) = float_text(x);
-            assert_eq!(fast, slow, "half 0x{h:04x}");
-        }
-    }
-
-    #[test]
-    fn float_matches_the_general_formatter_on_singles() {
-        // Every exponent, with mantissas that include exact ties at the
-        // sixth decimal (x.xxxxxx5 is exact for small dyadic values).
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        for i in 0..400_000u32 {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            let bits = if i % 4 == 0 {
-                (i >> 2) << 13
-            } else {
-                state as u32
-            };
-            let x = f64::from(f32::from_bits(bits));
-            let (fast, slow) = float_text(x);
-            assert_eq!(fast, slow, "single 0x{bits:08x}");
-        }
-        for x in [0.0000005, 0.0000015, 2.5e-7, -0.0, -1e-9, 0.5, 1e10, 3.0e38] {
-            let (fast, slow) = float_text(x);
-            assert_eq!(fast, slow, "{x:e}");
-        }
-    }
-
-    #[test]
-    fn decimal_matches_std() {
-        for v in [0u64, 7, 10, 99, 12345, u64::MAX] {
-            let mut s = String::new();
-            write_u64(&mut s, v).unwrap();
-            assert_eq!(s, v.to_string());
-        }
-    }
-
     #[test]
     fn enum_lookup_finds_listed_values_only() {
         static T: [(u64, &str); 3] = [(0, "a"), (2, "c"), (5, "f")];
         assert_eq!(enum_text(&T, 2), Some("c"));
         assert_eq!(enum_text(&T, 3), None);
-        let mut s = String::new();
-        write_scalar(&mut s, Scalar::Enum(&T), 3, 3).unwrap();
-        assert_eq!(s, "3");
     }
 }
