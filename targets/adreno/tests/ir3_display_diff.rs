@@ -1,9 +1,12 @@
-//! The generated disassembler against the engine it replaced (the oracle):
-//! identical text and unexpected-bits note, or an error from both, on every vector word, on bit
-//! flips of them and on random words at every generation.
+//! The generated ir3 disassembler against the engine it replaced (the
+//! oracle): identical text and unexpected-bits note, or an error from both,
+//! on every vector word, on bit flips of them and on random words at every
+//! generation (`isa/tests/support/display_diff.rs` holds the comparison).
 
 use lathe_adreno::ir3::generated::{Instr, isa};
-use lathe_isa::DecodeWarning;
+
+#[path = "../../../isa/tests/support/display_diff.rs"]
+mod display_diff;
 
 const GENERATIONS: [u32; 5] = [300, 400, 500, 600, 700];
 
@@ -11,121 +14,26 @@ const GENERATIONS: [u32; 5] = [300, 400, 500, 600, 700];
 /// release run (`cargo test --release … -- --ignored`) does a million.
 const WORDS_PER_GENERATION: u64 = 200_000;
 
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
-fn vector_words() -> Vec<u64> {
-    let text = include_str!("ir3-data/ir3-disasm.tsv");
-    text.lines()
-        .filter_map(|l| l.split('\t').nth(3))
-        .filter_map(|w| u64::from_str_radix(w.trim().trim_start_matches("0x"), 16).ok())
+/// `(generation, word)` of every vector row.
+fn vectors() -> Vec<(u32, u64)> {
+    include_str!("ir3-data/ir3-disasm.tsv")
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let c: Vec<&str> = l.split('\t').collect();
+            Some((
+                c.get(2)?.parse().ok()?,
+                u64::from_str_radix(c.get(3)?, 16).ok()?,
+            ))
+        })
         .collect()
 }
 
-/// Compares both disassemblers on one word; returns whether it decoded.
-fn same(word: u64, generation: u32, generated: &mut String, engine: &mut String) -> bool {
-    generated.clear();
-    engine.clear();
-    let instr = Instr::decode(word, generation);
-    let g = instr.map(|i| i.write_text(generated));
-    let e = isa().disassemble_into(word, generation, engine);
-    match (g, e) {
-        (None, Err(_)) => false,
-        (Some(Ok(())), Ok(leaf)) => {
-            assert_eq!(
-                generated, engine,
-                "0x{word:016x} at generation {generation}: generated vs engine"
-            );
-            if let Some(i) = instr {
-                same_warnings(i, leaf, word, generation);
-            }
-            true
-        }
-        (Some(Err(a)), Err(b)) => {
-            assert_eq!(
-                a, b,
-                "0x{word:016x} at generation {generation}: errors differ"
-            );
-            false
-        }
-        (g, e) => panic!(
-            "0x{word:016x} at generation {generation}: generated {g:?} ({generated}) vs engine {e:?} ({engine})"
-        ),
-    }
-}
-
-/// The generated note names the unexpected bits of the instruction and of
-/// the sub-encodings its text shows (as Mesa's decoder does); the engine's
-/// walk also visits sub-encoding fields the text does not show. So: the
-/// instruction's own warnings are equal, every generated one is one the
-/// engine found, and the note is the don't-care ones after a tab and `; `.
-fn same_warnings(instr: Instr, leaf: usize, word: u64, generation: u32) {
-    let spec = isa();
-    let name = &spec.encodings[leaf].name;
-    let generated = instr.warnings();
-    let engine = spec.decode_warnings(word, generation);
-    let own = |w: &&DecodeWarning| match w {
-        DecodeWarning::DontCare { leaf, .. } | DecodeWarning::Assert { leaf, .. } => leaf == name,
-    };
-    let g_own: Vec<_> = generated.iter().filter(own).collect();
-    let e_own: Vec<_> = engine.iter().filter(own).collect();
-    assert_eq!(
-        g_own, e_own,
-        "0x{word:016x}: the instruction's own warnings"
-    );
-    for w in &generated {
-        assert!(
-            engine.contains(w),
-            "0x{word:016x}: {w} not found by the engine"
-        );
-    }
-    let mut with_note = String::new();
-    instr.write_text_with_note(&mut with_note).unwrap();
-    let mut expected = String::new();
-    instr.write_text(&mut expected).unwrap();
-    let dont_care: Vec<DecodeWarning> = generated
-        .iter()
-        .filter(|w| matches!(w, DecodeWarning::DontCare { .. }))
-        .cloned()
-        .collect();
-    lathe_isa::gen_rt::write_note(&mut expected, &dont_care).unwrap();
-    assert_eq!(with_note, expected);
-    assert_eq!(dont_care.is_empty(), !with_note.contains("\t; "));
-}
-
-fn run(words_per_generation: u64) {
-    let (mut a, mut b) = (String::new(), String::new());
-    let vectors = vector_words();
-    assert!(vectors.len() >= 200, "vector file not read");
-    let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
-    for g in GENERATIONS {
-        let mut shown = 0u64;
-        for &w in &vectors {
-            shown += u64::from(same(w, g, &mut a, &mut b));
-            for _ in 0..4 {
-                let flipped = w ^ (1u64 << (rng.next() % 64));
-                shown += u64::from(same(flipped, g, &mut a, &mut b));
-            }
-        }
-        for _ in 0..words_per_generation {
-            shown += u64::from(same(rng.next(), g, &mut a, &mut b));
-        }
-        eprintln!("generation {g}: {shown} words shown, both ways equal");
-        // Most random words are instructions: a decoder that rejects
-        // everything would pass the comparison vacuously.
-        assert!(
-            shown > words_per_generation / 4,
-            "only {shown} words shown at generation {g}"
-        );
-    }
+fn run(count: u64) {
+    let words: Vec<u64> = vectors().iter().map(|&(_, w)| w).collect();
+    assert!(words.len() >= 200, "vector file not read");
+    // Most uniformly random ir3 words are instructions.
+    display_diff::run(&words, &GENERATIONS, count, count / 4, |rng, _| rng.next());
 }
 
 #[test]
@@ -139,43 +47,8 @@ fn generated_display_equals_engine_million() {
     run(1_000_000);
 }
 
-/// Flipping a bit the spec marks don't-care keeps the text, and the note
-/// names exactly that bit, as Mesa's decoder does (unless the flipped word
-/// is another instruction: ir3's don't-care bits may be another encoding's
-/// pattern bits).
 #[test]
 fn dont_care_flips_decode_with_a_note() {
-    let spec = isa();
-    let mut flipped = 0;
-    for line in include_str!("ir3-data/ir3-disasm.tsv").lines().skip(1) {
-        let cols: Vec<&str> = line.split('\t').collect();
-        let (Ok(generation), Ok(w)) = (cols[2].parse::<u32>(), u64::from_str_radix(cols[3], 16))
-        else {
-            continue;
-        };
-        let Some(i) = Instr::decode(w, generation) else {
-            continue;
-        };
-        let mut text = String::new();
-        if i.write_text(&mut text).is_err() {
-            continue;
-        }
-        let dc = spec.encodings[i.opcode.encoding()].dontcare;
-        for bit in (0..64).filter(|b| dc >> b & 1 == 1) {
-            let f = w ^ (1u64 << bit);
-            let Some(j) = Instr::decode(f, generation).filter(|j| j.opcode == i.opcode) else {
-                continue;
-            };
-            let mut noted = String::new();
-            j.write_text_with_note(&mut noted).unwrap();
-            let name = &spec.encodings[i.opcode.encoding()].name;
-            let bits = f & dc;
-            assert_eq!(
-                noted,
-                format!("{text}\t; dontcare bits in {name}: {bits:x}")
-            );
-            flipped += 1;
-        }
-    }
+    let flipped = display_diff::dont_care_flips(&vectors());
     assert!(flipped > 1000, "only {flipped} don't-care flips tried");
 }
