@@ -22,6 +22,12 @@
 //! lathe-passes` shows ns/instruction at 1k, 10k and 100k instructions for
 //! a chain of diamonds and for deeply nested ones.
 //!
+//! [`target`] is the seam through which a target states its hardware
+//! facts ([`target::TargetFacts`]: register files and classes, latencies,
+//! operand forms, occupancy, copy/spill/fill constructors); backend passes
+//! ask only through it. [`target::test_target`] is a configurable target
+//! over the generic vocabulary for tests and fuzzing.
+//!
 //! [`fuzzing`] holds the random program generator and the differential
 //! check (interpreter before vs. after every pass) used by the
 //! `ir_passes` fuzz target and by the tests.
@@ -110,5 +116,6 @@ pub mod dce;
 pub mod flatten;
 pub mod fuzzing;
 pub mod manager;
+pub mod target;
 
 pub use manager::{Pass, PassError, PassManager, PassRecord, Registry, timing_report};

@@ -1,0 +1,209 @@
+//! Target facts: everything a backend pass (grouping, depth, scheduling,
+//! register allocation, legalisation) may ask about the hardware.
+//!
+//! A target implements [`TargetFacts`] for its opcode vocabulary `O` from its
+//! generated `.isa` tables; passes ask only through this trait and never
+//! match on a target's name. [`test_target::TestTarget`] is a small
+//! configurable implementation over [`GenericOp`](lathe_ir::GenericOp) for
+//! tests, fuzzing and benches, so the passes can be exercised without a
+//! real ISA.
+//!
+//! # Register model
+//!
+//! A target has a list of [`RegisterFile`]s, each an array of allocation
+//! *units* of `unit_bits` bits. A value is placed in a [`RegClass`]: a file,
+//! the units one lane takes, and the alignment of its first unit. Classes
+//! that name the same file alias: on ir3 generations with a merged register
+//! file the half class (`hr`, one 16-bit unit) and the full class (`r`, two
+//! 16-bit units aligned to 2) are both views of one file, so `hr1.x`..`hr1.y`
+//! are the halves of `r0.y`; on older generations they are two files and do
+//! not interfere. A vector value (a register group: the `collect`ed source
+//! of a texture sample, the result of one) takes `lanes × lane_units`
+//! consecutive units starting at a multiple of `align`.
+//!
+//! A placed value is a [`PhysReg`]: its file and first unit.
+//!
+//! # Example
+//!
+//! ```
+//! use lathe_ir::{GenericOp, Op, Type};
+//! use lathe_passes::target::{TargetFacts, test_target::TestTarget};
+//!
+//! let t = TestTarget::realistic();
+//! let full = t.result_class(&Op::Opcode(GenericOp::FAdd), Type::F32);
+//! let half = t.result_class(&Op::Opcode(GenericOp::FAdd), Type::F16);
+//! assert_eq!(full.file, half.file); // merged file: halves alias fulls
+//! assert_eq!((full.lane_units, full.align), (2, 2));
+//! assert_eq!((half.lane_units, half.align), (1, 1));
+//! ```
+
+pub mod test_target;
+
+use lathe_ir::{ArrayId, Op, Opcode, Type};
+
+/// A register file's index in [`TargetFacts::files`].
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub struct FileId(pub u8);
+
+impl FileId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// What a register file is for.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum FileKind {
+    /// General-purpose registers, assigned by register allocation.
+    General,
+    /// Predicate registers (ir3 `p0.x`).
+    Predicate,
+    /// Address registers for relative addressing (ir3 `a0.x`, `a1.x`); the
+    /// scheduler keeps one address value live at a time.
+    Address,
+    /// Registers uniform across a wave (ir3 shared `r48.x+`, Valhall `u`
+    /// registers), read-only to most instructions.
+    Uniform,
+    /// Constants the driver fills before the shader runs (ir3 `c`); never
+    /// allocated.
+    Const,
+}
+
+/// One register file.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct RegisterFile {
+    /// Short name used in IR text (`r`, `p`, `a`, `c`).
+    pub name: &'static str,
+    pub kind: FileKind,
+    /// Number of allocation units (the largest count a shader may use).
+    pub units: u32,
+    /// Width of one unit in bits (16 for ir3's merged half/full file).
+    pub unit_bits: u32,
+    /// Whether register allocation assigns this file.
+    pub allocated: bool,
+}
+
+/// A view of a register file that values of one kind are placed in.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct RegClass {
+    pub file: FileId,
+    /// Units one lane takes.
+    pub lane_units: u8,
+    /// The first unit is a multiple of this (a power of two).
+    pub align: u8,
+}
+
+impl RegClass {
+    /// Units a value of type `ty` takes in this class.
+    pub fn units(self, ty: Type) -> u32 {
+        self.lane_units as u32 * ty.lanes as u32
+    }
+}
+
+/// A placed value: its file and first unit.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub struct PhysReg {
+    pub file: FileId,
+    pub unit: u16,
+}
+
+/// The forms an operand can take besides a register.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct OperandForms {
+    /// A constant-file register (ir3 `c3.x`, Valhall FAU).
+    pub constant: bool,
+    /// An immediate encoded in the instruction.
+    pub immediate: bool,
+    /// A register addressed relative to the address register.
+    pub relative: bool,
+}
+
+/// A scratch-memory location for a spilled value.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct SpillSlot {
+    /// The scratch array the register allocator declared for values of
+    /// this type (for vocabularies that model scratch as IR arrays).
+    pub array: ArrayId,
+    /// The element of `array`.
+    pub index: u32,
+    /// Byte offset in a flat per-invocation scratch area (for targets that
+    /// address private memory directly).
+    pub byte_offset: u32,
+}
+
+/// The facts a backend pass may ask about a target, for opcode vocabulary
+/// `O`. Every answer comes from the target's generated `.isa` tables.
+pub trait TargetFacts<O: Opcode> {
+    /// Short target name for messages (`a630`, `test`); passes never branch
+    /// on it.
+    fn name(&self) -> &str;
+
+    /// The register files; [`FileId`] indexes this slice.
+    fn files(&self) -> &[RegisterFile];
+
+    /// The class of operand `operand` (0-based, the address operand counts
+    /// after the others) of an instruction doing `op`, when it holds a
+    /// value of type `ty`.
+    fn operand_class(&self, op: &Op<O>, operand: usize, ty: Type) -> RegClass;
+
+    /// The class of the result of an instruction doing `op`, of type `ty`.
+    fn result_class(&self, op: &Op<O>, ty: Type) -> RegClass;
+
+    /// The register the hardware preloads `input index=N` into, if fixed.
+    fn input_register(&self, index: u32, ty: Type) -> Option<PhysReg>;
+
+    /// The register the hardware reads `output index=N` from, if fixed.
+    fn output_register(&self, index: u32, ty: Type) -> Option<PhysReg>;
+
+    /// Cycles between issuing `producer` and issuing a `consumer` that reads
+    /// the producer's result as operand `operand` without a stall (0: the
+    /// next cycle). Meta instructions take none.
+    fn latency(&self, producer: &Op<O>, consumer: &Op<O>, operand: usize) -> u32;
+
+    /// Is `op`'s result produced asynchronously (texture fetch, memory load,
+    /// special functions on ir3), so consumers need a sync mechanism (sync
+    /// bit, scoreboard slot) rather than a fixed delay?
+    fn is_async(&self, op: &Op<O>) -> bool;
+
+    /// The forms operand `operand` of `op` accepts besides a register.
+    fn operand_forms(&self, op: &Op<O>, operand: usize) -> OperandForms;
+
+    /// Threads (waves) in flight when a shader uses `units` units of the
+    /// allocated file `file`; non-increasing in `units`.
+    fn occupancy(&self, file: FileId, units: u32) -> u32;
+
+    /// The unit counts at which occupancy drops: the largest `units` of each
+    /// occupancy level, ascending. Derived from [`TargetFacts::occupancy`].
+    fn occupancy_steps(&self, file: FileId) -> Vec<u32> {
+        let total = self.files()[file.index()].units;
+        let mut steps = Vec::new();
+        for u in 1..=total {
+            if u == total || self.occupancy(file, u + 1) < self.occupancy(file, u) {
+                steps.push(u);
+            }
+        }
+        steps
+    }
+
+    /// The opcode copying a scalar of type `ty` (operand 0) to a new
+    /// register of the same class (the result).
+    fn copy(&self, ty: Type) -> O;
+
+    /// The opcode exchanging two scalars of type `ty` in place, if the
+    /// target has one: operands are the two values, the result (type
+    /// `ty` × 2) is a group whose lane 0 is operand 0's value now in operand
+    /// 1's register and lane 1 operand 1's value now in operand 0's
+    /// register. Without one, copy cycles go through a free register or
+    /// scratch memory.
+    fn swap(&self, ty: Type) -> Option<O>;
+
+    /// The opcode storing operand 0 (of type `ty`) to `slot`; no result.
+    fn spill(&self, ty: Type, slot: SpillSlot) -> O;
+
+    /// The opcode loading a value of type `ty` from `slot` (the result).
+    fn fill(&self, ty: Type, slot: SpillSlot) -> O;
+
+    /// The name of register `reg` holding a value of class `class` and
+    /// type `ty`, as the target's assembly writes it (`r1.y`, `hr3.x`).
+    fn register_name(&self, class: RegClass, reg: PhysReg, ty: Type) -> String;
+}
