@@ -25,6 +25,7 @@ pub enum Item {
     Expr(ExprDecl),
     Encoding(EncodingDecl),
     Latency(LatencyDecl),
+    Regfile(RegfileDecl),
 }
 
 #[derive(Clone, Debug)]
@@ -47,6 +48,8 @@ pub enum MetaType {
     Idents,
     Class,
     Fields,
+    /// The name of a register file declared by `regfile`.
+    Regfile,
 }
 
 #[derive(Clone, Debug)]
@@ -216,4 +219,18 @@ pub struct LatencyRuleAst {
     pub cycles: u64,
     pub generation: Option<GenRangeAst>,
     pub span: Span,
+}
+
+/// `regfile NAME { … }`: a register file of the machine.
+#[derive(Clone, Debug)]
+pub struct RegfileDecl {
+    pub doc: String,
+    pub name: Name,
+    pub kind: Option<Name>,
+    pub unit: Option<Spanned<u64>>,
+    /// `count N [gen RANGE];` in source order (first match wins).
+    pub counts: Vec<(Spanned<u64>, Option<GenRangeAst>)>,
+    /// `inside OTHER [gen RANGE];`
+    pub inside: Vec<(Name, Option<GenRangeAst>)>,
+    pub occupancy: Option<Expr>,
 }

@@ -456,6 +456,20 @@ impl<'a> Checker<'a> {
                     (MetaType::String, MetaValue::Str(_)) => true,
                     (MetaType::Ident, MetaValue::Ident(_)) => true,
                     (MetaType::Idents, MetaValue::List(_)) => true,
+                    (MetaType::Regfile, MetaValue::Ident(r)) => {
+                        if isa.regfile(r).is_none() {
+                            self.err(*span, format!("unknown register file `{r}`"));
+                        }
+                        true
+                    }
+                    (MetaType::Regfile, MetaValue::List(rs)) => {
+                        for r in rs {
+                            if isa.regfile(r).is_none() {
+                                self.err(*span, format!("unknown register file `{r}`"));
+                            }
+                        }
+                        true
+                    }
                     (MetaType::Class, MetaValue::Ident(c)) => {
                         if isa.latency.class(c).is_none() {
                             self.err(*span, format!("unknown latency class `{c}`"));

@@ -149,6 +149,9 @@ pub fn markdown(isa: &Isa, spec: &str) -> String {
         }
         o.push('\n');
     }
+    if !isa.regfiles.is_empty() {
+        register_files(isa, &mut o);
+    }
     let _ = writeln!(o, "## Instructions\n");
     for leaf in isa.instructions() {
         let e = &isa.encodings[leaf];
@@ -258,4 +261,52 @@ fn meta_text(v: &crate::ast::MetaValue) -> String {
         crate::ast::MetaValue::Ident(s) => s.clone(),
         crate::ast::MetaValue::List(l) => format!("[{}]", l.join(", ")),
     }
+}
+
+/// The register files: one row per file and generation, with the
+/// occupancy the spec's expression gives at a quarter, half and all of
+/// the file in use.
+fn register_files(isa: &Isa, o: &mut String) {
+    let _ = writeln!(
+        o,
+        "## Register files\n\n| file | kind | unit bits | generation | units | inside | occupancy at 1/4, 1/2, all units |\n|---|---|---|---|---|---|---|"
+    );
+    let gens: Vec<(String, u32)> = if isa.generations.is_empty() {
+        vec![("all".to_string(), 0)]
+    } else {
+        isa.generations.clone()
+    };
+    for (i, r) in isa.regfiles.iter().enumerate() {
+        for (gname, g) in &gens {
+            let Some(count) = r.count(*g) else { continue };
+            let inside = r
+                .inside(*g)
+                .map_or(String::new(), |f| format!("`{}`", isa.regfiles[f].name));
+            let occupancy = match &r.occupancy {
+                None => String::new(),
+                Some(_) => [count / 4, count / 2, count]
+                    .iter()
+                    .map(|&n| {
+                        isa.occupancy(i, n, *g)
+                            .map_or("?".to_string(), |t| t.to_string())
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            };
+            let _ = writeln!(
+                o,
+                "| `{}` | {} | {} | {gname} | {count} | {inside} | {occupancy} |",
+                r.name,
+                r.kind.name(),
+                r.unit
+            );
+        }
+    }
+    o.push('\n');
+    for r in &isa.regfiles {
+        if !r.doc.is_empty() {
+            let _ = writeln!(o, "- `{}`: {}", r.name, r.doc.replace('\n', " "));
+        }
+    }
+    o.push('\n');
 }

@@ -41,6 +41,7 @@ mod gen_display;
 pub mod gen_rt;
 pub mod load;
 pub mod model;
+pub mod operands;
 pub mod parse;
 pub mod source;
 

@@ -167,6 +167,7 @@ impl Resolver {
         let mut exprs = Vec::new();
         let mut encs = Vec::new();
         let mut latency: Vec<ast::LatencyDecl> = Vec::new();
+        let mut regfile_decls: Vec<ast::RegfileDecl> = Vec::new();
         // Files are in load order; keep the root file's items first.
         for (_, f) in files {
             for item in f.items {
@@ -192,6 +193,7 @@ impl Resolver {
                     Item::Expr(e) => exprs.push(e),
                     Item::Encoding(e) => encs.push(e),
                     Item::Latency(l) => latency.push(l),
+                    Item::Regfile(r) => regfile_decls.push(r),
                 }
             }
         }
@@ -458,6 +460,8 @@ impl Resolver {
             e.generation = e.own_gen.intersect(pgen);
         }
 
+        let mut regfiles = self.regfiles(&regfile_decls, &gens);
+
         // Named-expression references.
         let arity: Vec<(String, usize)> = named
             .iter()
@@ -481,6 +485,11 @@ impl Resolver {
         };
         for n in &mut named {
             fix(&mut n.expr);
+        }
+        for r in &mut regfiles {
+            if let Some(o) = &mut r.occupancy {
+                fix(o);
+            }
         }
         for e in &mut encodings {
             for d in &mut e.plain.deriveds {
@@ -539,6 +548,7 @@ impl Resolver {
             enums: enum_defs,
             exprs: named,
             latency: latency_model,
+            regfiles,
             meta_keys,
             field_meta_keys,
             sources: self.map,
@@ -546,6 +556,120 @@ impl Resolver {
         };
         isa.decoders = crate::decode::build_decoders(&isa);
         Ok(isa)
+    }
+
+    /// Register files: names unique, every item present and in range,
+    /// `inside` naming another file, occupancy reading only `REGS`.
+    fn regfiles(&mut self, decls: &[ast::RegfileDecl], gens: &[(String, u32)]) -> Vec<Regfile> {
+        let mut out: Vec<Regfile> = Vec::new();
+        for d in decls {
+            if out.iter().any(|r| r.name == d.name.node) {
+                self.err(
+                    d.name.span,
+                    format!("register file `{}` is declared twice", d.name.node),
+                );
+            }
+            let kind = match &d.kind {
+                Some(k) => RegfileKind::from_name(&k.node).unwrap_or_else(|| {
+                    let names: Vec<&str> = RegfileKind::ALL.iter().map(|(n, _)| *n).collect();
+                    self.err(
+                        k.span,
+                        format!(
+                            "unknown register file kind `{}` (one of: {})",
+                            k.node,
+                            names.join(", ")
+                        ),
+                    );
+                    RegfileKind::Gpr
+                }),
+                None => {
+                    self.err(d.name.span, "a register file needs `kind K;`");
+                    RegfileKind::Gpr
+                }
+            };
+            let unit = match &d.unit {
+                Some(u) if (1..=64).contains(&u.node) => u.node as u32,
+                Some(u) => {
+                    self.err(u.span, "the unit must be 1..=64 bits");
+                    32
+                }
+                None => {
+                    self.err(d.name.span, "a register file needs `unit BITS;`");
+                    32
+                }
+            };
+            if d.counts.is_empty() {
+                self.err(d.name.span, "a register file needs `count N;`");
+            }
+            let counts = d
+                .counts
+                .iter()
+                .map(|(n, g)| {
+                    let range = g
+                        .as_ref()
+                        .map_or(GenRange::ALL, |g| self.gen_range(g, gens));
+                    (n.node.min(u64::from(u32::MAX)) as u32, range)
+                })
+                .collect();
+            let mut inside = Vec::new();
+            for (other, g) in &d.inside {
+                let range = g
+                    .as_ref()
+                    .map_or(GenRange::ALL, |g| self.gen_range(g, gens));
+                match decls.iter().position(|x| x.name.node == other.node) {
+                    Some(i) if other.node != d.name.node => inside.push((i, range)),
+                    Some(_) => self.err(other.span, "a register file cannot be inside itself"),
+                    None => self.err(
+                        other.span,
+                        format!("unknown register file `{}`", other.node),
+                    ),
+                }
+            }
+            if let Some(o) = &d.occupancy {
+                let mut bad = Vec::new();
+                o.visit_names(&mut |n, span| {
+                    if n != OCCUPANCY_INPUT {
+                        bad.push((span, n.to_string()));
+                    }
+                });
+                for (span, n) in bad {
+                    self.err(
+                        span,
+                        format!(
+                            "an occupancy expression knows only `{OCCUPANCY_INPUT}` and `gen`, not `{n}`"
+                        ),
+                    );
+                }
+            }
+            out.push(Regfile {
+                name: d.name.node.clone(),
+                doc: d.doc.clone(),
+                span: d.name.span,
+                kind,
+                unit,
+                counts,
+                inside,
+                occupancy: d.occupancy.clone(),
+            });
+        }
+        // A file inside another has half its unit (two of its units per unit).
+        for i in 0..out.len() {
+            for &(o, _) in &out[i].inside {
+                if out[o].unit != out[i].unit * 2 {
+                    let (span, a, b) = (out[i].span, out[i].unit, out[o].unit);
+                    self.err(
+                        span,
+                        format!(
+                            "`{}` ({a}-bit units) can be inside `{}` only if that file's units are {} bits, not {b}",
+                            out[i].name,
+                            out[o].name,
+                            a * 2
+                        ),
+                    );
+                }
+            }
+        }
+        out
     }
 
     fn meta_keys(&mut self, decls: &[ast::MetaDecl]) -> Vec<MetaKey> {

@@ -353,6 +353,83 @@ impl Latency {
     }
 }
 
+/// What a register file holds, for the passes that allocate it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RegfileKind {
+    /// General-purpose registers, allocated by register allocation.
+    Gpr,
+    /// Predicate (condition) registers.
+    Predicate,
+    /// Address registers used for relative addressing.
+    Address,
+    /// Uniform registers, shared by all threads, written by the driver.
+    Uniform,
+    /// Constant registers, written by the driver, read-only in the shader.
+    Const,
+}
+
+impl RegfileKind {
+    pub const ALL: [(&'static str, RegfileKind); 5] = [
+        ("gpr", RegfileKind::Gpr),
+        ("predicate", RegfileKind::Predicate),
+        ("address", RegfileKind::Address),
+        ("uniform", RegfileKind::Uniform),
+        ("const", RegfileKind::Const),
+    ];
+
+    pub fn from_name(name: &str) -> Option<RegfileKind> {
+        Self::ALL.iter().find(|(n, _)| *n == name).map(|(_, k)| *k)
+    }
+
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(_, k)| *k == self)
+            .map_or("gpr", |(n, _)| n)
+    }
+}
+
+/// The name an `occupancy` expression uses for the units in use.
+pub const OCCUPANCY_INPUT: &str = "REGS";
+
+/// A register file (`regfile NAME { … }`).
+#[derive(Clone, Debug)]
+pub struct Regfile {
+    pub name: String,
+    pub doc: String,
+    pub span: Span,
+    pub kind: RegfileKind,
+    /// Bits in one allocation unit.
+    pub unit: u32,
+    /// Units available, by generation: first matching range wins.
+    pub counts: Vec<(u32, GenRange)>,
+    /// At these generations this file's units are the low and high parts
+    /// of the named file's units (ir3's merged half/full registers).
+    pub inside: Vec<(usize, GenRange)>,
+    /// Threads in flight with `REGS` units in use (`None`: not limiting).
+    pub occupancy: Option<Expr>,
+}
+
+impl Regfile {
+    /// Units available at `generation`; `None` when the file does not
+    /// exist there.
+    pub fn count(&self, generation: u32) -> Option<u32> {
+        self.counts
+            .iter()
+            .find(|(_, g)| g.contains(generation))
+            .map(|(n, _)| *n)
+    }
+
+    /// The file (index into [`Isa::regfiles`]) whose units hold this one's
+    /// at `generation`.
+    pub fn inside(&self, generation: u32) -> Option<usize> {
+        self.inside
+            .iter()
+            .find(|(_, g)| g.contains(generation))
+            .map(|(f, _)| *f)
+    }
+}
+
 /// A whole checked spec.
 #[derive(Clone, Debug)]
 pub struct Isa {
@@ -365,6 +442,8 @@ pub struct Isa {
     pub enums: Vec<EnumDef>,
     pub exprs: Vec<NamedExpr>,
     pub latency: Latency,
+    /// Register files, in source order.
+    pub regfiles: Vec<Regfile>,
     pub meta_keys: Vec<MetaKey>,
     pub field_meta_keys: Vec<MetaKey>,
     pub sources: SourceMap,
@@ -441,11 +520,51 @@ impl Isa {
         names(a, b) || names(b, a)
     }
 
+    /// The register file called `name`, as an index into `regfiles`.
+    pub fn regfile(&self, name: &str) -> Option<usize> {
+        self.regfiles.iter().position(|r| r.name == name)
+    }
+
+    /// Threads in flight when `regs` units of register file `file` are in
+    /// use at `generation`, from the file's `occupancy` expression.
+    pub fn occupancy(&self, file: usize, regs: u32, generation: u32) -> Option<u32> {
+        let expr = self.regfiles.get(file)?.occupancy.as_ref()?;
+        let env = OccupancyEnv {
+            isa: self,
+            regs,
+            generation,
+        };
+        let v = expr.eval(&env, 0).ok()?;
+        u32::try_from(v.max(0)).ok()
+    }
+
     /// The decision tree of the tree rooted at `root`.
     pub fn decoder(&self, root: EncId) -> Option<&crate::decode::DecisionTree> {
         self.decoders
             .iter()
             .find(|(r, _)| *r == root)
             .map(|(_, t)| t)
+    }
+}
+
+/// What an `occupancy` expression sees: `REGS`, `gen` and named functions.
+struct OccupancyEnv<'i> {
+    isa: &'i Isa,
+    regs: u32,
+    generation: u32,
+}
+
+impl crate::expr::ExprEnv for OccupancyEnv<'_> {
+    fn lookup(&self, name: &str) -> Option<i64> {
+        (name == OCCUPANCY_INPUT).then_some(i64::from(self.regs))
+    }
+    fn generation(&self) -> u32 {
+        self.generation
+    }
+    fn named(&self, index: usize) -> Option<(&[String], &Expr)> {
+        self.isa
+            .exprs
+            .get(index)
+            .map(|e| (e.params.as_slice(), &e.expr))
     }
 }

@@ -47,7 +47,12 @@ fn rule_name(rule: &Rule) -> &'static str {
         Rule::equals => "`=`",
         Rule::lbrace => "`{`",
         Rule::rbrace => "`}`",
-        Rule::item => "a declaration (`isa`, `import`, `enum`, `expr`, `encoding`, `latency`)",
+        Rule::item => {
+            "a declaration (`isa`, `import`, `enum`, `expr`, `encoding`, `latency`, `regfile`)"
+        }
+        Rule::regfile_item => {
+            "a register file item (`kind`, `unit`, `count`, `inside`, `occupancy`)"
+        }
         Rule::isa_item => "`width`, `root`, `generations`, `meta` or `field_meta`",
         Rule::body_item => {
             "an encoding item (`field`, `derived`, `pattern`, `assert`, `display`, `when`, `gen`, `mnemonic`, `params`, `meta`, `overlaps`, `check`)"
@@ -216,6 +221,7 @@ impl Cx<'_> {
             }
             Rule::encoding => Item::Encoding(self.encoding(doc, d)?),
             Rule::latency => Item::Latency(self.latency(d)?),
+            Rule::regfile => Item::Regfile(self.regfile(doc, d)?),
             r => unreachable!("grammar: unexpected item {r:?}"),
         })
     }
@@ -270,6 +276,7 @@ impl Cx<'_> {
             "ident" => MetaType::Ident,
             "idents" => MetaType::Idents,
             "class" => MetaType::Class,
+            "regfile" => MetaType::Regfile,
             _ => MetaType::Fields,
         };
         let default = it.next().map(|v| self.meta_value(v)).transpose()?;
@@ -568,6 +575,57 @@ impl Cx<'_> {
             }
             r => unreachable!("grammar: body item {r:?}"),
         })
+    }
+
+    fn regfile(&self, doc: String, p: P) -> Result<RegfileDecl, Diagnostic> {
+        let mut it = p.into_inner().filter(keep);
+        let name = self.name(it.next().expect("regfile name"));
+        let mut d = RegfileDecl {
+            doc,
+            name,
+            kind: None,
+            unit: None,
+            counts: Vec::new(),
+            inside: Vec::new(),
+            occupancy: None,
+        };
+        for x in it {
+            if x.as_rule() != Rule::regfile_item {
+                continue;
+            }
+            let item = x.into_inner().find(keep).expect("regfile item");
+            let rule = item.as_rule();
+            let mut parts = item.into_inner().filter(keep);
+            match rule {
+                Rule::rf_kind => d.kind = Some(self.name(parts.next().expect("kind"))),
+                Rule::rf_unit => {
+                    let n = parts.next().expect("unit");
+                    d.unit = Some(Spanned {
+                        node: self.int(&n)?,
+                        span: self.span(&n),
+                    });
+                }
+                Rule::rf_count => {
+                    let n = parts.next().expect("count");
+                    let count = Spanned {
+                        node: self.int(&n)?,
+                        span: self.span(&n),
+                    };
+                    let generation = parts.next().map(|g| self.gen_range(g)).transpose()?;
+                    d.counts.push((count, generation));
+                }
+                Rule::rf_inside => {
+                    let other = self.name(parts.next().expect("inside"));
+                    let generation = parts.next().map(|g| self.gen_range(g)).transpose()?;
+                    d.inside.push((other, generation));
+                }
+                Rule::rf_occupancy => {
+                    d.occupancy = Some(self.expr(parts.next().expect("occupancy"))?);
+                }
+                r => unreachable!("grammar: regfile item {r:?}"),
+            }
+        }
+        Ok(d)
     }
 
     fn latency(&self, p: P) -> Result<LatencyDecl, Diagnostic> {

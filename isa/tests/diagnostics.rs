@@ -179,3 +179,33 @@ fn expression_function_arity() {
         "`@even` takes 1 argument(s) but is given 2",
     );
 }
+
+#[test]
+fn unknown_register_file_kind() {
+    expect(
+        "regfile_kind.isa",
+        6,
+        10,
+        "unknown register file kind `vector` (one of: gpr, predicate, address, uniform, const)",
+    );
+}
+
+#[test]
+fn occupancy_reads_only_regs() {
+    expect(
+        "regfile_occupancy.isa",
+        9,
+        26,
+        "an occupancy expression knows only `REGS` and `gen`, not `WAVES`",
+    );
+}
+
+#[test]
+fn inside_names_a_register_file() {
+    expect("regfile_inside.isa", 9, 12, "unknown register file `f`");
+}
+
+#[test]
+fn regfile_metadata_names_a_register_file() {
+    expect("regfile_meta.isa", 14, 20, "unknown register file `q`");
+}

@@ -311,6 +311,12 @@ fn gpr_of(isa: &Isa, ty: &FieldType, value: u64, generation: u32) -> Option<Gpr>
     let FieldType::Sub(tree, _) = ty else {
         return None;
     };
+    // Relative forms name no fixed register; forms that may also be an
+    // immediate (chosen by another field) are not followed either.
+    let flag = |key: &str| matches!(isa.meta(*tree, key), Some(lathe_isa::ast::MetaValue::Ident(v)) if v == "true");
+    if flag("relative") || flag("immediate") {
+        return None;
+    }
     if matches!(isa.meta(*tree, "regfile"), Some(lathe_isa::ast::MetaValue::Ident(f)) if f == "gpr")
     {
         let num = u32::try_from(value).ok()?;
