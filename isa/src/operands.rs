@@ -115,7 +115,7 @@ impl Operand {
     }
 }
 
-fn ident<'a>(v: Option<&'a MetaValue>) -> Option<&'a str> {
+fn ident(v: Option<&MetaValue>) -> Option<&str> {
     match v {
         Some(MetaValue::Ident(s)) => Some(s),
         _ => None,
