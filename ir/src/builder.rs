@@ -5,6 +5,7 @@
 //! exist on `Builder<GenericOp>`. Nothing is checked while building: run the
 //! validator when done.
 
+use crate::attrs::{AtomicOp, DerivMode, LodMode, PackFormat, Sysval, TexShape};
 use crate::generic::{GenericOp, Interp};
 use crate::opcode::{Op, Opcode};
 use crate::shader::{ArrayId, Block, Inst, Shader, Value};
@@ -205,6 +206,52 @@ impl<'s, 'a, O: Opcode> Builder<'s, 'a, O> {
     }
 }
 
+/// How a [`Builder::sample_with`] picks its level of detail.
+#[derive(Clone, Copy, Debug)]
+pub enum Lod {
+    /// From the quad's coordinate derivatives.
+    Implicit,
+    /// Implicit plus this f32 bias.
+    Bias(Value),
+    /// This f32 LOD.
+    Explicit(Value),
+    /// From these gradients (`ddx`, `ddy`: one f32 lane per dimension).
+    Grad(Value, Value),
+}
+
+/// The operands of a [`Builder::sample_with`].
+#[derive(Clone, Copy, Debug)]
+pub struct SampleOperands {
+    /// f32 (or f32xN) coordinate, array layer last.
+    pub coord: Value,
+    /// Depth reference: the result is then one f32.
+    pub compare: Option<Value>,
+    pub lod: Lod,
+    /// Constant texel offset (i32 or i32xN).
+    pub offset: Option<Value>,
+}
+
+/// The present values of `parts`, in order, on the stack (building makes
+/// no heap allocation per instruction).
+fn present<const N: usize>(parts: [Option<Value>; N]) -> ([Value; N], usize) {
+    let mut out = [Value(0); N];
+    let mut n = 0;
+    for v in parts.into_iter().flatten() {
+        out[n] = v;
+        n += 1;
+    }
+    (out, n)
+}
+
+/// `i32`, or `i32xN` for more than one lane.
+fn int_lanes(n: u8) -> Type {
+    if n == 1 {
+        Type::I32
+    } else {
+        Type::vector(Scalar::I32, n)
+    }
+}
+
 /// Unzip phi pairs into arena scratch slices (no global heap allocation).
 fn split_pairs<'x>(
     arena: &'x bumpalo::Bump,
@@ -251,10 +298,14 @@ impl Builder<'_, '_, GenericOp> {
         iadd => IAdd, isub => ISub, imul => IMul, imin => IMin, imax => IMax,
         umin => UMin, umax => UMax, udiv => UDiv, umod => UMod, idiv => IDiv, irem => IRem,
         and => And, or => Or, xor => Xor, shl => Shl, shr => Shr, ashr => AShr,
+        fdiv => FDiv, imul_high => IMulHigh, umul_high => UMulHigh,
     }
     unary! {
         rcp => Rcp, rsqrt => Rsqrt, sqrt => Sqrt, exp2 => Exp2, log2 => Log2,
-        sin => Sin, cos => Cos, floor => Floor, not => Not,
+        sin => Sin, cos => Cos, floor => Floor, not => Not, ceil => Ceil, trunc => Trunc,
+        round_even => RoundEven, fract => Fract, fsign => FSign, iabs => IAbs,
+        isign => ISign, bit_reverse => BitReverse, bit_count => BitCount,
+        find_lsb => FindLsb, ufind_msb => UFindMsb, ifind_msb => IFindMsb,
     }
     compare! {
         feq => FEq, fne => FNe, flt => FLt, fge => FGe, ieq => IEq, ine => INe,
@@ -264,6 +315,60 @@ impl Builder<'_, '_, GenericOp> {
     pub fn ffma(&mut self, a: Value, b: Value, c: Value) -> Value {
         let ty = self.type_of(a);
         self.op(GenericOp::Ffma, &[a, b, c], ty)
+    }
+
+    /// `count` bits of `base` from bit `offset`, zero-extended (all three
+    /// of `base`'s type).
+    pub fn ubitfield_extract(&mut self, base: Value, offset: Value, count: Value) -> Value {
+        let ty = self.type_of(base);
+        self.op(GenericOp::UBitfieldExtract, &[base, offset, count], ty)
+    }
+
+    /// As [`Self::ubitfield_extract`], sign-extended.
+    pub fn ibitfield_extract(&mut self, base: Value, offset: Value, count: Value) -> Value {
+        let ty = self.type_of(base);
+        self.op(GenericOp::IBitfieldExtract, &[base, offset, count], ty)
+    }
+
+    pub fn bitfield_insert(
+        &mut self,
+        base: Value,
+        insert: Value,
+        offset: Value,
+        count: Value,
+    ) -> Value {
+        let ty = self.type_of(base);
+        self.op(
+            GenericOp::BitfieldInsert,
+            &[base, insert, offset, count],
+            ty,
+        )
+    }
+
+    /// Pack `format.lanes()` f32 values into a u32.
+    pub fn pack(&mut self, format: PackFormat, lanes: &[Value]) -> Value {
+        self.op(GenericOp::Pack { format }, lanes, Type::U32)
+    }
+
+    /// Lane `lane` of `packed` as f32.
+    pub fn unpack(&mut self, format: PackFormat, lane: u8, packed: Value) -> Value {
+        self.op(GenericOp::Unpack { format, lane }, &[packed], Type::F32)
+    }
+
+    pub fn ddx(&mut self, a: Value, mode: DerivMode) -> Value {
+        let ty = self.type_of(a);
+        self.op(GenericOp::Ddx { mode }, &[a], ty)
+    }
+
+    pub fn ddy(&mut self, a: Value, mode: DerivMode) -> Value {
+        let ty = self.type_of(a);
+        self.op(GenericOp::Ddy { mode }, &[a], ty)
+    }
+
+    /// Component `comp` of a system value, as `ty` (f32, bool, or i32/u32
+    /// for the integer ones).
+    pub fn load_sysval(&mut self, sysval: Sysval, comp: u8, ty: Type) -> Value {
+        self.op(GenericOp::LoadSysval { sysval, comp }, &[], ty)
     }
 
     pub fn sel(&mut self, cond: Value, a: Value, b: Value) -> Value {
@@ -363,20 +468,225 @@ impl Builder<'_, '_, GenericOp> {
 
     /// Sample at `coord` (an `f32x2` collect); returns the four channels.
     pub fn sample(&mut self, texture: u8, sampler: u8, coord: Value) -> [Value; 4] {
-        let texel = self.op(
-            GenericOp::Sample { texture, sampler },
-            &[coord],
-            Type::vector(Scalar::F32, 4),
-        );
+        let operands = SampleOperands {
+            coord,
+            compare: None,
+            lod: Lod::Implicit,
+            offset: None,
+        };
+        let texel = self.sample_with(texture, sampler, TexShape::D2, Scalar::F32, &operands);
         [0, 1, 2, 3].map(|lane| self.split(texel, lane))
+    }
+
+    /// A general texture sample; returns the texel vector (`texel`x4), or
+    /// the f32 result of a depth compare.
+    pub fn sample_with(
+        &mut self,
+        texture: u8,
+        sampler: u8,
+        shape: TexShape,
+        texel: Scalar,
+        operands: &SampleOperands,
+    ) -> Value {
+        let (lod, lod_a, lod_b) = match operands.lod {
+            Lod::Implicit => (LodMode::Implicit, None, None),
+            Lod::Bias(v) => (LodMode::Bias, Some(v), None),
+            Lod::Explicit(v) => (LodMode::Explicit, Some(v), None),
+            Lod::Grad(dx, dy) => (LodMode::Grad, Some(dx), Some(dy)),
+        };
+        let (args, n) = present([
+            Some(operands.coord),
+            operands.compare,
+            lod_a,
+            lod_b,
+            operands.offset,
+        ]);
+        let op = GenericOp::Sample {
+            texture,
+            sampler,
+            shape,
+            lod,
+            offset: operands.offset.is_some(),
+            compare: operands.compare.is_some(),
+        };
+        let ty = if operands.compare.is_some() {
+            Type::F32
+        } else {
+            Type::vector(texel, 4)
+        };
+        self.op(op, &args[..n], ty)
+    }
+
+    /// Gather component `comp` (0 with a depth compare) of four texels.
+    #[allow(clippy::too_many_arguments)]
+    pub fn gather(
+        &mut self,
+        texture: u8,
+        sampler: u8,
+        shape: TexShape,
+        comp: u8,
+        texel: Scalar,
+        coord: Value,
+        compare: Option<Value>,
+        offset: Option<Value>,
+    ) -> Value {
+        let (args, n) = present([Some(coord), compare, offset]);
+        let op = GenericOp::Gather {
+            texture,
+            sampler,
+            shape,
+            comp,
+            offset: offset.is_some(),
+            compare: compare.is_some(),
+        };
+        self.op(op, &args[..n], Type::vector(texel, 4))
+    }
+
+    /// One texel at integer `coord`, mip level (or sample index when
+    /// `shape.ms`) `lod_or_sample`.
+    pub fn texel_fetch(
+        &mut self,
+        texture: u8,
+        shape: TexShape,
+        texel: Scalar,
+        coord: Value,
+        lod_or_sample: Value,
+        offset: Option<Value>,
+    ) -> Value {
+        let (args, n) = present([Some(coord), Some(lod_or_sample), offset]);
+        let op = GenericOp::TexelFetch {
+            texture,
+            shape,
+            offset: offset.is_some(),
+        };
+        self.op(op, &args[..n], Type::vector(texel, 4))
+    }
+
+    /// Size of level `lod` (no lod for multisampled textures), as i32 lanes.
+    pub fn texture_size(&mut self, texture: u8, shape: TexShape, lod: Option<Value>) -> Value {
+        let (args, n) = present([lod]);
+        let ty = int_lanes(shape.size_coords());
+        self.op(GenericOp::TextureSize { texture, shape }, &args[..n], ty)
+    }
+
+    pub fn texture_levels(&mut self, texture: u8) -> Value {
+        self.op(GenericOp::TextureLevels { texture }, &[], Type::I32)
+    }
+
+    pub fn image_load(
+        &mut self,
+        image: u8,
+        shape: TexShape,
+        texel: Scalar,
+        coord: Value,
+        sample: Option<Value>,
+    ) -> Value {
+        let (args, n) = present([Some(coord), sample]);
+        self.op(
+            GenericOp::ImageLoad { image, shape },
+            &args[..n],
+            Type::vector(texel, 4),
+        )
+    }
+
+    /// Store `value` (a four-lane texel) at `coord`.
+    pub fn image_store(
+        &mut self,
+        image: u8,
+        shape: TexShape,
+        coord: Value,
+        sample: Option<Value>,
+        value: Value,
+    ) -> Inst {
+        let (args, n) = present([Some(coord), sample, Some(value)]);
+        self.op_void(GenericOp::ImageStore { image, shape }, &args[..n])
+    }
+
+    /// An image atomic; gives the old value (of `value`'s type).
+    #[allow(clippy::too_many_arguments)]
+    pub fn image_atomic(
+        &mut self,
+        image: u8,
+        shape: TexShape,
+        op: AtomicOp,
+        coord: Value,
+        sample: Option<Value>,
+        value: Value,
+        comparator: Option<Value>,
+    ) -> Value {
+        let ty = self.type_of(value);
+        let (args, n) = present([Some(coord), sample, Some(value), comparator]);
+        self.op(GenericOp::ImageAtomic { image, shape, op }, &args[..n], ty)
+    }
+
+    pub fn image_size(&mut self, image: u8, shape: TexShape) -> Value {
+        let ty = int_lanes(shape.size_coords());
+        self.op(GenericOp::ImageSize { image, shape }, &[], ty)
+    }
+
+    /// A 32-bit word of storage buffer `binding` at a u32 byte offset.
+    pub fn load_ssbo(&mut self, binding: u8, byte_offset: Value, ty: Type) -> Value {
+        self.op(GenericOp::LoadSsbo { binding }, &[byte_offset], ty)
+    }
+
+    pub fn store_ssbo(&mut self, binding: u8, byte_offset: Value, v: Value) -> Inst {
+        self.op_void(GenericOp::StoreSsbo { binding }, &[byte_offset, v])
+    }
+
+    /// A storage-buffer atomic; gives the old value.
+    pub fn ssbo_atomic(
+        &mut self,
+        binding: u8,
+        op: AtomicOp,
+        byte_offset: Value,
+        value: Value,
+        comparator: Option<Value>,
+    ) -> Value {
+        let ty = self.type_of(value);
+        let (args, n) = present([Some(byte_offset), Some(value), comparator]);
+        self.op(GenericOp::SsboAtomic { binding, op }, &args[..n], ty)
+    }
+
+    /// Size of storage buffer `binding` in bytes.
+    pub fn ssbo_size(&mut self, binding: u8) -> Value {
+        self.op(GenericOp::SsboSize { binding }, &[], Type::U32)
+    }
+
+    pub fn load_shared(&mut self, byte_offset: Value, ty: Type) -> Value {
+        self.op(GenericOp::LoadShared, &[byte_offset], ty)
+    }
+
+    pub fn store_shared(&mut self, byte_offset: Value, v: Value) -> Inst {
+        self.op_void(GenericOp::StoreShared, &[byte_offset, v])
+    }
+
+    /// A shared-memory atomic; gives the old value.
+    pub fn shared_atomic(
+        &mut self,
+        op: AtomicOp,
+        byte_offset: Value,
+        value: Value,
+        comparator: Option<Value>,
+    ) -> Value {
+        let ty = self.type_of(value);
+        let (args, n) = present([Some(byte_offset), Some(value), comparator]);
+        self.op(GenericOp::SharedAtomic { op }, &args[..n], ty)
     }
 
     pub fn discard(&mut self) -> Inst {
         self.op_void(GenericOp::Discard, &[])
     }
 
+    pub fn demote(&mut self) -> Inst {
+        self.op_void(GenericOp::Demote, &[])
+    }
+
     pub fn barrier(&mut self) -> Inst {
         self.op_void(GenericOp::Barrier, &[])
+    }
+
+    pub fn control_barrier(&mut self) -> Inst {
+        self.op_void(GenericOp::ControlBarrier, &[])
     }
 
     pub fn array_load(&mut self, array: ArrayId, offset: u32, address: Option<Value>) -> Value {

@@ -1,5 +1,79 @@
 //! The generic (target-neutral) opcode vocabulary that frontends emit.
+//!
+//! Every opcode, in text form. `T` is the result type; `i32xN` means `i32`
+//! for one lane and a vector (a `collect`) otherwise; attributes in
+//! `[brackets]` are optional and left out of the text at their default.
+//! The interpreter ([`crate::interp`]) defines the exact results.
+//!
+//! | opcode | attributes | operands | result |
+//! |---|---|---|---|
+//! | `const` | bare value | — | any scalar |
+//! | `mov` | `[abs] [neg]` (float only) | `a` of T's width | T |
+//! | `cvt` | — | numeric or bool `a` | numeric T |
+//! | `fadd fsub fmul fdiv fmin fmax` | — | `a, b: T` | float T |
+//! | `ffma` | — | `a, b, c: T` | float T |
+//! | `rcp rsqrt sqrt exp2 log2 sin cos floor ceil trunc round_even fract fsign` | — | `a: T` | float T |
+//! | `iadd isub imul` | — | `a, b: T` | integer T |
+//! | `imin imax idiv irem` / `iabs isign` | — | `a, b: T` / `a: T` | i16/i32 |
+//! | `umin umax udiv umod` | — | `a, b: T` | u16/u32 |
+//! | `imul_high` / `umul_high` | — | `a, b: T` | i32 / u32 |
+//! | `ubitfield_extract ibitfield_extract` | — | `base, offset, count: T` | i32/u32 |
+//! | `bitfield_insert` | — | `base, insert, offset, count: T` | i32/u32 |
+//! | `bit_reverse find_lsb ufind_msb ifind_msb` | — | `a: T` | i32/u32 |
+//! | `bit_count` | — | `a: i32/u32` | i32/u32 |
+//! | `feq fne flt fge` | — | `a, b` float | bool |
+//! | `ieq ine` / `ilt ige` / `ult uge` | — | `a, b` int or bool / signed / unsigned | bool |
+//! | `sel` | — | `cond: bool, a, b: T` | scalar T |
+//! | `and or xor` / `not` | — | `a, b: T` / `a: T` | integer or bool |
+//! | `shl shr ashr` | — | `a, amount: T` | integer T |
+//! | `pack` | `format=half2x16\|unorm4x8\|snorm4x8\|unorm2x16\|snorm2x16` | 2 or 4 `f32` | u32 |
+//! | `unpack` | `format=… lane=K` | `packed: u32` | f32 |
+//! | `ddx ddy` | `[mode=coarse\|fine]` | `a: T` | float T |
+//! | `load_sysval` | `sv=NAME [comp=K]` (see [`Sysval`]) | — | f32, bool or i32/u32 |
+//! | `load_input` | `slot= comp= interp=flat\|smooth\|noperspective [loc=centroid\|sample]` | — | non-bool scalar |
+//! | `store_output` | `slot= comp=` | `v` non-bool scalar | — |
+//! | `load_uniform` | `index=N [addr=%A]` (push constants too) | — | non-bool scalar |
+//! | `load_ubo load_ssbo` | `binding=B` | `byte_offset: u32` | 32-bit scalar |
+//! | `store_ssbo` | `binding=B` | `byte_offset: u32, v: 32-bit` | — |
+//! | `ssbo_atomic` | `binding=B op=OP` | `byte_offset: u32, v: T [, comparator: T]` | i32/u32 |
+//! | `ssbo_size` | `binding=B` | — | u32 (bytes) |
+//! | `load_shared` / `store_shared` / `shared_atomic` | — / — / `op=OP` | as the ssbo forms | as the ssbo forms |
+//! | `sample` | `texture= sampler= [dim=] [array] [lod=bias\|explicit\|grad] [offset] [compare]` | `coord: f32xC [, dref: f32] [, bias\|lod: f32 \| ddx, ddy: f32xD] [, offset: i32xD]` | `f32x4`/`i32x4`/`u32x4`; f32 with `compare` |
+//! | `gather` | `texture= sampler= [dim=] [array] comp=K [offset] [compare]` | `coord: f32xC [, dref: f32] [, offset: i32xD]` | 4-lane texel |
+//! | `texel_fetch` | `texture= [dim=] [array] [ms] [offset]` | `coord: i32xT, lod (or sample with ms): i32 [, offset: i32xD]` | 4-lane texel |
+//! | `texture_size` | `texture= [dim=] [array] [ms]` | `lod: i32` (none with `ms`) | `i32xS` (or u32) |
+//! | `texture_levels` | `texture=` | — | i32/u32 |
+//! | `image_load` | `image= [dim=] [array] [ms]` | `coord: i32xT [, sample: i32]` | 4-lane texel |
+//! | `image_store` | `image= [dim=] [array] [ms]` | `coord: i32xT [, sample: i32], value: 4-lane texel` | — |
+//! | `image_atomic` | `image= [dim=] [array] [ms] op=OP` | `coord: i32xT [, sample], v: T [, comparator: T]` | i32/u32 |
+//! | `image_size` | `image= [dim=] [array] [ms]` | — | `i32xS` (or u32) |
+//! | `discard` `demote` `barrier` `control_barrier` | — | — | — |
+//! | `array_load` / `array_store` | `array=aN offset=K [addr=%A]` | — / `v: elem` | elem / — |
+//!
+//! `dim` is `1d`, `2d` (default), `3d` or `cube` ([`Dim`]); a layer index
+//! follows the coordinates of an `array` shape. Coordinate counts: `C` =
+//! 1/2/3/3 (1D/2D/3D/cube) + 1 if arrayed; `D` = 1/2/3 (no offsets on
+//! cubes); `T` = `C` except cubes, which are addressed `x, y, face` (a cube
+//! array `x, y, 6 * layer + face`); `S` = 1/2/3/2 + 1 if arrayed. Atomic
+//! `OP` is `add imin imax umin umax and or xor xchg cmpxchg` ([`AtomicOp`]);
+//! every atomic gives the value before it. Built-in I/O slots are named
+//! (`slot=pos`, see [`crate::slot`]).
+//!
+//! Effects (for passes): loads of memory are ordered against stores
+//! ([`BarrierClass`]: `BUFFER_*` for storage buffers and images,
+//! `SHARED_*` for shared memory); `discard` and `demote` also order
+//! against buffer stores, since an invocation that no longer writes must
+//! not have a later store hoisted above them; `load_sysval
+//! sv=helper_invocation` is ordered against them as it reads what `demote`
+//! changes. Texture reads, bit-field operations and memory accesses may be
+//! undefined behaviour for some operands, so they are not speculated.
+//! `ddx`/`ddy` and implicit-LOD `sample` are pure: hoisting them out of a
+//! branch (as flatten does) only runs them in more invocations of the quad,
+//! which turns a result undefined under divergence into a defined one and
+//! never changes a defined one; a pass that sinks code into a branch must
+//! not sink them.
 
+use crate::attrs::{AtomicOp, DerivMode, Dim, LodMode, PackFormat, Sysval, SysvalKind, TexShape};
 use crate::opcode::{Attr, AttrError, BarrierClass, Effects, Opcode, Signature};
 use crate::shader::ArrayId;
 use crate::types::{Scalar, Type};
@@ -67,7 +141,8 @@ macro_rules! simple_ops {
 }
 
 /// Generic opcodes. Operand conventions are listed per group; the
-/// validator enforces them through [`Opcode::check`].
+/// validator enforces them through [`Opcode::check`]. The module docs of
+/// [`crate::generic`] tabulate every opcode.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum GenericOp {
     /// A constant; `bits` holds the value in the low bits of the result type.
@@ -80,13 +155,15 @@ pub enum GenericOp {
         abs: bool,
         neg: bool,
     },
-    /// Numeric conversion (float↔int, width changes); out-of-range float to
-    /// int is undefined behaviour.
+    /// Numeric conversion (float↔int, width changes, bool to a number);
+    /// out-of-range float to int is undefined behaviour.
     Cvt,
     // Float arithmetic: operands and result share one float type.
     FAdd,
     FSub,
     FMul,
+    /// IEEE division.
+    FDiv,
     FMin,
     FMax,
     Ffma,
@@ -98,6 +175,14 @@ pub enum GenericOp {
     Sin,
     Cos,
     Floor,
+    Ceil,
+    Trunc,
+    /// Round to the nearest integer, ties to even.
+    RoundEven,
+    /// `x - floor(x)`, rounded once.
+    Fract,
+    /// `1.0`, `-1.0`, or the zero itself; NaN gives `+0.0`.
+    FSign,
     // Integer arithmetic: operands and result share one integer type.
     IAdd,
     ISub,
@@ -114,6 +199,33 @@ pub enum GenericOp {
     /// Signed remainder with the sign of the dividend (`a - (a idiv b) * b`);
     /// undefined for the same operands as `idiv`.
     IRem,
+    /// Absolute value; `MIN` stays `MIN` (two's complement wrap).
+    IAbs,
+    /// `-1`, `0` or `1`.
+    ISign,
+    /// High 32 bits of the 64-bit signed product.
+    IMulHigh,
+    /// High 32 bits of the 64-bit unsigned product.
+    UMulHigh,
+    /// `base, offset, count`: `count` bits of `base` from bit `offset`,
+    /// zero-extended; `offset + count > 32` is undefined.
+    UBitfieldExtract,
+    /// As `ubitfield_extract`, sign-extended from the field's top bit.
+    IBitfieldExtract,
+    /// `base, insert, offset, count`: `base` with bits
+    /// `offset..offset+count` taken from the low bits of `insert`;
+    /// `offset + count > 32` is undefined.
+    BitfieldInsert,
+    BitReverse,
+    /// Number of set bits.
+    BitCount,
+    /// Index of the lowest set bit, `-1` (all ones) for zero.
+    FindLsb,
+    /// Index of the highest set bit, `-1` for zero.
+    UFindMsb,
+    /// Index of the highest bit differing from the sign bit, `-1` for 0
+    /// and -1.
+    IFindMsb,
     // Comparisons: two operands of one type, result bool.
     FEq,
     FNe,
@@ -136,18 +248,41 @@ pub enum GenericOp {
     Shl,
     Shr,
     AShr,
-    /// Read one component of a varying/attribute slot.
+    /// Pack `format.lanes()` f32 operands into a u32 (GLSL `packHalf2x16`...).
+    Pack {
+        format: PackFormat,
+    },
+    /// Lane `lane` of a u32 unpacked as f32 (GLSL `unpackUnorm4x8`...).
+    Unpack {
+        format: PackFormat,
+        lane: u8,
+    },
+    /// Screen-space derivative along x, across the 2×2 quad.
+    Ddx {
+        mode: DerivMode,
+    },
+    /// Screen-space derivative along y, across the 2×2 quad.
+    Ddy {
+        mode: DerivMode,
+    },
+    /// Component `comp` of a system value.
+    LoadSysval {
+        sysval: Sysval,
+        comp: u8,
+    },
+    /// Read one component of a varying/attribute slot (see [`crate::slot`]).
     LoadInput {
         slot: u16,
         comp: u8,
         interp: Interp,
     },
-    /// Write one component of an output slot.
+    /// Write one component of an output slot (see [`crate::slot`]).
     StoreOutput {
         slot: u16,
         comp: u8,
     },
-    /// Read uniform word `index` (+ the address operand if present).
+    /// Read uniform word `index` (+ the address operand if present). Push
+    /// constants are uniforms: word `index` is push-constant byte `4 * index`.
     LoadUniform {
         index: u32,
     },
@@ -155,15 +290,101 @@ pub enum GenericOp {
     LoadUbo {
         binding: u8,
     },
-    /// Sample texture/sampler pair at an `f32x2` coordinate, giving `f32x4`.
+    /// Sample a texture through a sampler:
+    /// `coord, [dref if compare], [bias | lod | ddx, ddy], [offset]`.
     Sample {
         texture: u8,
         sampler: u8,
+        shape: TexShape,
+        lod: LodMode,
+        offset: bool,
+        compare: bool,
     },
-    /// End this invocation without writing its outputs.
+    /// Gather component `comp` of the four texels bilinear filtering would
+    /// use: `coord, [dref if compare], [offset]`.
+    Gather {
+        texture: u8,
+        sampler: u8,
+        shape: TexShape,
+        comp: u8,
+        offset: bool,
+        compare: bool,
+    },
+    /// Read one texel without a sampler: `coord, lod (or sample index when
+    /// ms), [offset]`.
+    TexelFetch {
+        texture: u8,
+        shape: TexShape,
+        offset: bool,
+    },
+    /// Size of mip level `lod` (operand; none when ms), layers last.
+    TextureSize {
+        texture: u8,
+        shape: TexShape,
+    },
+    /// Number of mip levels.
+    TextureLevels {
+        texture: u8,
+    },
+    /// `coord, [sample if ms]` of a storage image.
+    ImageLoad {
+        image: u8,
+        shape: TexShape,
+    },
+    /// `coord, [sample if ms], value` into a storage image.
+    ImageStore {
+        image: u8,
+        shape: TexShape,
+    },
+    /// `coord, [sample if ms], value, [comparator if cmpxchg]`; gives the
+    /// old value.
+    ImageAtomic {
+        image: u8,
+        shape: TexShape,
+        op: AtomicOp,
+    },
+    /// Size of a storage image, layers last.
+    ImageSize {
+        image: u8,
+        shape: TexShape,
+    },
+    /// Read a 32-bit word of storage buffer `binding` at byte offset operand 0.
+    LoadSsbo {
+        binding: u8,
+    },
+    /// `offset, value`: write a 32-bit word of storage buffer `binding`.
+    StoreSsbo {
+        binding: u8,
+    },
+    /// `offset, value, [comparator if cmpxchg]` on a storage-buffer word;
+    /// gives the old value.
+    SsboAtomic {
+        binding: u8,
+        op: AtomicOp,
+    },
+    /// Size of storage buffer `binding` in bytes.
+    SsboSize {
+        binding: u8,
+    },
+    /// Read a 32-bit word of workgroup shared memory at byte offset operand 0.
+    LoadShared,
+    /// `offset, value`: write a shared-memory word.
+    StoreShared,
+    /// `offset, value, [comparator if cmpxchg]` on a shared-memory word.
+    SharedAtomic {
+        op: AtomicOp,
+    },
+    /// End this invocation without writing its outputs (terminate).
     Discard,
-    /// Order all memory-like accesses before it against all after it.
+    /// Make this invocation a helper: it keeps running for its quad's
+    /// derivatives, but its outputs and memory writes are dropped.
+    Demote,
+    /// Order all memory-like accesses before it against all after it (a
+    /// memory barrier; no execution synchronisation).
     Barrier,
+    /// Every invocation of the workgroup waits here for all the others
+    /// (also a memory barrier).
+    ControlBarrier,
     /// Read element `offset` (+ address) of an array.
     ArrayLoad {
         array: ArrayId,
@@ -178,17 +399,26 @@ pub enum GenericOp {
 
 simple_ops! {
     Cvt => "cvt",
-    FAdd => "fadd", FSub => "fsub", FMul => "fmul", FMin => "fmin", FMax => "fmax",
-    Ffma => "ffma", Rcp => "rcp", Rsqrt => "rsqrt", Sqrt => "sqrt", Exp2 => "exp2",
-    Log2 => "log2", Sin => "sin", Cos => "cos", Floor => "floor",
+    FAdd => "fadd", FSub => "fsub", FMul => "fmul", FDiv => "fdiv", FMin => "fmin",
+    FMax => "fmax", Ffma => "ffma", Rcp => "rcp", Rsqrt => "rsqrt", Sqrt => "sqrt",
+    Exp2 => "exp2", Log2 => "log2", Sin => "sin", Cos => "cos", Floor => "floor",
+    Ceil => "ceil", Trunc => "trunc", RoundEven => "round_even", Fract => "fract",
+    FSign => "fsign",
     IAdd => "iadd", ISub => "isub", IMul => "imul", IMin => "imin", IMax => "imax",
     UMin => "umin", UMax => "umax", UDiv => "udiv", UMod => "umod",
-    IDiv => "idiv", IRem => "irem",
+    IDiv => "idiv", IRem => "irem", IAbs => "iabs", ISign => "isign",
+    IMulHigh => "imul_high", UMulHigh => "umul_high",
+    UBitfieldExtract => "ubitfield_extract", IBitfieldExtract => "ibitfield_extract",
+    BitfieldInsert => "bitfield_insert", BitReverse => "bit_reverse",
+    BitCount => "bit_count", FindLsb => "find_lsb", UFindMsb => "ufind_msb",
+    IFindMsb => "ifind_msb",
     FEq => "feq", FNe => "fne", FLt => "flt", FGe => "fge",
     IEq => "ieq", INe => "ine", ILt => "ilt", IGe => "ige", ULt => "ult", UGe => "uge",
     Sel => "sel", And => "and", Or => "or", Xor => "xor", Not => "not",
     Shl => "shl", Shr => "shr", AShr => "ashr",
-    Discard => "discard", Barrier => "barrier",
+    LoadShared => "load_shared", StoreShared => "store_shared",
+    Discard => "discard", Demote => "demote", Barrier => "barrier",
+    ControlBarrier => "control_barrier",
 }
 
 impl GenericOp {
@@ -200,7 +430,21 @@ impl GenericOp {
     /// Float unary ops.
     pub fn is_float_unary(self) -> bool {
         use GenericOp::*;
-        matches!(self, Rcp | Rsqrt | Sqrt | Exp2 | Log2 | Sin | Cos | Floor)
+        matches!(
+            self,
+            Rcp | Rsqrt
+                | Sqrt
+                | Exp2
+                | Log2
+                | Sin
+                | Cos
+                | Floor
+                | Ceil
+                | Trunc
+                | RoundEven
+                | Fract
+                | FSign
+        )
     }
 }
 
@@ -228,6 +472,7 @@ pub fn format_const(bits: u32, ty: Type) -> String {
         Scalar::I16 => (bits as u16 as i16).to_string(),
         Scalar::I32 => (bits as i32).to_string(),
         Scalar::U32 => bits.to_string(),
+        Scalar::U16 => (bits as u16).to_string(),
     }
 }
 
@@ -295,6 +540,12 @@ pub fn parse_const(text: &str, ty: Type) -> Result<u32, String> {
             }
             text.parse::<u32>().map_err(|_| bad())
         }
+        Scalar::U16 => {
+            if let Some(b) = hex(text, u16::MAX as u64) {
+                return Ok(b);
+            }
+            text.parse::<u16>().map(u32::from).map_err(|_| bad())
+        }
     }
 }
 
@@ -306,6 +557,17 @@ fn parse_decimal<T: std::str::FromStr>(text: &str) -> Option<T> {
         return None;
     }
     text.parse().ok()
+}
+
+/// ` offset compare`, as present.
+fn write_flags(offset: bool, compare: bool, out: &mut dyn fmt::Write) -> fmt::Result {
+    if offset {
+        out.write_str(" offset")?;
+    }
+    if compare {
+        out.write_str(" compare")?;
+    }
+    Ok(())
 }
 
 fn interp_name(i: Interp) -> &'static str {
@@ -337,12 +599,31 @@ impl<'x, 't> Attrs<'x, 't> {
         Attrs { attrs, used: 0 }
     }
 
-    fn get(&mut self, key: &str) -> Option<(usize, &'t str)> {
-        let k = self.attrs.iter().position(|a| a.key == Some(key))?;
+    fn take(&mut self, k: usize) {
         if k < 64 {
             self.used |= 1 << k;
         }
+    }
+
+    fn get(&mut self, key: &str) -> Option<(usize, &'t str)> {
+        let k = self.attrs.iter().position(|a| a.key == Some(key))?;
+        self.take(k);
         Some((k, self.attrs[k].value))
+    }
+
+    /// A bare word such as `array` or `offset`: present or not.
+    fn flag(&mut self, word: &str) -> bool {
+        match self
+            .attrs
+            .iter()
+            .position(|a| a.key.is_none() && a.value == word)
+        {
+            Some(k) => {
+                self.take(k);
+                true
+            }
+            None => false,
+        }
     }
 
     fn number<T: std::str::FromStr>(&mut self, key: &str) -> Result<T, AttrError> {
@@ -354,11 +635,74 @@ impl<'x, 't> Attrs<'x, 't> {
         }
     }
 
+    /// `key=NAME` spelled by `from_name`; `default` when absent (`None`:
+    /// required).
+    fn named<T>(
+        &mut self,
+        key: &str,
+        from_name: fn(&str) -> Option<T>,
+        default: Option<T>,
+    ) -> Result<T, AttrError> {
+        match self.get(key) {
+            Some((k, v)) => {
+                from_name(v).ok_or_else(|| AttrError::on(k, format!("unknown {key} `{v}`")))
+            }
+            None => {
+                default.ok_or_else(|| AttrError::on_name(format!("missing attribute `{key}=`")))
+            }
+        }
+    }
+
+    /// `dim=` (default 2d), and the `array` and `ms` flags.
+    fn shape(&mut self) -> Result<TexShape, AttrError> {
+        Ok(TexShape {
+            dim: self.named("dim", Dim::from_name, Some(Dim::D2))?,
+            array: self.flag("array"),
+            ms: self.flag("ms"),
+        })
+    }
+
     fn finish(self) -> Result<(), AttrError> {
         match (0..self.attrs.len()).find(|&k| k >= 64 || self.used & (1 << k) == 0) {
             Some(k) => Err(AttrError::on(k, "unexpected attribute")),
             None => Ok(()),
         }
+    }
+}
+
+/// ` dim=3d array ms`, leaving out the defaults (2D, not arrayed, single-sampled).
+fn write_shape(shape: TexShape, out: &mut dyn fmt::Write) -> fmt::Result {
+    if shape.dim != Dim::D2 {
+        write!(out, " dim={}", shape.dim.name())?;
+    }
+    if shape.array {
+        out.write_str(" array")?;
+    }
+    if shape.ms {
+        out.write_str(" ms")?;
+    }
+    Ok(())
+}
+
+/// `slot=`: a user location as a number, a built-in by name.
+fn write_slot(slot: u16, out: &mut dyn fmt::Write) -> fmt::Result {
+    match crate::slot::name(slot) {
+        Some(name) => write!(out, " slot={name}"),
+        None => write!(out, " slot={slot}"),
+    }
+}
+
+fn parse_slot(a: &mut Attrs<'_, '_>) -> Result<u16, AttrError> {
+    match a.get("slot") {
+        Some((k, v)) => crate::slot::from_name(v)
+            .or_else(|| v.parse().ok())
+            .ok_or_else(|| {
+                AttrError::on(
+                    k,
+                    format!("`slot` needs a number or a built-in name, got `{v}`"),
+                )
+            }),
+        None => Err(AttrError::on_name("missing attribute `slot=`")),
     }
 }
 
@@ -368,11 +712,29 @@ impl Opcode for GenericOp {
         match self {
             Const { .. } => "const",
             Mov { .. } => "mov",
+            Pack { .. } => "pack",
+            Unpack { .. } => "unpack",
+            Ddx { .. } => "ddx",
+            Ddy { .. } => "ddy",
+            LoadSysval { .. } => "load_sysval",
             LoadInput { .. } => "load_input",
             StoreOutput { .. } => "store_output",
             LoadUniform { .. } => "load_uniform",
             LoadUbo { .. } => "load_ubo",
             Sample { .. } => "sample",
+            Gather { .. } => "gather",
+            TexelFetch { .. } => "texel_fetch",
+            TextureSize { .. } => "texture_size",
+            TextureLevels { .. } => "texture_levels",
+            ImageLoad { .. } => "image_load",
+            ImageStore { .. } => "image_store",
+            ImageAtomic { .. } => "image_atomic",
+            ImageSize { .. } => "image_size",
+            LoadSsbo { .. } => "load_ssbo",
+            StoreSsbo { .. } => "store_ssbo",
+            SsboAtomic { .. } => "ssbo_atomic",
+            SsboSize { .. } => "ssbo_size",
+            SharedAtomic { .. } => "shared_atomic",
             ArrayLoad { .. } => "array_load",
             ArrayStore { .. } => "array_store",
             other => simple_name(*other).unwrap_or("?"),
@@ -395,21 +757,93 @@ impl Opcode for GenericOp {
                 }
                 Ok(())
             }
+            Pack { format } => write!(out, " format={}", format.name()),
+            Unpack { format, lane } => write!(out, " format={} lane={lane}", format.name()),
+            Ddx { mode } | Ddy { mode } => {
+                if mode != DerivMode::Default {
+                    write!(out, " mode={}", mode.name())?;
+                }
+                Ok(())
+            }
+            LoadSysval { sysval, comp } => {
+                write!(out, " sv={}", sysval.name())?;
+                if sysval.comps() > 1 {
+                    write!(out, " comp={comp}")?;
+                }
+                Ok(())
+            }
             LoadInput { slot, comp, interp } => {
-                write!(
-                    out,
-                    " slot={slot} comp={comp} interp={}",
-                    interp_name(interp)
-                )?;
+                write_slot(slot, out)?;
+                write!(out, " comp={comp} interp={}", interp_name(interp))?;
                 if interp.loc != InterpLoc::Center {
                     write!(out, " loc={}", loc_name(interp.loc))?;
                 }
                 Ok(())
             }
-            StoreOutput { slot, comp } => write!(out, " slot={slot} comp={comp}"),
+            StoreOutput { slot, comp } => {
+                write_slot(slot, out)?;
+                write!(out, " comp={comp}")
+            }
             LoadUniform { index } => write!(out, " index={index}"),
-            LoadUbo { binding } => write!(out, " binding={binding}"),
-            Sample { texture, sampler } => write!(out, " texture={texture} sampler={sampler}"),
+            LoadUbo { binding }
+            | LoadSsbo { binding }
+            | StoreSsbo { binding }
+            | SsboSize { binding } => write!(out, " binding={binding}"),
+            SsboAtomic { binding, op } => write!(out, " binding={binding} op={}", op.name()),
+            SharedAtomic { op } => write!(out, " op={}", op.name()),
+            Sample {
+                texture,
+                sampler,
+                shape,
+                lod,
+                offset,
+                compare,
+            } => {
+                write!(out, " texture={texture} sampler={sampler}")?;
+                write_shape(shape, out)?;
+                if lod != LodMode::Implicit {
+                    write!(out, " lod={}", lod.name())?;
+                }
+                write_flags(offset, compare, out)
+            }
+            Gather {
+                texture,
+                sampler,
+                shape,
+                comp,
+                offset,
+                compare,
+            } => {
+                write!(out, " texture={texture} sampler={sampler}")?;
+                write_shape(shape, out)?;
+                write!(out, " comp={comp}")?;
+                write_flags(offset, compare, out)
+            }
+            TexelFetch {
+                texture,
+                shape,
+                offset,
+            } => {
+                write!(out, " texture={texture}")?;
+                write_shape(shape, out)?;
+                write_flags(offset, false, out)
+            }
+            TextureSize { texture, shape } => {
+                write!(out, " texture={texture}")?;
+                write_shape(shape, out)
+            }
+            TextureLevels { texture } => write!(out, " texture={texture}"),
+            ImageLoad { image, shape }
+            | ImageStore { image, shape }
+            | ImageSize { image, shape } => {
+                write!(out, " image={image}")?;
+                write_shape(shape, out)
+            }
+            ImageAtomic { image, shape, op } => {
+                write!(out, " image={image}")?;
+                write_shape(shape, out)?;
+                write!(out, " op={}", op.name())
+            }
             ArrayLoad { array, offset } | ArrayStore { array, offset } => {
                 write!(out, " array=a{} offset={offset}", array.0)
             }
@@ -444,8 +878,32 @@ impl Opcode for GenericOp {
                 }
                 return Ok(Mov { abs, neg });
             }
+            "pack" => Pack {
+                format: a.named("format", PackFormat::from_name, None)?,
+            },
+            "unpack" => Unpack {
+                format: a.named("format", PackFormat::from_name, None)?,
+                lane: a.number("lane")?,
+            },
+            "ddx" | "ddy" => {
+                let mode = a.named("mode", DerivMode::from_name, Some(DerivMode::Default))?;
+                if name == "ddx" {
+                    Ddx { mode }
+                } else {
+                    Ddy { mode }
+                }
+            }
+            "load_sysval" => {
+                let sysval = a.named("sv", Sysval::from_name, None)?;
+                let comp = if sysval.comps() > 1 {
+                    a.number("comp")?
+                } else {
+                    0
+                };
+                LoadSysval { sysval, comp }
+            }
             "load_input" => {
-                let slot = a.number("slot")?;
+                let slot = parse_slot(&mut a)?;
                 let comp = a.number("comp")?;
                 let mode = match a.get("interp") {
                     Some((_, "flat")) => InterpMode::Flat,
@@ -474,7 +932,7 @@ impl Opcode for GenericOp {
                 }
             }
             "store_output" => StoreOutput {
-                slot: a.number("slot")?,
+                slot: parse_slot(&mut a)?,
                 comp: a.number("comp")?,
             },
             "load_uniform" => LoadUniform {
@@ -483,9 +941,66 @@ impl Opcode for GenericOp {
             "load_ubo" => LoadUbo {
                 binding: a.number("binding")?,
             },
+            "load_ssbo" => LoadSsbo {
+                binding: a.number("binding")?,
+            },
+            "store_ssbo" => StoreSsbo {
+                binding: a.number("binding")?,
+            },
+            "ssbo_size" => SsboSize {
+                binding: a.number("binding")?,
+            },
+            "ssbo_atomic" => SsboAtomic {
+                binding: a.number("binding")?,
+                op: a.named("op", AtomicOp::from_name, None)?,
+            },
+            "shared_atomic" => SharedAtomic {
+                op: a.named("op", AtomicOp::from_name, None)?,
+            },
             "sample" => Sample {
                 texture: a.number("texture")?,
                 sampler: a.number("sampler")?,
+                shape: a.shape()?,
+                lod: a.named("lod", LodMode::from_name, Some(LodMode::Implicit))?,
+                offset: a.flag("offset"),
+                compare: a.flag("compare"),
+            },
+            "gather" => Gather {
+                texture: a.number("texture")?,
+                sampler: a.number("sampler")?,
+                shape: a.shape()?,
+                comp: a.number("comp")?,
+                offset: a.flag("offset"),
+                compare: a.flag("compare"),
+            },
+            "texel_fetch" => TexelFetch {
+                texture: a.number("texture")?,
+                shape: a.shape()?,
+                offset: a.flag("offset"),
+            },
+            "texture_size" => TextureSize {
+                texture: a.number("texture")?,
+                shape: a.shape()?,
+            },
+            "texture_levels" => TextureLevels {
+                texture: a.number("texture")?,
+            },
+            "image_load" => ImageLoad {
+                image: a.number("image")?,
+                shape: a.shape()?,
+            },
+            "image_store" => ImageStore {
+                image: a.number("image")?,
+                shape: a.shape()?,
+            },
+            "image_size" => ImageSize {
+                image: a.number("image")?,
+                shape: a.shape()?,
+            },
+            "image_atomic" => ImageAtomic {
+                image: a.number("image")?,
+                shape: a.shape()?,
+                op: a.named("op", AtomicOp::from_name, None)?,
             },
             "array_load" | "array_store" => {
                 let array = match a.get("array") {
@@ -518,10 +1033,15 @@ impl Opcode for GenericOp {
 
     fn effects(&self) -> Effects {
         use GenericOp::*;
-        let trap = Effects {
-            may_trap: true,
-            ..Effects::PURE
+        let effects = |side_effects, may_trap, barrier| Effects {
+            side_effects,
+            may_trap,
+            barrier,
         };
+        let rw = BarrierClass::BUFFER_R.union(BarrierClass::BUFFER_W);
+        let shared_rw = BarrierClass::SHARED_R.union(BarrierClass::SHARED_W);
+        // Demoted and discarded invocations write neither outputs nor memory.
+        let kill = BarrierClass::OUTPUT_W.union(BarrierClass::BUFFER_W);
         match self {
             Cvt
             | Shl
@@ -531,34 +1051,31 @@ impl Opcode for GenericOp {
             | UMod
             | IDiv
             | IRem
+            | UBitfieldExtract
+            | IBitfieldExtract
+            | BitfieldInsert
             | LoadUniform { .. }
-            | LoadUbo { .. } => trap,
-            Sample { .. } => trap,
-            StoreOutput { .. } => Effects {
-                side_effects: true,
-                may_trap: false,
-                barrier: BarrierClass::OUTPUT_W,
-            },
-            Discard => Effects {
-                side_effects: true,
-                may_trap: false,
-                barrier: BarrierClass::OUTPUT_W,
-            },
-            Barrier => Effects {
-                side_effects: true,
-                may_trap: false,
-                barrier: BarrierClass::ALL,
-            },
-            ArrayLoad { .. } => Effects {
-                side_effects: false,
-                may_trap: true,
-                barrier: BarrierClass::ARRAY_R,
-            },
-            ArrayStore { .. } => Effects {
-                side_effects: true,
-                may_trap: true,
-                barrier: BarrierClass::ARRAY_W,
-            },
+            | LoadUbo { .. }
+            | Sample { .. }
+            | Gather { .. }
+            | TexelFetch { .. }
+            | TextureSize { .. } => effects(false, true, BarrierClass::NONE),
+            // Reads state that `demote` changes.
+            LoadSysval {
+                sysval: Sysval::HelperInvocation,
+                ..
+            } => effects(false, false, BarrierClass::OUTPUT_W),
+            StoreOutput { .. } => effects(true, false, BarrierClass::OUTPUT_W),
+            Discard | Demote => effects(true, false, kill),
+            Barrier | ControlBarrier => effects(true, false, BarrierClass::ALL),
+            ImageLoad { .. } | LoadSsbo { .. } => effects(false, true, BarrierClass::BUFFER_R),
+            ImageStore { .. } | StoreSsbo { .. } => effects(true, true, BarrierClass::BUFFER_W),
+            ImageAtomic { .. } | SsboAtomic { .. } => effects(true, true, rw),
+            LoadShared => effects(false, true, BarrierClass::SHARED_R),
+            StoreShared => effects(true, true, BarrierClass::SHARED_W),
+            SharedAtomic { .. } => effects(true, true, shared_rw),
+            ArrayLoad { .. } => effects(false, true, BarrierClass::ARRAY_R),
+            ArrayStore { .. } => effects(true, true, BarrierClass::ARRAY_W),
             _ => Effects::PURE,
         }
     }
@@ -576,6 +1093,24 @@ impl Opcode for GenericOp {
     fn select() -> Option<Self> {
         Some(GenericOp::Sel)
     }
+}
+
+/// `f32` for one component, `f32xN` otherwise (and likewise for `i32`).
+fn lanes_of(scalar: Scalar, n: u8) -> Type {
+    if n == 1 {
+        Type::scalar(scalar)
+    } else {
+        Type::vector(scalar, n)
+    }
+}
+
+/// A texel: four components of f32, i32 or u32.
+fn is_texel(t: Type) -> bool {
+    t.lanes == 4 && matches!(t.scalar, Scalar::F32 | Scalar::I32 | Scalar::U32)
+}
+
+fn is_int32(t: Type) -> bool {
+    t == Type::I32 || t == Type::U32
 }
 
 fn check_generic(op: GenericOp, sig: &Signature<'_>) -> Result<(), String> {
@@ -601,7 +1136,7 @@ fn check_generic(op: GenericOp, sig: &Signature<'_>) -> Result<(), String> {
             Ok(())
         } else {
             Err(format!(
-                "{t} is a vector; only collect/split/sample handle vectors"
+                "{t} is a vector; only collect/split and texture/image operands handle vectors"
             ))
         }
     };
@@ -610,6 +1145,26 @@ fn check_generic(op: GenericOp, sig: &Signature<'_>) -> Result<(), String> {
             Some(t) => Err(format!("operand type {t} does not match {want}")),
             None => Ok(()),
         }
+    };
+    // Operands in order, each with what it is called in messages.
+    let expect = |want: &[(Type, &str)]| -> Result<(), String> {
+        if ops.len() != want.len() {
+            return Err(format!(
+                "takes {} operand(s) ({}), has {}",
+                want.len(),
+                want.iter()
+                    .map(|(t, n)| format!("{n}: {t}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                ops.len()
+            ));
+        }
+        for (k, (&got, &(t, n))) in ops.iter().zip(want).enumerate() {
+            if got != t {
+                return Err(format!("operand {k} ({n}) must be {t}, not {got}"));
+            }
+        }
+        Ok(())
     };
     let address_allowed = matches!(
         op,
@@ -624,6 +1179,45 @@ fn check_generic(op: GenericOp, sig: &Signature<'_>) -> Result<(), String> {
             .copied()
             .ok_or_else(|| format!("array a{} is not declared", id.0))
     };
+    let ms_is_2d = |shape: TexShape| -> Result<(), String> {
+        if shape.ms && shape.dim != Dim::D2 {
+            return Err("only 2D images are multisampled".into());
+        }
+        Ok(())
+    };
+    let texel_result = |r: Option<Type>| -> Result<(), String> {
+        let r = result(r)?;
+        if !is_texel(r) {
+            return Err(format!("gives f32x4, i32x4 or u32x4, not {r}"));
+        }
+        Ok(())
+    };
+    let atomic_value = |r: Option<Type>| -> Result<Type, String> {
+        let r = result(r)?;
+        if !is_int32(r) {
+            return Err(format!("atomics work on i32 or u32, not {r}"));
+        }
+        Ok(r)
+    };
+    let word = |r: Type| -> Result<(), String> {
+        if !r.is_scalar() || r.scalar.bits() != 32 {
+            return Err(format!("memory words are 32-bit scalars, not {r}"));
+        }
+        Ok(())
+    };
+    let size_result = |r: Option<Type>, shape: TexShape| -> Result<(), String> {
+        let r = result(r)?;
+        let n = shape.size_coords();
+        if r != lanes_of(Scalar::I32, n) && r != lanes_of(Scalar::U32, n) {
+            return Err(format!(
+                "gives {} (or u32), not {r}",
+                lanes_of(Scalar::I32, n)
+            ));
+        }
+        Ok(())
+    };
+    let float = Type::F32;
+    let int = Type::I32;
     match op {
         Const { bits } => {
             count(0)?;
@@ -660,15 +1254,36 @@ fn check_generic(op: GenericOp, sig: &Signature<'_>) -> Result<(), String> {
             let r = result(sig.result)?;
             scalar(r)?;
             scalar(ops[0])?;
-            if r.scalar == Scalar::Bool || ops[0].scalar == Scalar::Bool {
-                return Err("cvt does not take or give bool (use sel or a compare)".into());
+            if r.scalar == Scalar::Bool {
+                return Err("cvt does not give bool (compare with zero instead)".into());
             }
         }
-        FAdd | FSub | FMul | FMin | FMax | Ffma | Rcp | Rsqrt | Sqrt | Exp2 | Log2 | Sin | Cos
-        | Floor => {
+        FAdd
+        | FSub
+        | FMul
+        | FDiv
+        | FMin
+        | FMax
+        | Ffma
+        | Rcp
+        | Rsqrt
+        | Sqrt
+        | Exp2
+        | Log2
+        | Sin
+        | Cos
+        | Floor
+        | Ceil
+        | Trunc
+        | RoundEven
+        | Fract
+        | FSign
+        | Ddx { .. }
+        | Ddy { .. } => {
+            let unary = op.is_float_unary() || matches!(op, Ddx { .. } | Ddy { .. });
             count(if op == Ffma {
                 3
-            } else if op.is_float_unary() {
+            } else if unary {
                 1
             } else {
                 2
@@ -680,19 +1295,42 @@ fn check_generic(op: GenericOp, sig: &Signature<'_>) -> Result<(), String> {
             }
             all_same(r)?;
         }
-        IAdd | ISub | IMul | IMin | IMax | UMin | UMax | UDiv | UMod | IDiv | IRem => {
-            count(2)?;
+        IAdd | ISub | IMul | IMin | IMax | UMin | UMax | UDiv | UMod | IDiv | IRem | IAbs
+        | ISign | IMulHigh | UMulHigh => {
+            count(if matches!(op, IAbs | ISign) { 1 } else { 2 })?;
             let r = result(sig.result)?;
             scalar(r)?;
             let ok = match op {
-                IMin | IMax | IDiv | IRem => r.scalar.is_signed_int(),
-                UMin | UMax | UDiv | UMod => r.scalar == Scalar::U32,
+                IMin | IMax | IDiv | IRem | IAbs | ISign => r.scalar.is_signed_int(),
+                UMin | UMax | UDiv | UMod => r.scalar.is_unsigned_int(),
+                IMulHigh => r == Type::I32,
+                UMulHigh => r == Type::U32,
                 _ => r.scalar.is_int(),
             };
             if !ok {
                 return Err(format!("not defined on {r}"));
             }
             all_same(r)?;
+        }
+        UBitfieldExtract | IBitfieldExtract | BitfieldInsert | BitReverse | FindLsb | UFindMsb
+        | IFindMsb => {
+            count(match op {
+                UBitfieldExtract | IBitfieldExtract => 3,
+                BitfieldInsert => 4,
+                _ => 1,
+            })?;
+            let r = result(sig.result)?;
+            if !is_int32(r) {
+                return Err(format!("bit operations work on i32 or u32, not {r}"));
+            }
+            all_same(r)?;
+        }
+        BitCount => {
+            count(1)?;
+            let r = result(sig.result)?;
+            if !is_int32(r) || !is_int32(ops[0]) {
+                return Err("bit_count takes and gives i32 or u32".into());
+            }
         }
         FEq | FNe | FLt | FGe | IEq | INe | ILt | IGe | ULt | UGe => {
             count(2)?;
@@ -706,7 +1344,7 @@ fn check_generic(op: GenericOp, sig: &Signature<'_>) -> Result<(), String> {
                 FEq | FNe | FLt | FGe => t.scalar.is_float(),
                 IEq | INe => t.scalar.is_int() || t.scalar == Scalar::Bool,
                 ILt | IGe => t.scalar.is_signed_int(),
-                _ => t.scalar == Scalar::U32,
+                _ => t.scalar.is_unsigned_int(),
             };
             if !ok {
                 return Err(format!("not defined on {t}"));
@@ -741,21 +1379,58 @@ fn check_generic(op: GenericOp, sig: &Signature<'_>) -> Result<(), String> {
             }
             all_same(r)?;
         }
-        LoadInput { comp, .. } => {
+        Pack { format } => {
+            count(format.lanes() as usize)?;
+            all_same(float)?;
+            if result(sig.result)? != Type::U32 {
+                return Err("pack gives u32".into());
+            }
+        }
+        Unpack { format, lane } => {
+            expect(&[(Type::U32, "packed")])?;
+            if result(sig.result)? != float {
+                return Err("unpack gives f32".into());
+            }
+            if lane >= format.lanes() {
+                return Err(format!("{} has {} lanes", format.name(), format.lanes()));
+            }
+        }
+        LoadSysval { sysval, comp } => {
+            count(0)?;
+            let r = result(sig.result)?;
+            let ok = match sysval.kind() {
+                SysvalKind::Float => r == float,
+                SysvalKind::Bool => r == Type::BOOL,
+                SysvalKind::Int => is_int32(r),
+            };
+            if !ok {
+                return Err(format!("{} is not {r}", sysval.name()));
+            }
+            if comp >= sysval.comps() {
+                return Err(format!(
+                    "{} has {} component(s)",
+                    sysval.name(),
+                    sysval.comps()
+                ));
+            }
+        }
+        LoadInput { slot, comp, .. } => {
             count(0)?;
             let r = result(sig.result)?;
             scalar(r)?;
             if r.scalar == Scalar::Bool || comp > 3 {
                 return Err("inputs are non-bool scalars in components 0..=3".into());
             }
+            check_slot(slot)?;
         }
-        StoreOutput { comp, .. } => {
+        StoreOutput { slot, comp } => {
             count(1)?;
             no_result()?;
             scalar(ops[0])?;
             if ops[0].scalar == Scalar::Bool || comp > 3 {
                 return Err("outputs are non-bool scalars in components 0..=3".into());
             }
+            check_slot(slot)?;
         }
         LoadUniform { .. } => {
             count(0)?;
@@ -765,23 +1440,162 @@ fn check_generic(op: GenericOp, sig: &Signature<'_>) -> Result<(), String> {
                 return Err("uniforms are not bool".into());
             }
         }
-        LoadUbo { .. } => {
-            count(1)?;
-            let r = result(sig.result)?;
-            scalar(r)?;
-            if r.scalar.bits() != 32 || ops[0] != Type::U32 {
-                return Err("load_ubo reads a 32-bit value at a u32 byte offset".into());
+        LoadUbo { .. } | LoadSsbo { .. } | LoadShared => {
+            expect(&[(Type::U32, "byte offset")])?;
+            word(result(sig.result)?)?;
+        }
+        StoreSsbo { .. } | StoreShared => {
+            no_result()?;
+            count(2)?;
+            word(ops[1])?;
+            expect(&[(Type::U32, "byte offset"), (ops[1], "value")])?;
+        }
+        SsboAtomic { op: a, .. } | SharedAtomic { op: a } => {
+            let r = atomic_value(sig.result)?;
+            let mut want = vec![(Type::U32, "byte offset"), (r, "value")];
+            if a == AtomicOp::CompareExchange {
+                want.push((r, "comparator"));
+            }
+            expect(&want)?;
+        }
+        SsboSize { .. } => {
+            count(0)?;
+            if result(sig.result)? != Type::U32 {
+                return Err("ssbo_size gives u32".into());
             }
         }
-        Sample { .. } => {
-            count(1)?;
-            if ops[0] != Type::vector(Scalar::F32, 2)
-                || sig.result != Some(Type::vector(Scalar::F32, 4))
-            {
-                return Err("sample takes an f32x2 coordinate and gives f32x4".into());
+        Sample {
+            shape,
+            lod,
+            offset,
+            compare,
+            ..
+        } => {
+            if shape.ms {
+                return Err("multisampled textures are read with texel_fetch".into());
+            }
+            let coords = lanes_of(Scalar::F32, shape.sample_coords());
+            let mut want = vec![(coords, "coordinate")];
+            if compare {
+                if shape.dim == Dim::D3 {
+                    return Err("3D textures have no depth compare".into());
+                }
+                want.push((float, "reference"));
+            }
+            match lod {
+                LodMode::Implicit => {}
+                LodMode::Bias => want.push((float, "bias")),
+                LodMode::Explicit => want.push((float, "lod")),
+                LodMode::Grad => {
+                    let grad = lanes_of(Scalar::F32, shape.dim.sample_coords());
+                    want.push((grad, "ddx"));
+                    want.push((grad, "ddy"));
+                }
+            }
+            if offset {
+                if shape.dim == Dim::Cube {
+                    return Err("cube textures take no offset".into());
+                }
+                want.push((lanes_of(Scalar::I32, shape.offset_coords()), "offset"));
+            }
+            expect(&want)?;
+            if compare {
+                if sig.result != Some(float) {
+                    return Err("a depth-compare sample gives f32".into());
+                }
+            } else {
+                texel_result(sig.result)?;
             }
         }
-        Discard | Barrier => {
+        Gather {
+            shape,
+            comp,
+            offset,
+            compare,
+            ..
+        } => {
+            if shape.ms || !matches!(shape.dim, Dim::D2 | Dim::Cube) {
+                return Err("gather reads 2D and cube textures".into());
+            }
+            if comp > 3 || (compare && comp != 0) {
+                return Err("gather reads component 0..=3 (0 with compare)".into());
+            }
+            let mut want = vec![(lanes_of(Scalar::F32, shape.sample_coords()), "coordinate")];
+            if compare {
+                want.push((float, "reference"));
+            }
+            if offset {
+                if shape.dim == Dim::Cube {
+                    return Err("cube textures take no offset".into());
+                }
+                want.push((lanes_of(Scalar::I32, shape.offset_coords()), "offset"));
+            }
+            expect(&want)?;
+            texel_result(sig.result)?;
+        }
+        TexelFetch { shape, offset, .. } => {
+            ms_is_2d(shape)?;
+            if shape.dim == Dim::Cube {
+                return Err("cube textures cannot be fetched from".into());
+            }
+            let mut want = vec![
+                (lanes_of(Scalar::I32, shape.texel_coords()), "coordinate"),
+                (int, if shape.ms { "sample" } else { "lod" }),
+            ];
+            if offset {
+                want.push((lanes_of(Scalar::I32, shape.offset_coords()), "offset"));
+            }
+            expect(&want)?;
+            texel_result(sig.result)?;
+        }
+        TextureSize { shape, .. } => {
+            ms_is_2d(shape)?;
+            if shape.ms {
+                expect(&[])?;
+            } else {
+                expect(&[(int, "lod")])?;
+            }
+            size_result(sig.result, shape)?;
+        }
+        TextureLevels { .. } => {
+            count(0)?;
+            if !is_int32(result(sig.result)?) {
+                return Err("texture_levels gives i32 or u32".into());
+            }
+        }
+        ImageLoad { shape, .. } | ImageStore { shape, .. } | ImageAtomic { shape, .. } => {
+            ms_is_2d(shape)?;
+            let mut want = vec![(lanes_of(Scalar::I32, shape.texel_coords()), "coordinate")];
+            if shape.ms {
+                want.push((int, "sample"));
+            }
+            match op {
+                ImageLoad { .. } => texel_result(sig.result)?,
+                ImageStore { .. } => {
+                    no_result()?;
+                    let value = ops.get(want.len()).copied().unwrap_or(Type::F32);
+                    if !is_texel(value) {
+                        return Err(format!("stores f32x4, i32x4 or u32x4, not {value}"));
+                    }
+                    want.push((value, "value"));
+                }
+                ImageAtomic { op: a, .. } => {
+                    let r = atomic_value(sig.result)?;
+                    want.push((r, "value"));
+                    if a == AtomicOp::CompareExchange {
+                        want.push((r, "comparator"));
+                    }
+                }
+                _ => {}
+            }
+            expect(&want)?;
+        }
+        ImageSize { shape, .. } => {
+            ms_is_2d(shape)?;
+            count(0)?;
+            size_result(sig.result, shape)?;
+        }
+        Discard | Demote | Barrier | ControlBarrier => {
             count(0)?;
             no_result()?;
         }
@@ -814,6 +1628,17 @@ fn check_generic(op: GenericOp, sig: &Signature<'_>) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Slots are user locations `0..=31` or named built-ins (see [`crate::slot`]).
+fn check_slot(slot: u16) -> Result<(), String> {
+    if crate::slot::is_valid(slot) {
+        Ok(())
+    } else {
+        Err(format!(
+            "slot {slot} is neither a user location (0..=31) nor a built-in"
+        ))
+    }
 }
 
 #[cfg(test)]
@@ -862,6 +1687,7 @@ mod tests {
             (Type::I32, &[0, 1, u32::MAX, 0x8000_0000]),
             (Type::I16, &[0, 0xffff, 0x8000]),
             (Type::U32, &[0, u32::MAX]),
+            (Type::U16, &[0, 0xffff, 0x8000]),
             (Type::BOOL, &[0, 1]),
         ];
         for &(ty, values) in cases {
@@ -878,5 +1704,7 @@ mod tests {
         assert_eq!(format_const(0x8000, Type::F16), "-0.0");
         assert!(parse_const("0x1_0000", Type::F16).is_err());
         assert!(parse_const("40000", Type::I16).is_err());
+        assert!(parse_const("70000", Type::U16).is_err());
+        assert!(parse_const("-1", Type::U16).is_err());
     }
 }

@@ -20,10 +20,12 @@
 //! defined result, not undefined behaviour. IEEE operations never trap:
 //! `rcp 0` is infinity, `sqrt -1` and `0 * inf` are NaN.
 
+use crate::attrs::Sysval;
 use crate::f16;
 use crate::generic::GenericOp;
 use crate::opcode::Op;
 use crate::printer::{Names, write_inst};
+use crate::scalar_ops;
 use crate::shader::{Block, Inst, Shader, Value};
 use crate::types::{Scalar, Type};
 use std::collections::{BTreeMap, HashMap};
@@ -50,6 +52,59 @@ pub struct Invocation {
     /// UBO contents by binding, in 32-bit words.
     pub ubos: Vec<Vec<u32>>,
     pub textures: Vec<Texture>,
+    /// What `load_sysval` reads.
+    pub sysvals: SysVals,
+}
+
+/// The system values of one invocation (all zero / false by default).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SysVals {
+    pub frag_coord: [f32; 4],
+    pub front_facing: bool,
+    pub sample_id: u32,
+    pub sample_pos: [f32; 2],
+    pub sample_mask_in: u32,
+    pub point_coord: [f32; 2],
+    /// A helper invocation from the start (outside the primitive).
+    pub helper_invocation: bool,
+    pub vertex_index: u32,
+    pub instance_index: u32,
+    pub base_vertex: u32,
+    pub base_instance: u32,
+    pub view_index: u32,
+    pub local_invocation_id: [u32; 3],
+    pub global_invocation_id: [u32; 3],
+    pub workgroup_id: [u32; 3],
+    pub num_workgroups: [u32; 3],
+    pub local_invocation_index: u32,
+}
+
+impl SysVals {
+    /// Component `comp` of `sysval` as raw bits (`bool` as 0/1).
+    pub fn get(&self, sysval: Sysval, comp: u8) -> u32 {
+        let c = comp as usize;
+        let float = |v: &[f32]| v.get(c).map_or(0, |x| x.to_bits());
+        let int = |v: &[u32]| v.get(c).copied().unwrap_or(0);
+        match sysval {
+            Sysval::FragCoord => float(&self.frag_coord),
+            Sysval::FrontFacing => self.front_facing as u32,
+            Sysval::SampleId => self.sample_id,
+            Sysval::SamplePos => float(&self.sample_pos),
+            Sysval::SampleMaskIn => self.sample_mask_in,
+            Sysval::PointCoord => float(&self.point_coord),
+            Sysval::HelperInvocation => self.helper_invocation as u32,
+            Sysval::VertexIndex => self.vertex_index,
+            Sysval::InstanceIndex => self.instance_index,
+            Sysval::BaseVertex => self.base_vertex,
+            Sysval::BaseInstance => self.base_instance,
+            Sysval::ViewIndex => self.view_index,
+            Sysval::LocalInvocationId => int(&self.local_invocation_id),
+            Sysval::GlobalInvocationId => int(&self.global_invocation_id),
+            Sysval::WorkgroupId => int(&self.workgroup_id),
+            Sysval::NumWorkgroups => int(&self.num_workgroups),
+            Sysval::LocalInvocationIndex => self.local_invocation_index,
+        }
+    }
 }
 
 /// What an invocation produced.
@@ -78,6 +133,8 @@ pub enum InterpError {
     StepLimit(u64),
     #[error("malformed shader (run the validator): {0}")]
     Malformed(String),
+    #[error("unsupported: {0}")]
+    Unsupported(String),
 }
 
 impl InterpError {
@@ -174,6 +231,38 @@ fn sign_bit(ty: Scalar) -> u32 {
     } else {
         0x8000_0000
     }
+}
+
+/// `ceil`, `trunc`, `round_even`, `fract` and `fsign` on float bits.
+/// Integral results are exact in the type; `fract` (`x - floor(x)`) is one
+/// IEEE subtraction, rounded once (so `fract(-tiny)` is `1.0`, and
+/// `fract(±inf)` is NaN); `fsign(NaN)` is `+0.0`, as Mesa's NIR defines it.
+fn rounding(op: GenericOp, ty: Scalar, a: u32) -> u32 {
+    if ty == Scalar::F32 {
+        let x = f32::from_bits(a);
+        let r = match op {
+            GenericOp::Ceil => x.ceil(),
+            GenericOp::Trunc => x.trunc(),
+            GenericOp::RoundEven => x.round_ties_even(),
+            GenericOp::Fract => x - x.floor(),
+            _ if x.is_nan() => 0.0,
+            _ if x == 0.0 => x,
+            _ => 1.0f32.copysign(x),
+        };
+        return r.to_bits();
+    }
+    // binary16: every operation below is exact in f64 before the one rounding.
+    let x = float_value(ty, a);
+    let r = match op {
+        GenericOp::Ceil => x.ceil(),
+        GenericOp::Trunc => x.trunc(),
+        GenericOp::RoundEven => x.round_ties_even(),
+        GenericOp::Fract => x - x.floor(),
+        _ if x.is_nan() => 0.0,
+        _ if x == 0.0 => x,
+        _ => 1.0f64.copysign(x),
+    };
+    round_to(ty, r)
 }
 
 fn is_nan(ty: Scalar, bits: u32) -> bool {
@@ -524,6 +613,90 @@ impl<'m, 'a> Machine<'m, 'a> {
                     s(round_to(ty, r))
                 }
             }
+            FDiv => {
+                let ty = rs()?;
+                let (a, b) = (self.arg(i, 0)?, self.arg(i, 1)?);
+                if ty == Scalar::F32 {
+                    s((f32::from_bits(a) / f32::from_bits(b)).to_bits())
+                } else {
+                    // binary16 quotients round once from f64 (53 >= 2 * 11 + 2 bits).
+                    s(round_to(ty, float_value(ty, a) / float_value(ty, b)))
+                }
+            }
+            Ceil | Trunc | RoundEven | Fract | FSign => {
+                let ty = rs()?;
+                let a = self.arg(i, 0)?;
+                s(rounding(op, ty, a))
+            }
+            IAbs | ISign => {
+                let ty = rs()?;
+                let x = int_value(ty, self.arg(i, 0)?);
+                let r = if op == IAbs { x.abs() } else { x.signum() };
+                s(mask(ty, r as u32))
+            }
+            IMulHigh => {
+                let (x, y) = (self.arg(i, 0)? as i32 as i64, self.arg(i, 1)? as i32 as i64);
+                s(((x * y) >> 32) as u32)
+            }
+            UMulHigh => {
+                let (x, y) = (self.arg(i, 0)? as u64, self.arg(i, 1)? as u64);
+                s(((x * y) >> 32) as u32)
+            }
+            UBitfieldExtract | IBitfieldExtract => {
+                let (base, offset, count) = (self.arg(i, 0)?, self.arg(i, 1)?, self.arg(i, 2)?);
+                match scalar_ops::bitfield_extract(base, offset, count, op == IBitfieldExtract) {
+                    Some(r) => s(r),
+                    None => Err(self.ub(i, format!("bit field {offset}+{count} exceeds 32 bits"))),
+                }
+            }
+            BitfieldInsert => {
+                let (base, insert) = (self.arg(i, 0)?, self.arg(i, 1)?);
+                let (offset, count) = (self.arg(i, 2)?, self.arg(i, 3)?);
+                match scalar_ops::bitfield_insert(base, insert, offset, count) {
+                    Some(r) => s(r),
+                    None => Err(self.ub(i, format!("bit field {offset}+{count} exceeds 32 bits"))),
+                }
+            }
+            BitReverse => s(self.arg(i, 0)?.reverse_bits()),
+            BitCount => s(self.arg(i, 0)?.count_ones()),
+            FindLsb => s(scalar_ops::find_lsb(self.arg(i, 0)?)),
+            UFindMsb => s(scalar_ops::ufind_msb(self.arg(i, 0)?)),
+            IFindMsb => s(scalar_ops::ifind_msb(self.arg(i, 0)?)),
+            Pack { format } => {
+                let mut lanes = [0.0f32; 4];
+                let n = format.lanes() as usize;
+                for (k, lane) in lanes.iter_mut().enumerate().take(n) {
+                    *lane = f32::from_bits(self.arg(i, k)?);
+                }
+                s(scalar_ops::pack(format, &lanes[..n]))
+            }
+            Unpack { format, lane } => {
+                s(scalar_ops::unpack(format, self.arg(i, 0)?, lane).to_bits())
+            }
+            LoadSysval { sysval, comp } => s(self.inv.sysvals.get(sysval, comp)),
+            Ddx { .. } | Ddy { .. } => Err(InterpError::Unsupported(
+                "derivatives in the interpreter (quad execution comes next)".into(),
+            )),
+            Gather { .. }
+            | TexelFetch { .. }
+            | TextureSize { .. }
+            | TextureLevels { .. }
+            | ImageLoad { .. }
+            | ImageStore { .. }
+            | ImageAtomic { .. }
+            | ImageSize { .. }
+            | LoadSsbo { .. }
+            | StoreSsbo { .. }
+            | SsboAtomic { .. }
+            | SsboSize { .. }
+            | LoadShared
+            | StoreShared
+            | SharedAtomic { .. }
+            | ControlBarrier
+            | Demote => Err(InterpError::Unsupported(format!(
+                "`{}` in the interpreter (not implemented yet)",
+                crate::Opcode::name(&op)
+            ))),
             IDiv | IRem => {
                 let ty = rs()?;
                 let (x, y) = (
@@ -669,6 +842,21 @@ impl<'m, 'a> Machine<'m, 'a> {
                     None => Err(self.ub(i, format!("UBO offset {offset} is out of bounds"))),
                 }
             }
+            Sample {
+                shape,
+                lod,
+                offset,
+                compare,
+                ..
+            } if shape != crate::attrs::TexShape::D2
+                || lod != crate::attrs::LodMode::Implicit
+                || offset
+                || compare =>
+            {
+                Err(InterpError::Unsupported(
+                    "sampling other than implicit-LOD 2D in the interpreter".into(),
+                ))
+            }
             Sample { texture, .. } => {
                 let coord_value =
                     *self.shader.inst(i).args.first().ok_or_else(|| {
@@ -730,6 +918,15 @@ impl<'m, 'a> Machine<'m, 'a> {
     }
 
     fn convert(&self, i: Inst, from: Scalar, to: Scalar, a: u32) -> Result<u32, InterpError> {
+        if from == Scalar::Bool {
+            // true is 1 (or 1.0), false 0.
+            let one = a & 1;
+            return Ok(match to {
+                Scalar::F32 => (one as f32).to_bits(),
+                Scalar::F16 => f16::from_f32(one as f32) as u32,
+                _ => one,
+            });
+        }
         if from.is_float() {
             let x = float_value(from, a);
             if to.is_float() {
@@ -745,6 +942,7 @@ impl<'m, 'a> Machine<'m, 'a> {
             let (lo, hi) = match to {
                 Scalar::I16 => (i16::MIN as f64, i16::MAX as f64),
                 Scalar::I32 => (i32::MIN as f64, i32::MAX as f64),
+                Scalar::U16 => (0.0, u16::MAX as f64),
                 _ => (0.0, u32::MAX as f64),
             };
             if t < lo || t > hi {

@@ -52,8 +52,9 @@
 //! An instruction is `[%N:TYPE =] NAME ATTRS OPERANDS [addr=%A]`: attributes
 //! are `key=value` words (or a bare value, as `const 0.5` or `mov neg`),
 //! operands are comma-separated values, block names, or for `phi`
-//! `[%value, block]` pairs. Types are `bool f16 f32 i16 i32 u32` and vectors
-//! `f32x2`..`f32x16`, which only `collect`, `split` and `sample` handle.
+//! `[%value, block]` pairs. Types are `bool f16 f32 i16 i32 u16 u32` and vectors
+//! such as `f32x2`..`f32x16`, which only `collect`, `split` and the texture
+//! and image opcodes handle (the opcode table is in [`generic`]).
 //! Float constants print as the shortest decimal that reads back to the
 //! same bits in their own type (an `f16` 0.1 prints `0.1`, not its `f32`
 //! widening), and as hex bits (`0x7fc00000`, `0x7c00`) when infinite or
@@ -105,6 +106,7 @@
 //! assert_eq!(err.to_string(), "3:24: expected `,` between operands\n    %0:f32 = fadd %1, %2 xx\n                         ^");
 //! ```
 
+pub mod attrs;
 pub mod builder;
 pub mod cfg;
 pub mod f16;
@@ -113,18 +115,21 @@ pub mod interp;
 pub mod opcode;
 pub mod parser;
 pub mod printer;
+pub mod scalar_ops;
 pub mod shader;
+pub mod slot;
 pub mod synthetic;
 pub mod types;
 pub mod uses;
 pub mod validate;
 
+pub use attrs::{AtomicOp, DerivMode, Dim, LodMode, PackFormat, Sysval, TexShape};
 pub use builder::Builder;
 /// The arena type shaders live in (re-exported so users need no direct dependency).
 pub use bumpalo::Bump;
 pub use cfg::{Cfg, DomTree, Loops};
 pub use generic::{GenericOp, Interp, InterpLoc, InterpMode};
-pub use interp::{InterpError, Invocation, Limits, Outcome, Texture};
+pub use interp::{InterpError, Invocation, Limits, Outcome, SysVals, Texture};
 pub use opcode::{Attr, AttrError, BarrierClass, Effects, Op, Opcode, Signature};
 pub use parser::{ParseError, SourceMap, parse, parse_with_source_map};
 pub use printer::print;

@@ -28,8 +28,12 @@ impl BarrierClass {
     pub const BUFFER_W: BarrierClass = BarrierClass(8);
     /// Writes a shader output (or ends the invocation's output, as discard does).
     pub const OUTPUT_W: BarrierClass = BarrierClass(16);
+    /// Reads workgroup shared memory.
+    pub const SHARED_R: BarrierClass = BarrierClass(32);
+    /// Writes workgroup shared memory.
+    pub const SHARED_W: BarrierClass = BarrierClass(64);
     /// A full barrier: ordered against everything.
-    pub const ALL: BarrierClass = BarrierClass(0x1f);
+    pub const ALL: BarrierClass = BarrierClass(0x7f);
 
     pub fn union(self, other: BarrierClass) -> BarrierClass {
         BarrierClass(self.0 | other.0)
@@ -56,6 +60,12 @@ impl BarrierClass {
         }
         if self.0 & Self::OUTPUT_W.0 != 0 {
             c |= Self::OUTPUT_W.0;
+        }
+        if self.0 & Self::SHARED_R.0 != 0 {
+            c |= Self::SHARED_W.0;
+        }
+        if self.0 & Self::SHARED_W.0 != 0 {
+            c |= Self::SHARED_R.0 | Self::SHARED_W.0;
         }
         BarrierClass(c)
     }
@@ -245,6 +255,10 @@ mod tests {
         assert!(w.must_precede(r));
         assert!(w.must_precede(w));
         assert!(!w.must_precede(BarrierClass::BUFFER_R));
+        assert!(BarrierClass::SHARED_W.must_precede(BarrierClass::SHARED_R));
+        assert!(!BarrierClass::SHARED_R.must_precede(BarrierClass::SHARED_R));
+        assert!(!BarrierClass::SHARED_W.must_precede(BarrierClass::BUFFER_R));
+        assert!(BarrierClass::ALL.must_precede(BarrierClass::SHARED_R));
         assert!(BarrierClass::ALL.must_precede(BarrierClass::OUTPUT_W));
         assert!(BarrierClass::OUTPUT_W.must_precede(BarrierClass::ALL));
     }

@@ -11,24 +11,26 @@ pub enum Scalar {
     I16,
     I32,
     U32,
+    U16,
 }
 
 impl Scalar {
     /// Every scalar kind, in a fixed order (used by generators and tests).
-    pub const ALL: [Scalar; 6] = [
+    pub const ALL: [Scalar; 7] = [
         Scalar::Bool,
         Scalar::F16,
         Scalar::F32,
         Scalar::I16,
         Scalar::I32,
         Scalar::U32,
+        Scalar::U16,
     ];
 
     /// Width in bits of the stored value (`bool` counts as 1).
     pub fn bits(self) -> u32 {
         match self {
             Scalar::Bool => 1,
-            Scalar::F16 | Scalar::I16 => 16,
+            Scalar::F16 | Scalar::I16 | Scalar::U16 => 16,
             Scalar::F32 | Scalar::I32 | Scalar::U32 => 32,
         }
     }
@@ -38,11 +40,15 @@ impl Scalar {
     }
 
     pub fn is_int(self) -> bool {
-        matches!(self, Scalar::I16 | Scalar::I32 | Scalar::U32)
+        matches!(self, Scalar::I16 | Scalar::I32 | Scalar::U32 | Scalar::U16)
     }
 
     pub fn is_signed_int(self) -> bool {
         matches!(self, Scalar::I16 | Scalar::I32)
+    }
+
+    pub fn is_unsigned_int(self) -> bool {
+        matches!(self, Scalar::U16 | Scalar::U32)
     }
 
     pub fn name(self) -> &'static str {
@@ -53,6 +59,7 @@ impl Scalar {
             Scalar::I16 => "i16",
             Scalar::I32 => "i32",
             Scalar::U32 => "u32",
+            Scalar::U16 => "u16",
         }
     }
 
@@ -81,6 +88,7 @@ impl Type {
     pub const I16: Type = Type::scalar(Scalar::I16);
     pub const I32: Type = Type::scalar(Scalar::I32);
     pub const U32: Type = Type::scalar(Scalar::U32);
+    pub const U16: Type = Type::scalar(Scalar::U16);
 
     pub const fn scalar(scalar: Scalar) -> Type {
         Type { scalar, lanes: 1 }

@@ -115,7 +115,7 @@ fn parse_errors_have_line_col_and_message() {
         ),
         (
             "b0:\n  %0:f32 = load_input slot=x comp=0 interp=flat\n",
-            "4:23: `slot` needs a number in range, got `x`",
+            "4:23: `slot` needs a number or a built-in name, got `x`",
         ),
         (
             "b0:\n  %0:f32 = fadd %1 %2\n",
@@ -243,6 +243,24 @@ fn the_all_opcodes_example_covers_every_opcode_attribute_and_type() {
         "sample",
         "array_load",
         "array_store",
+        "pack",
+        "unpack",
+        "ddx",
+        "ddy",
+        "load_sysval",
+        "gather",
+        "texel_fetch",
+        "texture_size",
+        "texture_levels",
+        "image_load",
+        "image_store",
+        "image_atomic",
+        "image_size",
+        "load_ssbo",
+        "store_ssbo",
+        "ssbo_atomic",
+        "ssbo_size",
+        "shared_atomic",
     ];
     let simple: Vec<&str> = GenericOp::simple_ops().map(|op| op.name()).collect();
     for name in simple
@@ -278,6 +296,24 @@ fn the_all_opcodes_example_covers_every_opcode_attribute_and_type() {
         "const -0.0",
         "const 1e-45",
         "const 6e-8",
+        "slot=pos",
+        "slot=frag_depth",
+        "slot=tex3",
+        "dim=cube",
+        "dim=3d",
+        "dim=1d",
+        " array",
+        " ms ",
+        "lod=grad",
+        "lod=bias",
+        "lod=explicit",
+        " offset",
+        " compare",
+        "mode=fine",
+        "mode=coarse",
+        "sv=",
+        "format=",
+        "op=",
     ] {
         assert!(
             text.contains(spelling),
@@ -285,7 +321,7 @@ fn the_all_opcodes_example_covers_every_opcode_attribute_and_type() {
         );
     }
     for ty in [
-        ":bool ", ":f16 ", ":f32 ", ":i16 ", ":i32 ", ":u32 ", ":f32x2 ", ":f32x4 ",
+        ":bool ", ":f16 ", ":f32 ", ":i16 ", ":i32 ", ":u32 ", ":f32x2 ", ":f32x4 ", ":u16 ",
     ] {
         assert!(text.contains(ty), "type `{ty}` is missing from {path}");
     }

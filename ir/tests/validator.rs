@@ -177,7 +177,7 @@ fn meta_instruction_rules() {
     );
     assert_rejects(
         "b0:\n  %0:f32 = const 1.0\n  %1:f32x2 = collect %0, %0\n  %2:f32x2 = fadd %1, %1\n  ret\n",
-        "only collect/split/sample handle vectors",
+        "only collect/split and texture/image operands handle vectors",
     );
     assert_rejects(
         "b0:\n  %0:f32 = const 1.0\n  %1:f32x2 = collect %0, %0\n  output index=0 %1\n  ret\n",

@@ -44,7 +44,7 @@ pub struct Generated<'a> {
     pub invocation: Invocation,
 }
 
-const TYPES: [Scalar; 6] = Scalar::ALL;
+const TYPES: [Scalar; 7] = Scalar::ALL;
 const UNIFORMS: usize = 8;
 const UBO_WORDS: usize = 4;
 const ARRAY_LEN: u32 = 4;
@@ -153,7 +153,7 @@ impl Gen<'_, '_, '_, '_> {
             Scalar::F16 if raw & 1 == 0 => {
                 lathe_ir::f16::from_f32(((raw >> 4) % 41) as f32 / 4.0 - 5.0) as u32
             }
-            Scalar::F16 | Scalar::I16 => raw & 0xffff,
+            Scalar::F16 | Scalar::I16 | Scalar::U16 => raw & 0xffff,
             _ if raw & 1 == 0 => (raw >> 4) % 8,
             _ => raw,
         };
