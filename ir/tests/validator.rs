@@ -132,8 +132,8 @@ fn operand_counts_and_types() {
         "abs/neg need a float",
     );
     assert_rejects(
-        "b0:\n  %0:bool = const true\n  %1:f32 = cvt %0\n  ret\n",
-        "does not take or give bool",
+        "b0:\n  %0:f32 = const 1.0\n  %1:bool = cvt %0\n  ret\n",
+        "cvt does not give bool",
     );
     assert_rejects(
         "b0:\n  %0:f32 = const 1.0\n  %1:f32 = fadd %0, %0 addr=%0\n  ret\n",
