@@ -1,0 +1,61 @@
+//! Shared by the oracle's test binaries: the one lavapipe device, WGSL to
+//! SPIR-V through naga, and running a random shader.
+#![allow(dead_code)]
+
+pub mod precision;
+pub mod random_compute;
+
+use lathe_oracle::{ComputeJob, Oracle, Resource, ResourceBinding};
+use random_compute::RandomShader;
+use std::sync::OnceLock;
+
+/// The lavapipe device shared by a test binary's tests.
+pub fn oracle() -> &'static Oracle {
+    static ORACLE: OnceLock<Oracle> = OnceLock::new();
+    ORACLE.get_or_init(|| Oracle::new().unwrap_or_else(|e| panic!("lavapipe oracle: {e}")))
+}
+
+/// SPIR-V for `source`'s entry point `main` of `stage`.
+pub fn wgsl_to_spirv(source: &str, stage: naga::ShaderStage) -> Result<Vec<u32>, String> {
+    let module = naga::front::wgsl::parse_str(source).map_err(|e| e.emit_to_string(source))?;
+    let info = naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::all(),
+    )
+    .validate(&module)
+    .map_err(|e| format!("{e:?}"))?;
+    let pipeline = naga::back::spv::PipelineOptions {
+        shader_stage: stage,
+        entry_point: "main".into(),
+    };
+    naga::back::spv::write_vec(&module, &info, &Default::default(), Some(&pipeline))
+        .map_err(|e| e.to_string())
+}
+
+/// The resources of a random shader, in binding order.
+pub fn resources(shader: &RandomShader) -> Vec<ResourceBinding> {
+    vec![
+        ResourceBinding::new(0, 0, Resource::StorageBuffer(shader.src.clone())),
+        ResourceBinding::new(0, 1, Resource::StorageBuffer(shader.dst.clone())),
+        ResourceBinding::new(0, 2, Resource::StorageBuffer(shader.atomics.clone())),
+        ResourceBinding::new(0, 3, Resource::UniformBuffer(shader.uniform.clone())),
+    ]
+}
+
+/// Run a random shader on lavapipe; returns its output words.
+pub fn run_on_lavapipe(oracle: &Oracle, shader: &RandomShader) -> Vec<u32> {
+    let words = wgsl_to_spirv(&shader.wgsl, naga::ShaderStage::Compute)
+        .unwrap_or_else(|e| panic!("generated WGSL does not compile: {e}\n{}", shader.wgsl));
+    let resources = resources(shader);
+    let out = oracle
+        .run_compute(&ComputeJob {
+            spirv: &words,
+            entry_point: "main",
+            specialization: &[],
+            resources: &resources,
+            push_constants: &shader.push,
+            workgroups: shader.workgroups,
+        })
+        .unwrap_or_else(|e| panic!("lavapipe: {e}\n{}", shader.wgsl));
+    out.storage_buffers[&(0, 1)].clone()
+}
