@@ -802,6 +802,24 @@ pub fn generate(isa: &Isa, root: &str) -> TokenStream {
             })
         }
 
+        /// This spec as an IR opcode vocabulary: machine-level IR is
+        /// `Shader<MachineOp>` (see `lathe_isa::machine`).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub struct Spec;
+
+        impl ::lathe_isa::machine::MachineSpec for Spec {
+            fn isa() -> &'static ::lathe_isa::Isa {
+                isa()
+            }
+            fn table() -> &'static ::lathe_isa::machine::MachineTable {
+                static TABLE: ::std::sync::OnceLock<::lathe_isa::machine::MachineTable> = ::std::sync::OnceLock::new();
+                TABLE.get_or_init(|| ::lathe_isa::machine::MachineTable::new(isa()))
+            }
+        }
+
+        /// An instruction with its modifiers, as an IR opcode.
+        pub type MachineOp = ::lathe_isa::machine::MachineOp<Spec>;
+
         /// Name of the instruction set.
         pub const ISA_NAME: &str = #isa_name;
         /// Instruction word width in bits.

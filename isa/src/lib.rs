@@ -40,6 +40,7 @@ pub mod format;
 mod gen_display;
 pub mod gen_rt;
 pub mod load;
+pub mod machine;
 pub mod model;
 pub mod operands;
 pub mod parse;

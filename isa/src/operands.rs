@@ -206,7 +206,7 @@ impl Isa {
     fn forms(&self, tree: EncId) -> Vec<(Option<EncId>, Vec<OperandClass>)> {
         self.tree_forms(tree)
             .into_iter()
-            .map(|l| (Some(l), self.form_classes(l, 0)))
+            .map(|l| (Some(l), self.form_classes_at(l, 0)))
             .collect()
     }
 
@@ -221,7 +221,12 @@ impl Isa {
     /// The classes of one form: from its `regfile` (one file or a list)
     /// and `immediate` metadata, else the union of what its fields (plain
     /// or inside `when`s) can name.
-    fn form_classes(&self, form: EncId, depth: usize) -> Vec<OperandClass> {
+    /// The classes one operand form can take (see the module docs).
+    pub fn form_classes(&self, form: EncId) -> Vec<OperandClass> {
+        self.form_classes_at(form, 0)
+    }
+
+    fn form_classes_at(&self, form: EncId, depth: usize) -> Vec<OperandClass> {
         let relative = truthy(self.meta(form, "relative"));
         let mut out: Vec<OperandClass> = match self.meta(form, "regfile") {
             Some(MetaValue::Ident(n)) => vec![n.as_str()],
@@ -244,7 +249,7 @@ impl Isa {
             for f in levels.flat_map(|l| l.fields.iter()) {
                 if let FieldType::Sub(tree, _) = &f.ty {
                     for l in self.tree_forms(*tree) {
-                        for c in self.form_classes(l, depth + 1) {
+                        for c in self.form_classes_at(l, depth + 1) {
                             if !out.contains(&c) {
                                 out.push(c);
                             }

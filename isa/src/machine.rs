@@ -1,0 +1,555 @@
+//! Machine instructions as an IR opcode vocabulary: any checked spec's
+//! instructions implement [`lathe_ir::Opcode`], so machine-level IR prints,
+//! parses and validates with the same tools as generic IR.
+//!
+//! A [`MachineOp`] is an instruction (a leaf of the spec's root tree) and
+//! the bits of its word that are not register numbers: modifiers, and the
+//! operands that are constants or immediates. Register operands are IR
+//! values, in the order [`Isa::operands`] gives (the order the assembly
+//! text shows them); the destination is the instruction's result. Nothing
+//! here knows an instruction set: names, fields, operands and effects come
+//! from the spec.
+//!
+//! # Text form
+//!
+//! `[%r:T =] NAME ATTRS OPERANDS` where `NAME` is the instruction's
+//! encoding name (`add.f`, `FADD.f32`; a name the IR reserves for its own
+//! structure, like ir3's `jump` and `ret`, gets `.op` appended) and the
+//! attributes are, in field order:
+//!
+//! - a modifier field whose value differs from its default: the field's
+//!   name in lower case, bare for a set one-bit field (`sat`, `ss`), else
+//!   `name=N` (`rpt=2`, `round=1`; the raw field value);
+//! - an operand given as constant or immediate rather than a value:
+//!   `name=0x…`, the raw bits of the operand field (`src2=0x3000`);
+//! - non-register bits of a register operand (ir3's `(neg)`, `(abs)`
+//!   source modifiers live in the operand field): `name.bits=0x…`.
+//!
+//! ```
+//! use lathe_isa::machine::{MachineOp, MachineSpec};
+//! # struct Ir3;
+//! # impl MachineSpec for Ir3 {
+//! #     fn isa() -> &'static lathe_isa::Isa {
+//! #         static I: std::sync::OnceLock<lathe_isa::Isa> = std::sync::OnceLock::new();
+//! #         I.get_or_init(|| lathe_isa::load(concat!(env!("CARGO_MANIFEST_DIR"), "/specs/adreno/ir3.isa")).unwrap())
+//! #     }
+//! #     fn table() -> &'static lathe_isa::machine::MachineTable {
+//! #         static T: std::sync::OnceLock<lathe_isa::machine::MachineTable> = std::sync::OnceLock::new();
+//! #         T.get_or_init(|| lathe_isa::machine::MachineTable::new(Self::isa()))
+//! #     }
+//! # }
+//! let text = "shader fragment\nb0:\n  %0:f32 = input index=0\n  %1:f32 = input index=1\n  %2:f32 = add.f sat %0, %1\n  %3:f32 = mul.f src2=0x3000 %2\n  output index=0 %3\n  ret\n";
+//! let arena = lathe_ir::Bump::new();
+//! let shader = lathe_ir::parse::<MachineOp<Ir3>>(&arena, text).unwrap();
+//! lathe_ir::validate(&shader).unwrap();
+//! assert_eq!(lathe_ir::print(&shader), text);
+//! ```
+
+use std::collections::HashMap;
+use std::fmt;
+use std::marker::PhantomData;
+
+use lathe_ir::{Attr, AttrError, BarrierClass, Effects, Opcode, Signature, Type};
+
+use crate::ast::MetaValue;
+use crate::model::{EncId, Field, FieldType, Isa};
+use crate::operands::{OperandClass, Role};
+
+/// A spec whose instructions form an opcode vocabulary. `isa!` implements
+/// it for the generated module's `Spec` type.
+pub trait MachineSpec: 'static {
+    /// The checked spec.
+    fn isa() -> &'static Isa;
+    /// Its instruction table, built once ([`MachineTable::new`]).
+    fn table() -> &'static MachineTable;
+}
+
+/// One operand field of an instruction.
+#[derive(Clone, Debug)]
+pub struct OperandInfo {
+    pub field: Field,
+    /// Lower-case attribute key.
+    pub key: String,
+    pub role: Role,
+    /// Register files of its register (non-relative) forms.
+    pub files: Vec<usize>,
+    pub accepts_relative: bool,
+    pub accepts_immediate: bool,
+}
+
+/// What the vocabulary knows of one instruction.
+#[derive(Clone, Debug)]
+pub struct LeafInfo {
+    pub enc: EncId,
+    /// The name in IR text.
+    pub name: String,
+    /// 0/1 pattern bits and field defaults: the word before attributes.
+    pub base: u64,
+    /// Operand fields, in text order.
+    pub operands: Vec<OperandInfo>,
+    /// Plain fields that are not operands.
+    pub modifiers: Vec<(String, Field)>,
+    pub effects: Effects,
+    /// First generation the instruction exists in.
+    pub first_generation: u32,
+}
+
+/// Every instruction of a spec, indexed for the vocabulary.
+#[derive(Clone, Debug)]
+pub struct MachineTable {
+    pub leaves: Vec<LeafInfo>,
+    by_name: HashMap<String, u16>,
+}
+
+/// Suffix for a spec name that the IR reserves.
+const RESERVED_SUFFIX: &str = ".op";
+
+impl MachineTable {
+    pub fn new(isa: &Isa) -> MachineTable {
+        let mut leaves = Vec::new();
+        let mut by_name = HashMap::new();
+        for enc in isa.instructions() {
+            let e = &isa.encodings[enc];
+            let mut name = e.name.clone();
+            if lathe_ir::opcode::STRUCTURAL_NAMES.contains(&name.as_str()) {
+                name.push_str(RESERVED_SUFFIX);
+            }
+            let operands: Vec<OperandInfo> = isa
+                .operands(enc)
+                .into_iter()
+                .filter_map(|o| {
+                    let field = plain_field(isa, enc, &o.field)?.clone();
+                    Some(OperandInfo {
+                        key: o.field.to_lowercase(),
+                        role: o.role,
+                        files: o.register_files(),
+                        accepts_relative: o.forms.iter().any(|(_, c)| {
+                            c.iter()
+                                .any(|c| matches!(c, OperandClass::Register { relative: true, .. }))
+                        }),
+                        accepts_immediate: o.accepts_immediate(),
+                        field,
+                    })
+                })
+                .collect();
+            let mut modifiers = Vec::new();
+            let mut base = e.match_bits;
+            for f in instruction_fields(isa, enc) {
+                if let Some(d) = f.default {
+                    base = f.insert(base, d);
+                }
+                if !operands.iter().any(|o| o.field.name == f.name) {
+                    modifiers.push((f.name.to_lowercase(), f.clone()));
+                }
+            }
+            // Declaration order from the root down reads naturally.
+            modifiers.sort_by_key(|(_, f)| (f.span.file, f.span.start));
+            let index = leaves.len() as u16;
+            by_name.insert(name.clone(), index);
+            leaves.push(LeafInfo {
+                enc,
+                name,
+                base,
+                operands,
+                modifiers,
+                effects: effects(isa, enc),
+                first_generation: e.generation.min,
+            });
+        }
+        MachineTable { leaves, by_name }
+    }
+
+    pub fn by_name(&self, name: &str) -> Option<u16> {
+        self.by_name.get(name).copied()
+    }
+}
+
+/// The field `name` of instruction `enc`: the nearest plain definition,
+/// else the first `when` that defines it.
+fn plain_field<'i>(isa: &'i Isa, enc: EncId, name: &str) -> Option<&'i Field> {
+    instruction_fields(isa, enc)
+        .into_iter()
+        .find(|f| f.name == name)
+}
+
+/// Every field of instruction `enc`, each name once: plain definitions
+/// (nearest first), then fields only a `when` defines (their bits are
+/// don't-care in the plain layout, so the word must keep them too).
+fn instruction_fields(isa: &Isa, enc: EncId) -> Vec<&Field> {
+    let mut out: Vec<&Field> = Vec::new();
+    for c in isa.chain(enc) {
+        for f in &isa.encodings[c].plain.fields {
+            if !out.iter().any(|g| g.name == f.name) {
+                out.push(f);
+            }
+        }
+    }
+    for c in isa.chain(enc) {
+        for w in &isa.encodings[c].whens {
+            for f in &w.level.fields {
+                if !out.iter().any(|g| g.name == f.name) {
+                    out.push(f);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `meta effects = [...]`: `side_effects`, `may_trap` and the barrier
+/// classes `array_r`, `array_w`, `buffer_r`, `buffer_w`, `output_w`.
+fn effects(isa: &Isa, enc: EncId) -> Effects {
+    let mut fx = Effects::PURE;
+    if let Some(MetaValue::List(items)) = isa.meta(enc, "effects") {
+        for item in items {
+            match item.as_str() {
+                "side_effects" => fx.side_effects = true,
+                "may_trap" => fx.may_trap = true,
+                "array_r" => fx.barrier = fx.barrier.union(BarrierClass::ARRAY_R),
+                "array_w" => fx.barrier = fx.barrier.union(BarrierClass::ARRAY_W),
+                "buffer_r" => fx.barrier = fx.barrier.union(BarrierClass::BUFFER_R),
+                "buffer_w" => fx.barrier = fx.barrier.union(BarrierClass::BUFFER_W),
+                "output_w" => fx.barrier = fx.barrier.union(BarrierClass::OUTPUT_W),
+                _ => {}
+            }
+        }
+    }
+    fx
+}
+
+/// An instruction of spec `S` with its non-register bits.
+pub struct MachineOp<S> {
+    leaf: u16,
+    /// Bit `i`: operand `i` is a constant or immediate in the word, not an
+    /// IR value.
+    literal: u32,
+    word: u64,
+    spec: PhantomData<fn() -> S>,
+}
+
+impl<S> Clone for MachineOp<S> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<S> Copy for MachineOp<S> {}
+impl<S> PartialEq for MachineOp<S> {
+    fn eq(&self, o: &Self) -> bool {
+        (self.leaf, self.literal, self.word) == (o.leaf, o.literal, o.word)
+    }
+}
+impl<S> Eq for MachineOp<S> {}
+impl<S> std::hash::Hash for MachineOp<S> {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        (self.leaf, self.literal, self.word).hash(h)
+    }
+}
+
+impl<S: MachineSpec> fmt::Debug for MachineOp<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.info().name)?;
+        self.write_attrs(None, f)
+    }
+}
+
+impl<S: MachineSpec> MachineOp<S> {
+    /// The instruction called `name` (its encoding name) with no modifiers
+    /// and every operand a register.
+    pub fn named(name: &str) -> Option<Self> {
+        let t = S::table();
+        let leaf = t.by_name(name)?;
+        Some(Self::new(leaf, t.leaves[leaf as usize].base, 0))
+    }
+
+    fn new(leaf: u16, word: u64, literal: u32) -> Self {
+        MachineOp {
+            leaf,
+            literal,
+            word,
+            spec: PhantomData,
+        }
+    }
+
+    /// The instruction of a decoded `word`: every register operand becomes
+    /// an IR operand (its number cleared), every other one stays literal.
+    /// `None` when the word is no instruction at `generation`.
+    pub fn from_word(word: u64, generation: u32) -> Option<Self> {
+        let isa = S::isa();
+        let enc = isa.decode(word, generation)?;
+        let t = S::table();
+        let leaf = t.leaves.iter().position(|l| l.enc == enc)? as u16;
+        let info = &t.leaves[leaf as usize];
+        let mut op = Self::new(leaf, word, 0);
+        for (i, o) in info.operands.iter().enumerate() {
+            if o.files.is_empty() || is_literal_value(isa, &o.field, word, generation) {
+                op.literal |= 1 << i;
+            } else {
+                op.word = clear_register(isa, &o.field, op.word, generation);
+            }
+        }
+        Some(op)
+    }
+
+    pub fn info(&self) -> &'static LeafInfo {
+        &S::table().leaves[self.leaf as usize]
+    }
+
+    /// The instruction's encoding in the spec.
+    pub fn encoding(&self) -> EncId {
+        self.info().enc
+    }
+
+    /// The word with every register operand's number left zero.
+    pub fn word(&self) -> u64 {
+        self.word
+    }
+
+    /// Is operand field `i` (of [`LeafInfo::operands`]) literal?
+    pub fn is_literal(&self, i: usize) -> bool {
+        self.literal & (1 << i) != 0
+    }
+
+    /// The operand fields that are IR operands, in IR operand order.
+    pub fn value_operands(&self, role: Role) -> impl Iterator<Item = &'static OperandInfo> + '_ {
+        self.info()
+            .operands
+            .iter()
+            .enumerate()
+            .filter(move |(i, o)| o.role == role && !self.is_literal(*i))
+            .map(|(_, o)| o)
+    }
+
+    /// The field behind IR operand `n` (sources only).
+    pub fn source(&self, n: usize) -> Option<&'static OperandInfo> {
+        self.value_operands(Role::Src).nth(n)
+    }
+
+    /// The field behind the result.
+    pub fn destination(&self) -> Option<&'static OperandInfo> {
+        self.value_operands(Role::Dst).next()
+    }
+
+    /// A metadata value of the instruction.
+    pub fn meta(&self, key: &str) -> Option<&'static MetaValue> {
+        S::isa().meta(self.encoding(), key)
+    }
+}
+
+/// Does the operand field's value in `word` name something other than a
+/// register (a const, immediate or relative form)?
+fn is_literal_value(isa: &Isa, field: &Field, word: u64, generation: u32) -> bool {
+    let FieldType::Sub(tree, _) = &field.ty else {
+        return false;
+    };
+    let value = field.extract(word);
+    let form = match isa.decoder(*tree) {
+        Some(d) => d.lookup(value, generation),
+        None => Some(*tree),
+    };
+    let Some(form) = form else { return true };
+    let classes = isa
+        .form_classes(form)
+        .into_iter()
+        .filter(|c| {
+            matches!(c, OperandClass::Register { file, relative: false }
+            if isa.regfiles[*file].kind == crate::model::RegfileKind::Gpr)
+        })
+        .count();
+    classes == 0
+}
+
+/// The word with the register number inside operand `field` zeroed. The
+/// number is what the form's fields marked `role = reg` hold; a register
+/// form without such fields is all number except its pattern bits; a form
+/// wrapping a register operand encoding is cleared inside that field.
+fn clear_register(isa: &Isa, field: &Field, word: u64, generation: u32) -> u64 {
+    let value = field.extract(word);
+    field.insert(word, clear_in_form(isa, &field.ty, value, generation, 0))
+}
+
+fn clear_in_form(isa: &Isa, ty: &FieldType, value: u64, generation: u32, depth: usize) -> u64 {
+    let FieldType::Sub(tree, _) = ty else {
+        return 0;
+    };
+    let form = if isa.encodings[*tree].is_leaf() {
+        Some(*tree)
+    } else {
+        isa.decoder(*tree).and_then(|d| d.lookup(value, generation))
+    };
+    let Some(form) = form else { return value };
+    let mut numbered = false;
+    let mut v = value;
+    for c in isa.chain(form) {
+        for f in &isa.encodings[c].plain.fields {
+            let is_reg = f
+                .meta
+                .iter()
+                .any(|(k, m)| k == "role" && *m == MetaValue::Ident("reg".into()));
+            if is_reg {
+                v = f.insert(v, 0);
+                numbered = true;
+            }
+        }
+    }
+    if numbered {
+        return v;
+    }
+    if isa.meta(form, "regfile").is_some() {
+        return value & isa.encodings[form].mask;
+    }
+    if depth < 8 {
+        for c in isa.chain(form) {
+            for f in &isa.encodings[c].plain.fields {
+                if matches!(f.ty, FieldType::Sub(..)) {
+                    let inner = clear_in_form(isa, &f.ty, f.extract(value), generation, depth + 1);
+                    if inner != f.extract(value) {
+                        return f.insert(value, inner);
+                    }
+                }
+            }
+        }
+    }
+    value
+}
+
+fn parse_number(text: &str) -> Option<u64> {
+    match text.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16).ok(),
+        None => text.parse().ok(),
+    }
+}
+
+fn width_mask(width: u32) -> u64 {
+    if width >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << width) - 1
+    }
+}
+
+impl<S: MachineSpec> Opcode for MachineOp<S> {
+    fn name(&self) -> &'static str {
+        &self.info().name
+    }
+
+    fn write_attrs(&self, _result: Option<Type>, out: &mut dyn fmt::Write) -> fmt::Result {
+        let info = self.info();
+        for (key, f) in &info.modifiers {
+            let v = f.extract(self.word);
+            if v == f.default.unwrap_or(0) {
+                continue;
+            }
+            if f.width == 1 && v == 1 {
+                write!(out, " {key}")?;
+            } else {
+                write!(out, " {key}={v}")?;
+            }
+        }
+        for (i, o) in info.operands.iter().enumerate() {
+            let v = o.field.extract(self.word);
+            if self.is_literal(i) {
+                write!(out, " {}={v:#x}", o.key)?;
+            } else if v != o.field.extract(info.base) {
+                write!(out, " {}.bits={v:#x}", o.key)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn parse(name: &str, attrs: &[Attr<'_>], _result: Option<Type>) -> Result<Self, AttrError> {
+        let t = S::table();
+        let leaf = t
+            .by_name(name)
+            .ok_or_else(|| AttrError::on_name(format!("unknown instruction `{name}`")))?;
+        let info = &t.leaves[leaf as usize];
+        let mut op = Self::new(leaf, info.base, 0);
+        for (n, a) in attrs.iter().enumerate() {
+            let (key, value) = match a.key {
+                Some(k) => (k, parse_number(a.value)),
+                None => (a.value, Some(1)),
+            };
+            let value = value.ok_or_else(|| AttrError::on(n, format!("`{key}` needs a number")))?;
+            let (field, literal) = if let Some(op_key) = key.strip_suffix(".bits") {
+                let i = info.operands.iter().position(|o| o.key == op_key);
+                let i = i.ok_or_else(|| {
+                    AttrError::on(n, format!("`{name}` has no operand `{op_key}`"))
+                })?;
+                (&info.operands[i].field, None)
+            } else if let Some(i) = info.operands.iter().position(|o| o.key == key) {
+                if a.key.is_none() {
+                    return Err(AttrError::on(n, format!("operand `{key}` needs a value")));
+                }
+                (&info.operands[i].field, Some(i))
+            } else if let Some((_, f)) = info.modifiers.iter().find(|(k, _)| k == key) {
+                if a.key.is_none() && f.width != 1 {
+                    return Err(AttrError::on(
+                        n,
+                        format!("`{key}` is a {}-bit field: write `{key}=N`", f.width),
+                    ));
+                }
+                (f, None)
+            } else {
+                return Err(AttrError::on(
+                    n,
+                    format!("`{name}` has no field or operand `{key}`"),
+                ));
+            };
+            if value & !width_mask(field.width) != 0 {
+                return Err(AttrError::on(
+                    n,
+                    format!("{value} does not fit in `{key}` ({} bits)", field.width),
+                ));
+            }
+            op.word = field.insert(op.word, value);
+            if let Some(i) = literal {
+                op.literal |= 1 << i;
+            }
+        }
+        Ok(op)
+    }
+
+    fn check(&self, sig: &Signature<'_>) -> Result<(), String> {
+        let info = self.info();
+        let sources = self.value_operands(Role::Src).count();
+        if sig.operands.len() != sources {
+            return Err(format!(
+                "`{}` takes {sources} register operand(s) here, not {}",
+                info.name,
+                sig.operands.len()
+            ));
+        }
+        let results = self.value_operands(Role::Dst).count();
+        match (results, sig.result) {
+            (0, Some(_)) => return Err(format!("`{}` has no register result", info.name)),
+            (n, None) if n > 0 => return Err(format!("`{}` needs a result", info.name)),
+            (n, Some(ty)) if n > 1 && usize::from(ty.lanes) != n => {
+                return Err(format!(
+                    "`{}` writes {n} registers: its result must have {n} lanes",
+                    info.name
+                ));
+            }
+            _ => {}
+        }
+        if sig.has_address && !info.operands.iter().any(|o| o.accepts_relative) {
+            return Err(format!(
+                "`{}` has no operand that is addressed relative to the address register",
+                info.name
+            ));
+        }
+        Ok(())
+    }
+
+    fn effects(&self) -> Effects {
+        self.info().effects
+    }
+
+    /// Machine copies are not recognised yet: copy propagation runs on
+    /// generic IR before instruction selection.
+    fn is_plain_copy(&self) -> bool {
+        false
+    }
+
+    fn select() -> Option<Self> {
+        None
+    }
+}
