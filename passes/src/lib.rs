@@ -22,6 +22,16 @@
 //! lathe-passes` shows ns/instruction at 1k, 10k and 100k instructions for
 //! a chain of diamonds and for deeply nested ones.
 //!
+//! Backend passes, which ask a target for its facts
+//! ([`Registry::with_target`]):
+//! - [`group`]: left/right neighbours of collect operands and split lanes,
+//!   with copies where a value would need two places.
+//! - [`depth`]: each instruction's depth in its block from the target's
+//!   latencies (meta instructions take none).
+//! - [`sched`]: list scheduling by critical path that switches to
+//!   lowering register pressure near the occupancy step, keeping barrier
+//!   classes, side effects and one address-register value at a time.
+//!
 //! [`target`] is the seam through which a target states its hardware
 //! facts ([`target::TargetFacts`]: register files and classes, latencies,
 //! operand forms, occupancy, copy/spill/fill constructors); backend passes
@@ -113,9 +123,12 @@
 
 pub mod copy_prop;
 pub mod dce;
+pub mod depth;
 pub mod flatten;
 pub mod fuzzing;
+pub mod group;
 pub mod manager;
+pub mod sched;
 pub mod target;
 
 pub use manager::{Pass, PassError, PassManager, PassRecord, Registry, timing_report};

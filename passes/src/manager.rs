@@ -12,6 +12,8 @@ pub enum PassError {
         name: String,
         known: Vec<&'static str>,
     },
+    #[error("pass `{name}` needs a target (`--target MODEL`)")]
+    NeedsTarget { name: String },
     #[error("the input shader is invalid: {0}")]
     InvalidInput(ValidationError),
     #[error("pass `{pass}` produced invalid IR: {error}\n{dump}")]
@@ -34,15 +36,23 @@ pub trait Pass<O: Opcode> {
 
 type Factory<O> = fn() -> Box<dyn Pass<O>>;
 
+/// Builds a pass that asks a target for its facts.
+pub type TargetFactory<O> = fn(std::rc::Rc<dyn crate::target::TargetFacts<O>>) -> Box<dyn Pass<O>>;
+
 /// Named passes that pipelines can be built from.
 pub struct Registry<O> {
     entries: Vec<(&'static str, &'static str, Factory<O>)>,
+    /// Passes that need a target, and the target they get.
+    target_entries: Vec<(&'static str, &'static str, TargetFactory<O>)>,
+    target: Option<std::rc::Rc<dyn crate::target::TargetFacts<O>>>,
 }
 
 impl<O: Opcode> Registry<O> {
     pub fn empty() -> Self {
         Registry {
             entries: Vec::new(),
+            target_entries: Vec::new(),
+            target: None,
         }
     }
 
@@ -67,6 +77,40 @@ impl<O: Opcode> Registry<O> {
         r
     }
 
+    /// The standard passes plus the backend passes, which ask `target`
+    /// for its facts: `group`, `depth`, `sched`.
+    pub fn with_target(target: std::rc::Rc<dyn crate::target::TargetFacts<O>>) -> Self {
+        let mut r = Self::standard();
+        r.target = Some(target);
+        r.register_target_pass(
+            "group",
+            "give collect/split operands their neighbours, copying values that would need two places",
+            |t| Box::new(crate::group::Group::new(t)),
+        );
+        r.register_target_pass(
+            "depth",
+            "compute each instruction's depth in its block from the target's latencies",
+            |t| Box::new(crate::depth::Depth::new(t)),
+        );
+        r.register_target_pass(
+            "sched",
+            "list-schedule each block by critical path, watching register pressure",
+            |t| Box::new(crate::sched::Sched::new(t)),
+        );
+        r
+    }
+
+    /// Add (or replace) a named pass that needs the registry's target.
+    pub fn register_target_pass(
+        &mut self,
+        name: &'static str,
+        description: &'static str,
+        factory: TargetFactory<O>,
+    ) {
+        self.target_entries.retain(|e| e.0 != name);
+        self.target_entries.push((name, description, factory));
+    }
+
     /// Add (or replace) a named pass.
     pub fn register(&mut self, name: &'static str, description: &'static str, factory: Factory<O>) {
         self.entries.retain(|e| e.0 != name);
@@ -74,18 +118,28 @@ impl<O: Opcode> Registry<O> {
     }
 
     pub fn names(&self) -> Vec<&'static str> {
-        self.entries.iter().map(|e| e.0).collect()
+        self.describe().map(|(n, _)| n).collect()
     }
 
     /// `(name, description)` pairs.
     pub fn describe(&self) -> impl Iterator<Item = (&'static str, &'static str)> + '_ {
-        self.entries.iter().map(|e| (e.0, e.1))
+        let plain = self.entries.iter().map(|e| (e.0, e.1));
+        plain.chain(self.target_entries.iter().map(|e| (e.0, e.1)))
     }
 
     pub fn create(&self, name: &str) -> Result<Box<dyn Pass<O>>, PassError> {
-        match self.entries.iter().find(|e| e.0 == name) {
-            Some(e) => Ok((e.2)()),
-            None => Err(PassError::UnknownPass {
+        if let Some(e) = self.entries.iter().find(|e| e.0 == name) {
+            return Ok((e.2)());
+        }
+        match (
+            self.target_entries.iter().find(|e| e.0 == name),
+            &self.target,
+        ) {
+            (Some(e), Some(t)) => Ok((e.2)(t.clone())),
+            (Some(_), None) => Err(PassError::NeedsTarget {
+                name: name.to_string(),
+            }),
+            (None, _) => Err(PassError::UnknownPass {
                 name: name.to_string(),
                 known: self.names(),
             }),

@@ -27,6 +27,7 @@ pub mod generated;
 mod gpu;
 mod source;
 mod spec;
+pub mod target;
 
 pub use gpu::{Generation, GpuModel, UnknownGpu};
 pub use source::{

@@ -1,0 +1,172 @@
+//! `group`: register groups (the ir3 notes' grouping pass). The sources of
+//! a `collect` must land in consecutive registers, and so do the lanes a
+//! `split` takes out of a vector. This pass gives every grouped value its
+//! left and right neighbour, and where one value would need two places (it
+//! feeds two collects, or one collect twice, or it already has a place as
+//! a split lane, a phi, a preloaded input or another vector) it inserts a
+//! copy (the target's [`TargetFacts::copy`]) right before the collect and
+//! groups the copy instead. Afterwards every value sits in at most one
+//! group at one lane, so an assignment satisfying all groups always exists
+//! (given enough registers: each group in its own range).
+//!
+//! [`group`] is the entry point; it returns the neighbours.
+//!
+//! ```
+//! use lathe_ir::{GenericOp, Shader};
+//! use lathe_passes::{group, target::test_target::TestTarget};
+//!
+//! let arena = bumpalo::Bump::new();
+//! let text = "shader fragment\nb0:\n  %0:f32 = load_input slot=0 comp=0 interp=smooth\n  %1:f32 = load_input slot=0 comp=1 interp=smooth\n  %2:f32x2 = collect %0, %1\n  %3:f32x2 = collect %1, %0\n  %4:f32x4 = sample texture=0 sampler=0 %2\n  %5:f32x4 = sample texture=0 sampler=0 %3\n  %6:f32 = split lane=0 %4\n  %7:f32 = split lane=0 %5\n  store_output slot=0 comp=0 %6\n  store_output slot=0 comp=1 %7\n  ret\n";
+//! let mut shader: Shader<GenericOp> = lathe_ir::parse(&arena, text).unwrap();
+//! let groups = group::group(&mut shader, &TestTarget::realistic());
+//! // The second collect needs %0 and %1 in the other order: both are copied.
+//! assert_eq!(groups.copies, 2);
+//! lathe_ir::validate(&shader).unwrap();
+//! ```
+
+use lathe_ir::{Block, Inst, Op, Opcode, Shader, Value};
+
+use crate::manager::Pass;
+use crate::target::TargetFacts;
+
+/// The neighbours of every grouped value.
+#[derive(Clone, Debug, Default)]
+pub struct Groups {
+    left: Vec<Option<Value>>,
+    right: Vec<Option<Value>>,
+    /// Copies inserted to resolve conflicts.
+    pub copies: usize,
+}
+
+impl Groups {
+    /// The value that must sit in the register just below `v`'s.
+    pub fn left(&self, v: Value) -> Option<Value> {
+        self.left.get(v.index()).copied().flatten()
+    }
+
+    /// The value that must sit in the register just above `v`'s.
+    pub fn right(&self, v: Value) -> Option<Value> {
+        self.right.get(v.index()).copied().flatten()
+    }
+}
+
+/// Groups the operands of every `collect` and the lanes of every `split`,
+/// inserting copies where a value would need two places.
+pub fn group<O: Opcode>(shader: &mut Shader<'_, O>, target: &dyn TargetFacts<O>) -> Groups {
+    // Values that already have a place: split lanes, phis, inputs, vectors.
+    let mut placed = vec![false; shader.value_capacity()];
+    for (_, i) in shader.insts_in_order() {
+        let d = shader.inst(i);
+        if let Some(r) = d.result {
+            placed[r.index()] = matches!(
+                d.op,
+                Op::Split { .. } | Op::Phi | Op::Input { .. } | Op::Collect
+            ) || shader.value_type(r).is_vector();
+        }
+    }
+    let mut copies = 0;
+    let blocks: Vec<Block> = shader.layout().to_vec();
+    for b in blocks {
+        let old: Vec<Inst> = shader.block_insts(b).to_vec();
+        let mut new = Vec::with_capacity(old.len());
+        for i in old {
+            if matches!(shader.inst(i).op, Op::Collect) {
+                let args: Vec<Value> = shader.inst(i).args.to_vec();
+                let mut fixed = args.clone();
+                for (k, &v) in args.iter().enumerate() {
+                    let twice_here = args[..k].contains(&v);
+                    if placed[v.index()] || twice_here {
+                        let ty = shader.value_type(v);
+                        let c = shader.create_inst(
+                            Op::Opcode(target.copy(ty)),
+                            &[v],
+                            &[],
+                            None,
+                            Some(ty),
+                        );
+                        new.push(c);
+                        copies += 1;
+                        let r = shader.inst(c).result.expect("copy result");
+                        placed.resize(shader.value_capacity(), false);
+                        placed[r.index()] = true;
+                        fixed[k] = r;
+                    } else {
+                        placed[v.index()] = true;
+                    }
+                }
+                if fixed != args {
+                    shader.set_args(i, &fixed);
+                }
+            }
+            new.push(i);
+        }
+        shader.set_block_insts(b, &new);
+    }
+    neighbours(shader, copies)
+}
+
+/// Left/right links along every collect's operands and every vector's
+/// split lanes.
+fn neighbours<O: Opcode>(shader: &Shader<'_, O>, copies: usize) -> Groups {
+    let n = shader.value_capacity();
+    let mut g = Groups {
+        left: vec![None; n],
+        right: vec![None; n],
+        copies,
+    };
+    // Split lanes by vector: (vector, lane, value).
+    let mut lanes: Vec<(Value, u8, Value)> = Vec::new();
+    for (_, i) in shader.insts_in_order() {
+        let d = shader.inst(i);
+        match d.op {
+            Op::Collect => {
+                for w in d.args.windows(2) {
+                    g.right[w[0].index()] = Some(w[1]);
+                    g.left[w[1].index()] = Some(w[0]);
+                }
+            }
+            Op::Split { lane } => {
+                if let (Some(&v), Some(r)) = (d.args.first(), d.result) {
+                    lanes.push((v, lane, r));
+                }
+            }
+            _ => {}
+        }
+    }
+    lanes.sort_by_key(|&(v, lane, _)| (v, lane));
+    for w in lanes.windows(2) {
+        let ((v0, l0, a), (v1, l1, b)) = (w[0], w[1]);
+        if v0 == v1 && l1 == l0 + 1 {
+            g.right[a.index()] = Some(b);
+            g.left[b.index()] = Some(a);
+        }
+    }
+    g
+}
+
+/// The `group` pass.
+pub struct Group<O> {
+    target: std::rc::Rc<dyn TargetFacts<O>>,
+    /// The neighbours found by the last run.
+    pub last: Groups,
+}
+
+impl<O: Opcode> Group<O> {
+    pub fn new(target: std::rc::Rc<dyn TargetFacts<O>>) -> Self {
+        Group {
+            target,
+            last: Groups::default(),
+        }
+    }
+}
+
+impl<O: Opcode> Pass<O> for Group<O> {
+    fn name(&self) -> &'static str {
+        "group"
+    }
+
+    fn run(&mut self, shader: &mut Shader<'_, O>) -> bool {
+        self.last = group(shader, &*self.target);
+        self.last.copies > 0
+    }
+}

@@ -1,0 +1,299 @@
+//! ir3 target facts for the backend passes ([`lathe_passes::target::TargetFacts`]),
+//! per GPU generation, read from the spec's tables: register files
+//! (`regfile`, with a6xx+'s half registers inside the full ones), operand
+//! classes and forms (`Isa::operands`), the latency table, the `sync`
+//! metadata (asynchronous results) and the occupancy expression.
+//!
+//! Register units: with merged registers (a6xx+) one file of 16-bit units,
+//! a full value taking two aligned units (`hr0.x`, `hr0.y` are `r0.x`);
+//! before, a full file of 32-bit units and a separate half file.
+//!
+//! ```
+//! use lathe_adreno::ir3::{target::Ir3Target, GpuModel};
+//! use lathe_adreno::ir3::generated::MachineOp;
+//! use lathe_ir::{Op, Type};
+//! use lathe_passes::target::TargetFacts;
+//!
+//! let t = Ir3Target::new("a630".parse::<GpuModel>().unwrap()).unwrap();
+//! let add = Op::Opcode(MachineOp::named("add.f").unwrap());
+//! let rsq = Op::Opcode(MachineOp::named("rsq").unwrap());
+//! // From the spec's latency table: ALU to SFU needs 6 cycles.
+//! assert_eq!(t.latency(&add, &rsq, 0), 6);
+//! assert!(t.is_async(&rsq));
+//! let full = t.result_class(&add, Type::F32);
+//! let half = t.result_class(&add, Type::F16);
+//! assert_eq!(full.file, half.file); // merged on a6xx
+//! ```
+
+use lathe_ir::{Op, Type};
+use lathe_isa::machine::MachineSpec;
+use lathe_isa::model::RegfileKind;
+use lathe_passes::target::{
+    FileId, FileKind, OperandForms, PhysReg, RegClass, RegisterFile, SpillSlot, TargetFacts,
+};
+
+use super::generated::{MachineOp, Spec};
+use super::{Error, GpuModel};
+
+/// The facts of one Adreno GPU model.
+pub struct Ir3Target {
+    model: GpuModel,
+    generation: u32,
+    files: Vec<RegisterFile>,
+    /// Spec register file behind each of `files`.
+    spec_files: Vec<usize>,
+    /// Index in `files` of the full and the half general file (equal when
+    /// merged).
+    full: usize,
+    half: usize,
+    merged: bool,
+}
+
+fn kind(k: RegfileKind) -> FileKind {
+    match k {
+        RegfileKind::Gpr => FileKind::General,
+        RegfileKind::Predicate => FileKind::Predicate,
+        RegfileKind::Address => FileKind::Address,
+        RegfileKind::Uniform => FileKind::Uniform,
+        RegfileKind::Const => FileKind::Const,
+    }
+}
+
+impl Ir3Target {
+    pub fn new(model: GpuModel) -> Result<Ir3Target, Error> {
+        let isa = Spec::isa();
+        let generation = model.generation().gpu_id();
+        let mut files = Vec::new();
+        let mut spec_files = Vec::new();
+        for (i, r) in isa.regfiles.iter().enumerate() {
+            let Some(count) = r.count(generation) else {
+                continue;
+            };
+            // A file inside another is a view of it, not a file of its own.
+            if r.inside(generation).is_some() {
+                continue;
+            }
+            let holds_half = isa.regfiles.iter().any(|h| h.inside(generation) == Some(i));
+            let (units, unit_bits) = if holds_half {
+                (count * 2, r.unit / 2)
+            } else {
+                (count, r.unit)
+            };
+            files.push(RegisterFile {
+                name: r.name.as_str(),
+                kind: kind(r.kind),
+                units,
+                unit_bits,
+                allocated: r.kind == RegfileKind::Gpr,
+            });
+            spec_files.push(i);
+        }
+        let general = |bits: u32| {
+            isa.regfiles
+                .iter()
+                .position(|r| r.kind == RegfileKind::Gpr && r.unit == bits)
+        };
+        let spec_err = |what: &str| Error::Spec(format!("ir3 spec: no {what} register file"));
+        let full_spec = general(32).ok_or_else(|| spec_err("32-bit general"))?;
+        let half_spec = general(16).ok_or_else(|| spec_err("16-bit general"))?;
+        let merged = isa.regfiles[half_spec].inside(generation) == Some(full_spec);
+        let index_of = |s: usize| spec_files.iter().position(|&f| f == s);
+        let full = index_of(full_spec).ok_or_else(|| spec_err("full"))?;
+        let half = if merged {
+            full
+        } else {
+            index_of(half_spec).ok_or_else(|| spec_err("half"))?
+        };
+        Ok(Ir3Target {
+            model,
+            generation,
+            files,
+            spec_files,
+            full,
+            half,
+            merged,
+        })
+    }
+
+    fn class_of(&self, ty: Type) -> RegClass {
+        let half = ty.scalar.bits() <= 16;
+        let (file, lane_units) = match (self.merged, half) {
+            (true, true) => (self.full, 1),
+            (true, false) => (self.full, 2),
+            (false, true) => (self.half, 1),
+            (false, false) => (self.full, 1),
+        };
+        RegClass {
+            file: FileId(file as u8),
+            lane_units,
+            align: lane_units,
+        }
+    }
+
+    fn op_info(op: &Op<MachineOp>) -> Option<&MachineOp> {
+        match op {
+            Op::Opcode(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// The latency class index of a machine instruction.
+    fn class(m: &MachineOp) -> Option<usize> {
+        match m.meta("latency") {
+            Some(lathe_isa::ast::MetaValue::Ident(c)) => Spec::isa().latency.class(c),
+            _ => None,
+        }
+    }
+
+    /// The ir3 spelling of an IR scalar type, for `mov`'s type fields.
+    fn type_name(ty: Type) -> &'static str {
+        use lathe_ir::Scalar;
+        match ty.scalar {
+            Scalar::F16 => "f16",
+            Scalar::F32 => "f32",
+            Scalar::I16 | Scalar::Bool => "s16",
+            Scalar::I32 => "s32",
+            Scalar::U32 => "u32",
+        }
+    }
+
+    /// `name` with the `type` enum fields `fields` set to `ty`'s ir3 type.
+    fn typed(&self, name: &str, fields: &[&str], ty: Type) -> MachineOp {
+        let isa = Spec::isa();
+        let value = isa
+            .enums
+            .iter()
+            .find(|e| e.name == "type")
+            .and_then(|e| e.values.iter().find(|(_, s, _)| s == Self::type_name(ty)))
+            .map_or(0, |(v, _, _)| *v)
+            .to_string();
+        let attrs: Vec<lathe_ir::Attr> = fields
+            .iter()
+            .map(|f| lathe_ir::Attr {
+                key: Some(f),
+                value: &value,
+            })
+            .collect();
+        <MachineOp as lathe_ir::Opcode>::parse(name, &attrs, Some(ty)).unwrap_or_else(|e| {
+            unreachable!("the ir3 spec has `{name}` with {fields:?}: {}", e.message)
+        })
+    }
+}
+
+impl TargetFacts<MachineOp> for Ir3Target {
+    fn name(&self) -> &str {
+        self.model.name()
+    }
+
+    fn files(&self) -> &[RegisterFile] {
+        &self.files
+    }
+
+    fn operand_class(&self, _op: &Op<MachineOp>, _operand: usize, ty: Type) -> RegClass {
+        self.class_of(ty)
+    }
+
+    fn result_class(&self, _op: &Op<MachineOp>, ty: Type) -> RegClass {
+        self.class_of(ty)
+    }
+
+    /// Inputs and outputs have no fixed registers in machine IR text yet
+    /// (the driver interface that places them is the backend's issue).
+    fn input_register(&self, _index: u32, _ty: Type) -> Option<PhysReg> {
+        None
+    }
+
+    fn output_register(&self, _index: u32, _ty: Type) -> Option<PhysReg> {
+        None
+    }
+
+    fn latency(&self, producer: &Op<MachineOp>, consumer: &Op<MachineOp>, operand: usize) -> u32 {
+        let (Some(p), Some(c)) = (Self::op_info(producer), Self::op_info(consumer)) else {
+            return 0;
+        };
+        let (Some(pc), Some(cc)) = (Self::class(p), Self::class(c)) else {
+            return 0;
+        };
+        let field = c.source(operand).map(|o| o.field.name.as_str());
+        Spec::isa()
+            .latency
+            .lookup(pc, cc, field, self.generation)
+            .unwrap_or(0)
+    }
+
+    fn is_async(&self, op: &Op<MachineOp>) -> bool {
+        Self::op_info(op).is_some_and(|m| {
+            !matches!(m.meta("sync"), None | Some(lathe_isa::ast::MetaValue::Ident(s)) if s == "none")
+        })
+    }
+
+    fn operand_forms(&self, op: &Op<MachineOp>, operand: usize) -> OperandForms {
+        let Some(o) = Self::op_info(op).and_then(|m| m.source(operand)) else {
+            return OperandForms::default();
+        };
+        let isa = Spec::isa();
+        OperandForms {
+            constant: o
+                .files
+                .iter()
+                .any(|&f| isa.regfiles[f].kind == RegfileKind::Const),
+            immediate: o.accepts_immediate,
+            relative: o.accepts_relative,
+        }
+    }
+
+    fn occupancy(&self, file: FileId, units: u32) -> u32 {
+        let Some(&spec) = self.spec_files.get(file.index()) else {
+            return 0;
+        };
+        // Merged files count 16-bit units; the expression counts the
+        // spec file's own (32-bit) units.
+        let own = if self.merged && file.index() == self.full {
+            units.div_ceil(2)
+        } else {
+            units
+        };
+        Spec::isa()
+            .occupancy(spec, own, self.generation)
+            .unwrap_or(u32::MAX)
+    }
+
+    fn copy(&self, ty: Type) -> MachineOp {
+        self.typed("mov-gpr", &["src_type", "dst_type"], ty)
+    }
+
+    /// No swap: `swz` writes two registers, which machine IR models as one
+    /// vector result; copy cycles go through a free register.
+    fn swap(&self, _ty: Type) -> Option<MachineOp> {
+        None
+    }
+
+    /// `stp` at the slot's byte offset. Partial: its address operand is
+    /// the value operand's only companion and is left to the backend.
+    fn spill(&self, ty: Type, _slot: SpillSlot) -> MachineOp {
+        self.typed("stp", &["type"], ty)
+    }
+
+    /// `ldp` (see [`Ir3Target::spill`]).
+    fn fill(&self, ty: Type, _slot: SpillSlot) -> MachineOp {
+        self.typed("ldp", &["type"], ty)
+    }
+
+    fn register_name(&self, _class: RegClass, reg: PhysReg, ty: Type) -> String {
+        const COMP: [char; 4] = ['x', 'y', 'z', 'w'];
+        let file = &self.files[reg.file.index()];
+        let unit = u32::from(reg.unit);
+        let half = ty.scalar.bits() <= 16;
+        let component = if self.merged && !half { unit / 2 } else { unit };
+        let prefix = match (file.kind, half) {
+            (FileKind::General, true) => "hr",
+            (FileKind::General, false) => "r",
+            _ => file.name,
+        };
+        format!(
+            "{prefix}{}.{}",
+            component / 4,
+            COMP[(component % 4) as usize]
+        )
+    }
+}
