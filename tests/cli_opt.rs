@@ -191,3 +191,78 @@ fn a_missing_file_is_one_clear_error() {
     );
     assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
 }
+
+#[test]
+fn backend_passes_run_on_ir3_machine_ir_with_a_target() {
+    let path: PathBuf = [
+        env!("CARGO_MANIFEST_DIR"),
+        "targets",
+        "adreno",
+        "examples",
+        "ir3-machine.lir",
+    ]
+    .iter()
+    .collect();
+    let out = lathe(
+        &[
+            "opt",
+            "--passes",
+            "group,depth,sched",
+            "--target",
+            "a630",
+            &path.display().to_string(),
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // The length chain (squares, add, then rsq: 6 cycles from an ALU
+    // result to the SFU) is the critical path, so it starts first and the
+    // independent dot product fills the slots before the add and the rsq.
+    assert_eq!(
+        text(&out.stdout),
+        "shader fragment
+b0:
+  %0:f32 = input index=0
+  %1:f32 = input index=1
+  %2:f32 = mul.f full %0, %0
+  %3:f32 = mul.f full %1, %1
+  %4:f32 = input index=2
+  %5:f32 = input index=3
+  %6:f32 = mul.f full %0, %4
+  %7:f32 = mul.f full %1, %5
+  %8:f32 = add.f full %2, %3
+  %9:f32 = add.f full %6, %7
+  %10:f32 = rsq full %8
+  %11:f32 = mul.f full %9, %10
+  output index=0 %11
+  ret
+"
+    );
+    // Without a target the backend passes are refused with one message.
+    let out = lathe(
+        &["opt", "--passes", "sched", &path.display().to_string()],
+        None,
+    );
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("pass `sched` needs a target"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = lathe(
+        &[
+            "opt",
+            "--passes",
+            "sched",
+            "--target",
+            "g610",
+            &path.display().to_string(),
+        ],
+        None,
+    );
+    assert!(
+        text(&out.stderr).contains("unsupported: --target g610"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -74,30 +74,35 @@ impl<O: Opcode> Registry<O> {
             "turn simple if/else diamonds into straight code, phis into sel",
             || Box::new(crate::flatten::Flatten),
         );
+        r.register_backend();
         r
     }
 
-    /// The standard passes plus the backend passes, which ask `target`
-    /// for its facts: `group`, `depth`, `sched`.
+    /// The standard passes with `target` for the backend passes (`group`,
+    /// `depth`, `sched`), which ask it for its facts.
     pub fn with_target(target: std::rc::Rc<dyn crate::target::TargetFacts<O>>) -> Self {
         let mut r = Self::standard();
         r.target = Some(target);
-        r.register_target_pass(
+        r
+    }
+
+    /// The backend passes; they run only once a registry has a target.
+    fn register_backend(&mut self) {
+        self.register_target_pass(
             "group",
             "give collect/split operands their neighbours, copying values that would need two places",
             |t| Box::new(crate::group::Group::new(t)),
         );
-        r.register_target_pass(
+        self.register_target_pass(
             "depth",
             "compute each instruction's depth in its block from the target's latencies",
             |t| Box::new(crate::depth::Depth::new(t)),
         );
-        r.register_target_pass(
+        self.register_target_pass(
             "sched",
             "list-schedule each block by critical path, watching register pressure",
             |t| Box::new(crate::sched::Sched::new(t)),
         );
-        r
     }
 
     /// Add (or replace) a named pass that needs the registry's target.
@@ -121,10 +126,12 @@ impl<O: Opcode> Registry<O> {
         self.describe().map(|(n, _)| n).collect()
     }
 
-    /// `(name, description)` pairs.
+    /// `(name, description)` pairs of the passes this registry can run
+    /// (those needing a target only when it has one).
     pub fn describe(&self) -> impl Iterator<Item = (&'static str, &'static str)> + '_ {
         let plain = self.entries.iter().map(|e| (e.0, e.1));
-        plain.chain(self.target_entries.iter().map(|e| (e.0, e.1)))
+        let with_target = self.target.is_some().then_some(&self.target_entries);
+        plain.chain(with_target.into_iter().flatten().map(|e| (e.0, e.1)))
     }
 
     pub fn create(&self, name: &str) -> Result<Box<dyn Pass<O>>, PassError> {

@@ -2,9 +2,10 @@
 
 use super::CliResult;
 use clap::Args;
-use lathe_ir::{GenericOp, Shader};
+use lathe_ir::{GenericOp, Opcode, Shader};
 use lathe_passes::{PassError, Registry};
 use std::io::Read;
+use std::rc::Rc;
 
 #[derive(Args)]
 pub struct OptArgs {
@@ -20,6 +21,11 @@ pub struct OptArgs {
     /// Print each pass's time (to standard error).
     #[arg(long)]
     pub time_passes: bool,
+    /// GPU model whose machine instructions the IR uses (`a630`, …); it
+    /// provides the facts the backend passes (`group`, `depth`, `sched`)
+    /// need. Without it the IR is generic.
+    #[arg(long)]
+    pub target: Option<String>,
 }
 
 pub fn run(args: OptArgs) -> CliResult {
@@ -34,7 +40,28 @@ pub fn run(args: OptArgs) -> CliResult {
             .map_err(|e| format!("cannot read {}: {e}", args.file))?;
         (args.file.clone(), text)
     };
-    let registry = Registry::<GenericOp>::standard();
+    match args.target.as_deref() {
+        None => optimise(Registry::<GenericOp>::standard(), &args, &name, &text),
+        Some(model) => {
+            if let Ok(gpu) = model.parse::<lathe_adreno::ir3::GpuModel>() {
+                let target =
+                    lathe_adreno::ir3::target::Ir3Target::new(gpu).map_err(|e| e.to_string())?;
+                let registry = Registry::with_target(Rc::new(target));
+                optimise(registry, &args, &name, &text)
+            } else if model.parse::<lathe_mali::valhall::MaliModel>().is_ok() {
+                Err(format!(
+                    "unsupported: --target {model} (Valhall target facts are not implemented yet)"
+                )
+                .into())
+            } else {
+                Err(format!("unknown GPU model `{model}` for --target").into())
+            }
+        }
+    }
+}
+
+/// Parses `text` as IR of vocabulary `O`, runs the pipeline, prints the result.
+fn optimise<O: Opcode>(registry: Registry<O>, args: &OptArgs, name: &str, text: &str) -> CliResult {
     let names: Vec<&str> = args
         .passes
         .iter()
@@ -46,8 +73,8 @@ pub fn run(args: OptArgs) -> CliResult {
     pipeline.print_after_all = args.print_after_all;
 
     let arena = lathe_ir::Bump::new();
-    let (mut shader, map): (Shader<GenericOp>, _) =
-        lathe_ir::parse_with_source_map(&arena, &text).map_err(|e| e.with_file(&name))?;
+    let (mut shader, map): (Shader<O>, _) =
+        lathe_ir::parse_with_source_map(&arena, text).map_err(|e| e.with_file(name))?;
     let records = match pipeline.run(&mut shader) {
         Ok(records) => records,
         Err(PassError::InvalidInput(err)) => {

@@ -222,9 +222,9 @@ impl TargetFacts<MachineOp> for Ir3Target {
     }
 
     fn is_async(&self, op: &Op<MachineOp>) -> bool {
-        Self::op_info(op).is_some_and(|m| {
-            !matches!(m.meta("sync"), None | Some(lathe_isa::ast::MetaValue::Ident(s)) if s == "none")
-        })
+        Self::op_info(op).is_some_and(
+            |m| matches!(m.meta("sync"), Some(lathe_isa::ast::MetaValue::Ident(s)) if s != "none"),
+        )
     }
 
     fn operand_forms(&self, op: &Op<MachineOp>, operand: usize) -> OperandForms {
