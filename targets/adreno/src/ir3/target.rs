@@ -153,6 +153,7 @@ impl Ir3Target {
             Scalar::F32 => "f32",
             Scalar::I16 | Scalar::Bool => "s16",
             Scalar::I32 => "s32",
+            Scalar::U16 => "u16",
             Scalar::U32 => "u32",
         }
     }
