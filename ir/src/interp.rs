@@ -169,6 +169,38 @@ pub fn run(
     Machine::new(shader, inv).run(limits)
 }
 
+/// Where a value lives in a flat register store: its first slot and the
+/// slots it covers (register allocation's units, numbered across files).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Placement {
+    pub slot: u32,
+    pub width: u32,
+}
+
+/// Run one invocation of an allocated shader with every value read and
+/// written through a register store instead of by SSA name: `places[v]`
+/// is where value `v` lives. Writing a value clobbers every value that
+/// overlaps its slots, and reading a clobbered value is an error, so a
+/// wrong allocation gives a wrong outcome or an error.
+pub fn run_placed(
+    shader: &Shader<'_, GenericOp>,
+    inv: &Invocation,
+    limits: Limits,
+    places: &[Option<Placement>],
+) -> Result<Outcome, InterpError> {
+    let mut m = Machine::new(shader, inv);
+    let slots = places
+        .iter()
+        .flatten()
+        .map(|p| (p.slot + p.width) as usize)
+        .max()
+        .unwrap_or(0);
+    m.values = vec![None; slots];
+    m.widths = vec![0; slots];
+    m.places = Some(places);
+    m.run(limits)
+}
+
 /// Run a small group of invocations (in order, independently).
 pub fn run_group(
     shader: &Shader<'_, GenericOp>,
@@ -187,7 +219,12 @@ enum Val {
 struct Machine<'m, 'a> {
     shader: &'m Shader<'a, GenericOp>,
     inv: &'m Invocation,
+    /// By value, or by slot when `places` is set.
     values: Vec<Option<Val>>,
+    /// Register mode ([`run_placed`]): each value's slots, and the width
+    /// of the value last written at each slot.
+    places: Option<&'m [Option<Placement>]>,
+    widths: Vec<u32>,
     arrays: Vec<Vec<Option<u32>>>,
     out: Outcome,
 }
@@ -292,6 +329,8 @@ impl<'m, 'a> Machine<'m, 'a> {
             shader,
             inv,
             values: vec![None; shader.value_capacity()],
+            places: None,
+            widths: Vec::new(),
             arrays: shader
                 .arrays()
                 .iter()
@@ -312,9 +351,42 @@ impl<'m, 'a> Machine<'m, 'a> {
         }
     }
 
+    /// Where `v` is stored: its index, or its register slot.
+    fn slot(&self, v: Value) -> Result<usize, InterpError> {
+        match self.places {
+            None => Ok(v.index()),
+            Some(places) => places
+                .get(v.index())
+                .copied()
+                .flatten()
+                .map(|p| p.slot as usize)
+                .ok_or_else(|| InterpError::Malformed(format!("value {v:?} has no register"))),
+        }
+    }
+
+    /// Write `v`, clobbering whatever overlaps its slots in register mode.
+    fn store(&mut self, v: Value, val: Val) -> Result<(), InterpError> {
+        let s = self.slot(v)?;
+        if let Some(places) = self.places {
+            let width = places[v.index()].map_or(1, |p| p.width) as usize;
+            // A value covers at most 32 units (f32x16 in 16-bit units).
+            for t in s.saturating_sub(32)..s {
+                if self.values[t].is_some() && t + self.widths[t] as usize > s {
+                    self.values[t] = None;
+                }
+            }
+            for t in s + 1..(s + width).min(self.values.len()) {
+                self.values[t] = None;
+            }
+            self.widths[s] = width as u32;
+        }
+        self.values[s] = Some(val);
+        Ok(())
+    }
+
     fn get(&self, v: Value) -> Result<&Val, InterpError> {
         self.values
-            .get(v.index())
+            .get(self.slot(v)?)
             .and_then(|x| x.as_ref())
             .ok_or_else(|| InterpError::Malformed(format!("value {v:?} used before it is defined")))
     }
@@ -355,7 +427,7 @@ impl<'m, 'a> Machine<'m, 'a> {
             }
             for (r, v) in phi_vals {
                 if let Some(r) = r {
-                    self.values[r.index()] = Some(v);
+                    self.store(r, v)?;
                 }
             }
             let mut next: Option<Block> = None;
@@ -461,7 +533,7 @@ impl<'m, 'a> Machine<'m, 'a> {
             },
         };
         match d.result {
-            Some(r) => self.values[r.index()] = Some(val),
+            Some(r) => self.store(r, val)?,
             None => {
                 return Err(InterpError::Malformed(
                     "value-producing instruction without a result".into(),

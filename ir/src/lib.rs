@@ -134,7 +134,7 @@ pub use opcode::{Attr, AttrError, BarrierClass, Effects, Op, Opcode, Signature};
 pub use parser::{ParseError, SourceMap, parse, parse_with_source_map};
 pub use printer::print;
 pub use shader::{
-    ArrayDecl, ArrayId, Block, BlockData, Inst, InstData, Shader, Stage, Value, ValueData,
+    ArrayDecl, ArrayId, Block, BlockData, Inst, InstData, Reg, Shader, Stage, Value, ValueData,
 };
 pub use types::{Scalar, Type};
 pub use uses::{Use, Uses, ordering_deps};

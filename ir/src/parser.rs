@@ -6,7 +6,7 @@
 //! is a [`ParseError`].
 
 use crate::opcode::{Attr, Op, Opcode, STRUCTURAL_NAMES};
-use crate::shader::{ArrayDecl, Block, Inst, Shader, Stage, Value};
+use crate::shader::{ArrayDecl, Block, Inst, Reg, Shader, Stage, Value};
 use crate::types::Type;
 use bumpalo::Bump;
 use std::collections::HashMap;
@@ -113,7 +113,7 @@ fn tokenize<'t>(line: &'t str, toks: &mut Vec<Token<'t>>) -> Result<(), (u32, St
         match c {
             b';' => break,
             b' ' | b'\t' | b'\r' => k += 1,
-            b':' | b'=' | b',' | b'[' | b']' => {
+            b':' | b'=' | b',' | b'[' | b']' | b'@' => {
                 toks.push(Token {
                     tok: Tok::Punct(c as char),
                     col,
@@ -313,6 +313,15 @@ impl<'a, 't, O: Opcode> Parser<'a, 't, O> {
                     }
                     self.array(&toks)?;
                 }
+                (Tok::Word("registers"), _) => {
+                    if current.is_some() || !self.shader.register_files().is_empty() {
+                        return Err(self.error(
+                            first.col,
+                            "register files are declared once, before the first block",
+                        ));
+                    }
+                    self.registers(&toks)?;
+                }
                 (Tok::Word(w), Some(Tok::Punct(':'))) if block_number(w).is_some() => {
                     current = Some(self.label(&toks)?);
                 }
@@ -416,6 +425,72 @@ impl<'a, 't, O: Opcode> Parser<'a, 't, O> {
         }
         self.shader.add_array(ArrayDecl { elem, len: len_val });
         Ok(())
+    }
+
+    /// `registers NAME, NAME, ...`: the register files `@NAMEunit` refers to.
+    fn registers(&mut self, toks: &[Token<'_>]) -> Result<(), ParseError> {
+        let mut names = Vec::new();
+        for (k, t) in toks.iter().enumerate().skip(1) {
+            let want_name = k % 2 == 1;
+            match t.tok {
+                Tok::Word(w)
+                    if want_name && !w.is_empty() && w.bytes().all(|b| b.is_ascii_alphabetic()) =>
+                {
+                    if names.contains(&w) {
+                        return Err(
+                            self.error(t.col, format!("register file `{w}` is declared twice"))
+                        );
+                    }
+                    names.push(w);
+                }
+                Tok::Punct(',') if !want_name => {}
+                _ => {
+                    return Err(self.error(
+                        t.col,
+                        "expected `registers NAME, NAME, ...` (names are letters)",
+                    ));
+                }
+            }
+        }
+        if names.is_empty() || toks.len() % 2 == 1 {
+            let col = toks.last().map_or(1, |t| t.col);
+            return Err(self.error(col, "expected a register file name"));
+        }
+        self.shader.set_register_files(&names);
+        Ok(())
+    }
+
+    /// `NAMEunit` after `@`: a declared file and a unit number.
+    fn register(&self, t: Token<'_>) -> Result<Reg, ParseError> {
+        let bad = || {
+            self.error(
+                t.col,
+                "expected a register like `r4` (a declared file and a unit)",
+            )
+        };
+        let Tok::Word(w) = t.tok else {
+            return Err(bad());
+        };
+        let split = w.bytes().position(|b| b.is_ascii_digit()).ok_or_else(bad)?;
+        let (name, unit) = w.split_at(split);
+        let file = self
+            .shader
+            .register_files()
+            .iter()
+            .position(|&f| f == name)
+            .ok_or_else(|| {
+                self.error(
+                    t.col,
+                    format!("register file `{name}` is not declared (`registers ...`)"),
+                )
+            })?;
+        let unit = parse_number(unit)
+            .and_then(|u| u16::try_from(u).ok())
+            .ok_or_else(bad)?;
+        Ok(Reg {
+            file: file as u8,
+            unit,
+        })
     }
 
     fn label(&mut self, toks: &[Token<'_>]) -> Result<Block, ParseError> {
@@ -537,8 +612,9 @@ impl<'a, 't, O: Opcode> Parser<'a, 't, O> {
         args.clear();
         targets.clear();
         let mut pos = 0;
-        // Optional `%N:TYPE =`.
+        // Optional `%N:TYPE[@REG] =`.
         let mut result: Option<(Token<'_>, Type)> = None;
+        let mut reg = None;
         if let Tok::Value(_) = toks[0].tok {
             let ty_tok = match (toks.get(1), toks.get(2)) {
                 (Some(c), Some(t)) if c.tok == Tok::Punct(':') => *t,
@@ -549,13 +625,22 @@ impl<'a, 't, O: Opcode> Parser<'a, 't, O> {
                     .ok_or_else(|| self.error(ty_tok.col, format!("unknown type `{w}`")))?,
                 _ => return Err(self.error(ty_tok.col, "expected a type")),
             };
-            match toks.get(3) {
+            pos = 3;
+            if toks.get(3).is_some_and(|t| t.tok == Tok::Punct('@')) {
+                let r = toks
+                    .get(4)
+                    .copied()
+                    .ok_or_else(|| self.error(toks[3].col, "expected a register after `@`"))?;
+                reg = Some(self.register(r)?);
+                pos = 5;
+            }
+            match toks.get(pos) {
                 Some(t) if t.tok == Tok::Punct('=') => {}
                 Some(t) => return Err(self.error(t.col, "expected `=`")),
                 None => return Err(self.error(ty_tok.col, "expected `=` after the type")),
             }
             result = Some((toks[0], ty));
-            pos = 4;
+            pos += 1;
         }
         let Some(name_tok) = toks.get(pos).copied() else {
             return Err(self.error(toks[pos - 1].col, "expected an opcode"));
@@ -682,6 +767,7 @@ impl<'a, 't, O: Opcode> Parser<'a, 't, O> {
             let data = self.shader.value_data_mut(v);
             data.ty = ty;
             data.def = inst;
+            data.reg = reg;
             self.shader.inst_mut(inst).result = Some(v);
         }
         Ok(())

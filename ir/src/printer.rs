@@ -82,6 +82,9 @@ pub fn write_shader<O: Opcode>(shader: &Shader<'_, O>, out: &mut dyn Write) -> f
     for (k, a) in shader.arrays().iter().enumerate() {
         writeln!(out, "array a{k}: {}[{}]", a.elem, a.len)?;
     }
+    if !shader.register_files().is_empty() {
+        writeln!(out, "registers {}", shader.register_files().join(", "))?;
+    }
     for &b in shader.layout() {
         writeln!(out, "{}:", names.block(b))?;
         for &i in shader.block_insts(b) {
@@ -103,7 +106,14 @@ pub fn write_inst<O: Opcode>(
     let data = shader.inst(i);
     let result_ty = data.result.map(|v| shader.value_type(v));
     if let (Some(v), Some(ty)) = (data.result, result_ty) {
-        write!(out, "{}:{} = ", names.value(v), ty)?;
+        write!(out, "{}:{}", names.value(v), ty)?;
+        if let Some(r) = shader.value_reg(v) {
+            match shader.register_files().get(r.file as usize) {
+                Some(f) => write!(out, "@{f}{}", r.unit)?,
+                None => write!(out, "@?{}:{}", r.file, r.unit)?,
+            }
+        }
+        out.write_str(" = ")?;
     }
     out.write_str(data.op.name())?;
     match data.op {

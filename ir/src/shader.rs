@@ -107,11 +107,23 @@ impl<O> InstData<'_, O> {
     }
 }
 
-/// One value: its type and its defining instruction.
+/// A physical register given to a value by register allocation: a register
+/// file (an index into [`Shader::register_files`]) and the first allocation
+/// unit of the value in it. Printed after the value's type as
+/// `%3:f32@r4` (file `r`, unit 4).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub struct Reg {
+    pub file: u8,
+    pub unit: u16,
+}
+
+/// One value: its type, its defining instruction and, after register
+/// allocation, its register.
 #[derive(Clone, Copy, Debug)]
 pub struct ValueData {
     pub ty: Type,
     pub def: Inst,
+    pub reg: Option<Reg>,
 }
 
 /// One basic block: an ordered list of instructions ending in a terminator.
@@ -131,6 +143,7 @@ pub struct Shader<'a, O> {
     blocks: BVec<'a, BlockData<'a>>,
     layout: BVec<'a, Block>,
     arrays: BVec<'a, ArrayDecl>,
+    register_files: BVec<'a, &'a str>,
 }
 
 impl<'a, O: Opcode> Shader<'a, O> {
@@ -150,6 +163,7 @@ impl<'a, O: Opcode> Shader<'a, O> {
             blocks: BVec::with_capacity_in(blocks, arena),
             layout: BVec::with_capacity_in(blocks, arena),
             arrays: BVec::new_in(arena),
+            register_files: BVec::new_in(arena),
         }
     }
 
@@ -342,7 +356,7 @@ impl<'a, O: Opcode> Shader<'a, O> {
     /// A value defined by `def` (the parser uses this for forward references).
     pub(crate) fn new_value(&mut self, ty: Type, def: Inst) -> Value {
         let v = Value(self.values.len() as u32);
-        self.values.push(ValueData { ty, def });
+        self.values.push(ValueData { ty, def, reg: None });
         v
     }
 
@@ -430,6 +444,33 @@ impl<'a, O: Opcode> Shader<'a, O> {
                     *addr = map(*addr);
                 }
             }
+        }
+    }
+
+    /// The register allocated to `v`, if any.
+    pub fn value_reg(&self, v: Value) -> Option<Reg> {
+        self.values[v.index()].reg
+    }
+
+    /// Give `v` a register (register allocation), or take it away.
+    pub fn set_value_reg(&mut self, v: Value, reg: Option<Reg>) {
+        self.values[v.index()].reg = reg;
+    }
+
+    // ----- registers -----
+
+    /// Names of the register files [`Reg::file`] indexes (empty before
+    /// register allocation).
+    pub fn register_files(&self) -> &[&'a str] {
+        &self.register_files
+    }
+
+    /// Declare the register files, by name, in the target's order.
+    pub fn set_register_files(&mut self, names: &[&str]) {
+        self.register_files.clear();
+        for n in names {
+            let n: &'a str = self.arena.alloc_str(n);
+            self.register_files.push(n);
         }
     }
 

@@ -14,6 +14,8 @@
 //! after the whole pipeline, and requires identical outcomes whenever the
 //! original run was defined.
 
+pub mod regalloc;
+
 use crate::manager::Registry;
 use arbitrary::{Result as ArbResult, Unstructured};
 use bumpalo::Bump;

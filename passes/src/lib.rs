@@ -128,6 +128,7 @@ pub mod flatten;
 pub mod fuzzing;
 pub mod group;
 pub mod manager;
+pub mod ra;
 pub mod sched;
 pub mod target;
 

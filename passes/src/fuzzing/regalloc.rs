@@ -1,0 +1,405 @@
+//! Register allocation under test: high-pressure random programs and the
+//! differential check behind the `regalloc` fuzz target.
+//!
+//! [`pressure_program`] builds programs that keep many values live at
+//! once (more than small register files hold), in every width (16-bit
+//! halves share the merged file with 32-bit values), with loops whose
+//! carried values are permuted every iteration (phi webs whose copies form
+//! cycles), diamonds that swap values between arms, register groups
+//! (`collect` into `sample`, `split` out), fixed meta inputs and outputs.
+//! [`differential`] allocates such a program (and the general generator's)
+//! on a target, runs the checker, prints and parses the allocated text
+//! back, and runs the interpreter with every value read and written
+//! through its register ([`lathe_ir::interp::run_placed`]): the outcome
+//! must equal the original program's.
+
+use super::{DiffError, GenLimits, generate};
+use crate::ra::{self, RaOptions};
+use crate::target::TargetFacts;
+use crate::target::test_target::TestTarget;
+use arbitrary::{Result as ArbResult, Unstructured};
+use bumpalo::Bump;
+use lathe_ir::interp::{self, InterpError, Invocation, Limits, Placement, Texture};
+use lathe_ir::{Builder, GenericOp, Interp, Scalar, Shader, Stage, Type, Value};
+
+/// What one differential run did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct RaRun {
+    /// The original run was defined, so outcomes were compared.
+    pub compared: bool,
+    pub insts: usize,
+    pub spills: u32,
+    pub fills: u32,
+    pub copies: u32,
+    /// Units used in file 0.
+    pub units: u32,
+}
+
+const TYPES: [Scalar; 4] = [Scalar::F32, Scalar::I32, Scalar::F16, Scalar::U32];
+
+struct Pressure<'u, 'd, 's, 'a> {
+    u: &'u mut Unstructured<'d>,
+    b: Builder<'s, 'a, GenericOp>,
+    /// Live values, by type.
+    vals: Vec<Vec<Value>>,
+    budget: u32,
+}
+
+/// A high-pressure program and its inputs.
+pub fn pressure_program<'a>(
+    arena: &'a Bump,
+    u: &mut Unstructured<'_>,
+) -> ArbResult<(Shader<'a, GenericOp>, Invocation)> {
+    let mut shader = Shader::new(arena, Stage::Fragment);
+    let mut inv = Invocation::default();
+    {
+        let mut g = Pressure {
+            u,
+            b: Builder::new(&mut shader),
+            vals: vec![Vec::new(); TYPES.len()],
+            budget: 0,
+        };
+        g.budget = g.u.int_in_range(20..=220)?;
+        let meta = g.b.input(0, Type::U32);
+        g.vals[3].push(meta);
+        let wide = g.u.int_in_range(2..=40u16)?;
+        for slot in 0..wide {
+            let k = g.u.choose_index(TYPES.len())?;
+            let ty = TYPES[k];
+            let interp = if ty.is_float() {
+                Interp::SMOOTH
+            } else {
+                Interp::FLAT
+            };
+            let v = g.b.load_input(slot, 0, interp, Type::scalar(ty));
+            g.vals[k].push(v);
+            let bits: u32 = g.u.arbitrary()?;
+            let bits = match ty {
+                Scalar::F32 => ((bits % 200) as f32 / 8.0 - 12.0).to_bits(),
+                Scalar::F16 => lathe_ir::f16::from_f32((bits % 200) as f32 / 8.0 - 12.0) as u32,
+                _ => bits,
+            };
+            inv.inputs.insert((slot, 0), bits);
+        }
+        g.region(0)?;
+        g.epilogue()?;
+    }
+    inv.meta_inputs.push(u.arbitrary()?);
+    inv.textures.push(Texture {
+        width: 2,
+        height: 2,
+        texels: vec![
+            [0.0, 1.0, 2.0, 3.0],
+            [4.0, 5.0, 6.0, 7.0],
+            [8.0, 9.0, 10.0, 11.0],
+            [12.0, 13.0, 14.0, 15.0],
+        ],
+    });
+    Ok((shader, inv))
+}
+
+impl Pressure<'_, '_, '_, '_> {
+    fn pick(&mut self, k: usize) -> ArbResult<Value> {
+        if self.vals[k].is_empty() {
+            let v = match TYPES[k] {
+                Scalar::F32 => self.b.const_f32(1.5),
+                Scalar::F16 => self.b.const_f16(0.5),
+                Scalar::I32 => self.b.const_i32(3),
+                _ => self.b.const_u32(7),
+            };
+            self.vals[k].push(v);
+        }
+        let n = self.vals[k].len();
+        Ok(self.vals[k][self.u.choose_index(n)?])
+    }
+
+    fn arith(&mut self, k: usize, a: Value, b: Value) -> Value {
+        use GenericOp::*;
+        let op = match TYPES[k] {
+            Scalar::F32 | Scalar::F16 => FAdd,
+            Scalar::I32 => IAdd,
+            _ => Xor,
+        };
+        self.b.op(op, &[a, b], Type::scalar(TYPES[k]))
+    }
+
+    fn region(&mut self, depth: u32) -> ArbResult<()> {
+        while self.budget > 0 && !self.u.is_empty() {
+            self.budget -= 1;
+            match self.u.int_in_range(0..=9u8)? {
+                0..=3 => {
+                    // New value; sometimes one old one dies.
+                    let k = self.u.choose_index(TYPES.len())?;
+                    let (a, b) = (self.pick(k)?, self.pick(k)?);
+                    let v = self.arith(k, a, b);
+                    if self.u.ratio(1u8, 3u8)? && !self.vals[k].is_empty() {
+                        let j = self.u.choose_index(self.vals[k].len())?;
+                        self.vals[k].swap_remove(j);
+                    }
+                    self.vals[k].push(v);
+                }
+                4 if depth < 2 => self.diamond(depth)?,
+                5 if depth < 2 => self.permuting_loop(depth)?,
+                6 => {
+                    // A register group: sample at a collected coordinate.
+                    let (x, y) = (self.pick(0)?, self.pick(0)?);
+                    let coord = self.b.collect(&[x, y]);
+                    let texel = self.b.sample(0, 0, coord);
+                    let keep = self.u.int_in_range(1..=4usize)?;
+                    self.vals[0].extend(texel.into_iter().take(keep));
+                }
+                7 => {
+                    let (x, y, z) = (self.pick(0)?, self.pick(0)?, self.pick(0)?);
+                    let group = self.b.collect(&[x, y, z]);
+                    let lane = self.u.int_in_range(0..=2u8)?;
+                    let v = self.b.split(group, lane);
+                    self.vals[0].push(v);
+                }
+                8 => {
+                    let k = self.u.choose_index(TYPES.len())?;
+                    let v = self.pick(k)?;
+                    let slot = self.u.int_in_range(0..=7u16)?;
+                    if TYPES[k] != Scalar::U32 || slot > 0 {
+                        self.b.store_output(slot, 0, v);
+                    }
+                }
+                _ => return Ok(()),
+            }
+        }
+        Ok(())
+    }
+
+    /// `if c {..} else {..}` merging values swapped between the arms.
+    fn diamond(&mut self, depth: u32) -> ArbResult<()> {
+        let (a, b) = (self.pick(1)?, self.pick(1)?);
+        let c = self.b.ilt(a, b);
+        let saved = self.vals.clone();
+        let then_b = self.b.new_block();
+        let else_b = self.b.new_block();
+        let join = self.b.new_block();
+        self.b.branch(c, then_b, else_b);
+        self.b.switch_to(then_b);
+        self.region(depth + 1)?;
+        let k = self.u.choose_index(TYPES.len())?;
+        let merged = self.u.int_in_range(0..=4usize)?;
+        let mut then_vals = Vec::new();
+        for _ in 0..merged {
+            then_vals.push(self.pick(k)?);
+        }
+        let then_end = self.b.current_block();
+        self.b.jump(join);
+        self.vals = saved.clone();
+        self.b.switch_to(else_b);
+        self.region(depth + 1)?;
+        let mut else_vals = Vec::new();
+        for _ in 0..merged {
+            else_vals.push(self.pick(k)?);
+        }
+        let else_end = self.b.current_block();
+        self.b.jump(join);
+        self.vals = saved;
+        self.b.switch_to(join);
+        for (t, e) in then_vals.into_iter().zip(else_vals) {
+            let v = self.b.phi(Type::scalar(TYPES[k]), &[(t, then_end), (e, else_end)]);
+            self.vals[k].push(v);
+        }
+        Ok(())
+    }
+
+    /// A loop of 0..=3 trips carrying values of one type that trade places
+    /// every iteration.
+    fn permuting_loop(&mut self, depth: u32) -> ArbResult<()> {
+        let k = self.u.choose_index(TYPES.len())?;
+        let carried = self.u.int_in_range(1..=4usize)?;
+        let mut init = Vec::with_capacity(carried);
+        for _ in 0..carried {
+            init.push(self.pick(k)?);
+        }
+        let trips = self.u.int_in_range(0..=3i32)?;
+        let zero = self.b.const_i32(0);
+        let one = self.b.const_i32(1);
+        let limit = self.b.const_i32(trips);
+        let pre = self.b.current_block();
+        let header = self.b.new_block();
+        let body = self.b.new_block();
+        let exit = self.b.new_block();
+        self.b.jump(header);
+        self.b.switch_to(header);
+        let ty = Type::scalar(TYPES[k]);
+        let i = self.b.phi(Type::I32, &[(zero, pre)]);
+        let phis: Vec<Value> = init.iter().map(|&v| self.b.phi(ty, &[(v, pre)])).collect();
+        let c = self.b.ilt(i, limit);
+        self.b.branch(c, body, exit);
+        self.b.switch_to(body);
+        let saved = self.vals.clone();
+        self.vals[k].extend(phis.iter().copied());
+        self.region(depth + 1)?;
+        // Rotate (a cycle of copies), sometimes changing one value.
+        let shift = self.u.int_in_range(1..=carried)?;
+        let mut next: Vec<Value> = (0..carried)
+            .map(|j| phis[(j + shift) % carried])
+            .collect();
+        if self.u.arbitrary()? {
+            let j = self.u.choose_index(carried)?;
+            let other = self.pick(k)?;
+            next[j] = self.arith(k, next[j], other);
+        }
+        let next_i = self.b.iadd(i, one);
+        let latch = self.b.current_block();
+        self.b.jump(header);
+        self.b.set_phi_incoming(i, &[(zero, pre), (next_i, latch)]);
+        for (j, &p) in phis.iter().enumerate() {
+            self.b.set_phi_incoming(p, &[(init[j], pre), (next[j], latch)]);
+        }
+        self.vals = saved;
+        self.b.switch_to(exit);
+        self.vals[k].extend(phis);
+        Ok(())
+    }
+
+    /// Fold every live value into a few outputs, so all stay live to here.
+    fn epilogue(&mut self) -> ArbResult<()> {
+        for k in 0..TYPES.len() {
+            let vals = std::mem::take(&mut self.vals[k]);
+            let Some((&first, rest)) = vals.split_first() else {
+                continue;
+            };
+            let mut acc = first;
+            for &v in rest {
+                acc = self.arith(k, acc, v);
+            }
+            if TYPES[k] == Scalar::U32 {
+                self.b.output(0, acc);
+            } else {
+                self.b.store_output(8 + k as u16, 0, acc);
+            }
+        }
+        self.b.ret();
+        Ok(())
+    }
+}
+
+/// Where each value of an allocated shader lives, for
+/// [`interp::run_placed`].
+pub fn placements<T: TargetFacts<GenericOp>>(
+    shader: &Shader<'_, GenericOp>,
+    target: &T,
+) -> Vec<Option<Placement>> {
+    let mut base = Vec::new();
+    let mut total = 0;
+    for f in target.files() {
+        base.push(total);
+        total += f.units;
+    }
+    let mut places = vec![None; shader.value_capacity()];
+    for (_, i) in shader.insts_in_order() {
+        let d = shader.inst(i);
+        if let Some(r) = d.result
+            && let Some(reg) = shader.value_reg(r)
+        {
+            let ty = shader.value_type(r);
+            let class = target.result_class(&d.op, ty);
+            places[r.index()] = Some(Placement {
+                slot: base[reg.file as usize] + reg.unit as u32,
+                width: class.units(ty),
+            });
+        }
+    }
+    places
+}
+
+/// Allocate `program` on `target` and compare the register-level run with
+/// `expected` (when the original run was defined).
+pub fn check_allocation(
+    program: &str,
+    inv: &Invocation,
+    target: &TestTarget,
+    options: RaOptions,
+) -> Result<RaRun, DiffError> {
+    let arena = Bump::new();
+    let parse = |text: &str| -> Result<Shader<'_, GenericOp>, DiffError> {
+        lathe_ir::parse(&arena, text).map_err(|e| DiffError::InvalidProgram {
+            error: format!("text does not parse: {e}"),
+            program: text.to_string(),
+        })
+    };
+    let original = parse(program)?;
+    let limits = Limits { max_steps: 100_000 };
+    let expected = match interp::run(&original, inv, limits) {
+        Ok(o) => Some(o),
+        Err(InterpError::Undefined { .. } | InterpError::StepLimit(_)) => None,
+        Err(e) => {
+            return Err(DiffError::InvalidProgram {
+                error: format!("interpreter: {e}"),
+                program: program.to_string(),
+            });
+        }
+    };
+    let mut s = parse(program)?;
+    let mismatch = |detail: String, after: String| DiffError::Mismatch {
+        stage: format!("ra on {} full registers", target.full_registers),
+        detail,
+        program: program.to_string(),
+        after,
+    };
+    let alloc = ra::allocate(&mut s, target, options)
+        .map_err(|e| mismatch(e.to_string(), String::new()))?;
+    let text = lathe_ir::print(&s);
+    lathe_ir::validate(&s).map_err(|e| mismatch(format!("invalid after ra: {e}"), text.clone()))?;
+    ra::check::check(&s, target, &alloc).map_err(|e| mismatch(format!("checker: {e}"), text.clone()))?;
+    let reparsed = parse(&text)?;
+    if lathe_ir::print(&reparsed) != text {
+        return Err(mismatch("allocated text does not round-trip".into(), text));
+    }
+    let limit = target.files()[0].units;
+    if alloc.units_used.first().is_some_and(|&u| u > limit) {
+        return Err(mismatch(format!("uses {:?} units", alloc.units_used), text));
+    }
+    if let Some(expected) = &expected {
+        let places = placements(&reparsed, target);
+        let got = interp::run_placed(&reparsed, inv, limits, &places);
+        if got.as_ref() != Ok(expected) {
+            return Err(mismatch(format!("expected {expected:?}, got {got:?}"), text));
+        }
+    }
+    Ok(RaRun {
+        compared: expected.is_some(),
+        insts: s.len(),
+        spills: alloc.spills,
+        fills: alloc.fills,
+        copies: alloc.copies,
+        units: alloc.units_used.first().copied().unwrap_or(0),
+    })
+}
+
+/// The differential check on fuzzer bytes: a pressure program or a general
+/// one (first byte), on a small or a realistic register file.
+pub fn differential(data: &[u8]) -> Result<RaRun, DiffError> {
+    let Some((&mode, rest)) = data.split_first() else {
+        return Ok(RaRun::default());
+    };
+    let mut u = Unstructured::new(rest);
+    let arena = Bump::new();
+    let made = if mode & 1 == 0 {
+        pressure_program(&arena, &mut u)
+    } else {
+        generate(&arena, &mut u, GenLimits::default()).map(|g| (g.shader, g.invocation))
+    };
+    let Ok((shader, inv)) = made else {
+        return Ok(RaRun::default());
+    };
+    let program = lathe_ir::print(&shader);
+    if let Err(e) = lathe_ir::validate(&shader) {
+        return Err(DiffError::InvalidProgram {
+            error: e.to_string(),
+            program,
+        });
+    }
+    let target = match (mode >> 1) % 4 {
+        0 => TestTarget::small(6),
+        1 => TestTarget::small(8),
+        2 => TestTarget::new(12, false, 1),
+        _ => TestTarget::realistic(),
+    };
+    check_allocation(&program, &inv, &target, RaOptions::default())
+}

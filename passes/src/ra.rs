@@ -1,0 +1,1361 @@
+//! `ra`: SSA register allocation with live-range splitting and spilling.
+//!
+//! One public entry point, [`allocate`] (and the [`Ra`] pass around it).
+//!
+//! # Representation
+//!
+//! The allocated program is still SSA, and every value has exactly one
+//! register: [`ValueData::reg`](lathe_ir::ValueData), printed after the
+//! type as `%3:f32@r4` (file `r`, first unit 4) with the files declared by
+//! a `registers r` line, so the allocated text parses back. Moving a value
+//! (to split its live range, make room for a register group, or meet a
+//! fixed register) is a copy that defines a new value in the new register;
+//! spilling stores a value to a scratch array the allocator declares and a
+//! fill defines a new value. A phi's operands are in the phi's register at
+//! the end of their predecessors, so phis cost nothing. `collect` and
+//! `split` read their operands and write their results in registers like
+//! any instruction (a later lowering turns the ones whose registers differ
+//! into moves).
+//!
+//! # Algorithm
+//!
+//! Blocks are visited in reverse post-order, so every block's dominators
+//! come first and each value is placed when defined, in dominance order
+//! (the interference of SSA values is chordal: with no constraints a free
+//! register always exists when the register count is the maximum number of
+//! live units, MaxLive). Inside a block a value may move; at a join the
+//! first visited predecessor decides where each live value enters, and
+//! every other predecessor ends with a parallel copy (plus stores and
+//! fills) that puts its values there, with new phis naming the merged
+//! values. Critical edges into joins are split first so those copies have a
+//! place. Parallel copies are sequentialised with one move per value; a
+//! cycle goes through a free register or, when none is free, through
+//! scratch memory (or the target's swap).
+//!
+//! When registers run out, the live value whose next use is furthest away
+//! is spilled (Braun and Hack's heuristic, with next uses measured inside
+//! the block and values live out counted as used after the block's end);
+//! each value is stored at most once on a path and filled before a use.
+//! A register group that has no free aligned window moves the values in
+//! the cheapest window elsewhere (or spills them).
+//!
+//! The checker [`check`] proves the result (every use reads the value its
+//! definition produced, through copies, spills, fills and joins); it runs
+//! after every allocation in debug builds.
+
+pub mod check;
+mod liveness;
+
+use crate::manager::Pass;
+use crate::target::{FileId, PhysReg, RegClass, SpillSlot, TargetFacts};
+use lathe_ir::{ArrayDecl, ArrayId, Block, Cfg, Inst, Op, Opcode, Reg, Shader, Type, Value};
+use liveness::Liveness;
+use std::collections::HashMap;
+use std::marker::PhantomData;
+
+/// Why a shader could not be allocated.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RaError {
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+}
+
+/// Knobs for one allocation.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RaOptions {
+    /// Use at most this many units of each allocated file (spilling the
+    /// rest); `None` allows the whole file.
+    pub max_units: Option<u32>,
+    /// Keep at least this many threads in flight: the unit limit becomes
+    /// the largest count at which [`TargetFacts::occupancy`] reaches it.
+    pub occupancy_goal: Option<u32>,
+}
+
+/// What an inserted instruction does, for the checker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Edit {
+    /// Copies operand 0 to the result's register.
+    Copy,
+    /// Stores operand 0 to a scratch slot.
+    Spill(SpillSlot),
+    /// Loads the result from a scratch slot.
+    Fill(SpillSlot),
+    /// A phi the allocator made to name a value arriving in one register
+    /// from several predecessors.
+    Merge,
+}
+
+/// The result of an allocation besides the rewritten shader.
+#[derive(Debug, Default, Clone)]
+pub struct Allocation {
+    /// Instructions that existed before allocation are below this handle.
+    pub first_new_inst: u32,
+    /// Every inserted instruction and what it does.
+    pub edits: HashMap<Inst, Edit>,
+    /// Units used per file (one past the highest unit written).
+    pub units_used: Vec<u32>,
+    pub spills: u32,
+    pub fills: u32,
+    pub copies: u32,
+    /// Operands of each original instruction before allocation, by
+    /// instruction index (address operand last), for the checker.
+    pub original_operands: Vec<Vec<Value>>,
+}
+
+/// The `ra` pass for target `T`.
+pub struct Ra<O, T> {
+    pub target: T,
+    pub options: RaOptions,
+    /// The last allocation's statistics and edits.
+    pub last: Option<Allocation>,
+    _vocab: PhantomData<O>,
+}
+
+impl<O: Opcode, T: TargetFacts<O>> Ra<O, T> {
+    pub fn new(target: T) -> Self {
+        Ra {
+            target,
+            options: RaOptions::default(),
+            last: None,
+            _vocab: PhantomData,
+        }
+    }
+}
+
+impl<O: Opcode, T: TargetFacts<O>> Pass<O> for Ra<O, T> {
+    fn name(&self) -> &'static str {
+        "ra"
+    }
+
+    fn run(&mut self, shader: &mut Shader<'_, O>) -> bool {
+        match allocate(shader, &self.target, self.options) {
+            Ok(a) => {
+                self.last = Some(a);
+                true
+            }
+            Err(e) => {
+                // The pass interface has no error channel: leave the
+                // shader unallocated and say why.
+                eprintln!("ra: {e}");
+                self.last = None;
+                false
+            }
+        }
+    }
+}
+
+/// Allocate registers for `shader` on `target`. The shader is rewritten in
+/// place (copies, spills, fills, phis, split edges) and every value gets a
+/// register; in debug builds the result is checked by [`check::check`].
+pub fn allocate<O: Opcode, T: TargetFacts<O>>(
+    shader: &mut Shader<'_, O>,
+    target: &T,
+    options: RaOptions,
+) -> Result<Allocation, RaError> {
+    let alloc = Allocator::new(shader, target, options)?.run()?;
+    #[cfg(debug_assertions)]
+    if let Err(e) = check::check(shader, target, &alloc) {
+        panic!(
+            "register allocation checker: {e}\n{}",
+            lathe_ir::print(shader)
+        );
+    }
+    Ok(alloc)
+}
+
+/// A value's place at a program point.
+#[derive(Clone, Copy, Debug)]
+struct Place {
+    /// The original value.
+    value: Value,
+    /// Its current SSA name.
+    name: Value,
+    /// Its first global unit, when in a register.
+    unit: Option<u32>,
+    /// A copy is in its scratch slot.
+    in_memory: bool,
+}
+
+/// A value the allocator tracks: its class and scratch slot.
+#[derive(Clone, Copy, Debug)]
+struct Info {
+    class: RegClass,
+    ty: Type,
+    units: u32,
+    slot: Option<SpillSlot>,
+}
+
+struct Allocator<'s, 'a, O: Opcode, T> {
+    s: &'s mut Shader<'a, O>,
+    t: &'s T,
+    /// First global unit of each file, and the units each may use.
+    base: Vec<u32>,
+    limit: Vec<u32>,
+    total_units: usize,
+    info: Vec<Info>,
+    /// Current state, indexed by original value.
+    name: Vec<Value>,
+    unit: Vec<Option<u32>>,
+    in_mem: Vec<bool>,
+    /// Which original value holds each global unit.
+    owner: Vec<Option<Value>>,
+    /// Values in registers (may hold stale entries; checked against `unit`).
+    entry: Vec<Option<Vec<Place>>>,
+    exit: Vec<Option<Vec<Place>>>,
+    /// Instruction list being built for each block.
+    lists: Vec<Vec<Inst>>,
+    /// Phis created at each join for merged values: (original value, phi).
+    merges: Vec<Vec<(Value, Inst)>>,
+    done: Vec<bool>,
+    live: Liveness,
+    cfg: Cfg,
+    /// Scratch arrays by type, in order of first use, with their lengths.
+    scratch: Vec<(Type, u32)>,
+    scratch_base: u32,
+    scratch_bytes: u32,
+    alloc: Allocation,
+    /// Per block: is each value live out (stamp = block index).
+    out_stamp: Vec<u32>,
+    /// Registers of operands dying at the current instruction: free for its
+    /// result, but not for values moved before it.
+    dying: Vec<(u32, u32)>,
+}
+
+const FAR: u32 = 1 << 20;
+
+impl<'s, 'a, O: Opcode, T: TargetFacts<O>> Allocator<'s, 'a, O, T> {
+    fn new(s: &'s mut Shader<'a, O>, t: &'s T, options: RaOptions) -> Result<Self, RaError> {
+        prepare(s);
+        let cfg = Cfg::compute(s);
+        let files = t.files();
+        let mut base = Vec::with_capacity(files.len());
+        let mut limit = Vec::with_capacity(files.len());
+        let mut total = 0;
+        for (k, f) in files.iter().enumerate() {
+            base.push(total);
+            let mut l = f.units;
+            if let Some(m) = options.max_units {
+                l = l.min(m);
+            }
+            if let Some(goal) = options.occupancy_goal {
+                let fid = FileId(k as u8);
+                let best = t
+                    .occupancy_steps(fid)
+                    .into_iter()
+                    .filter(|&u| t.occupancy(fid, u) >= goal)
+                    .max();
+                if let Some(b) = best {
+                    l = l.min(b);
+                }
+            }
+            limit.push(if f.allocated { l } else { 0 });
+            total += f.units;
+        }
+        let nv = s.value_capacity();
+        let mut info = vec![
+            Info {
+                class: RegClass {
+                    file: FileId(0),
+                    lane_units: 1,
+                    align: 1,
+                },
+                ty: Type::F32,
+                units: 1,
+                slot: None,
+            };
+            nv
+        ];
+        let mut original_operands = vec![Vec::new(); s.inst_capacity()];
+        for &b in cfg.rpo() {
+            for &i in s.block_insts(b) {
+                let d = s.inst(i);
+                original_operands[i.index()] = d.operands().collect();
+                if let Some(r) = d.result {
+                    let ty = s.value_type(r);
+                    let class = t.result_class(&d.op, ty);
+                    if class.file.index() >= files.len() || !files[class.file.index()].allocated {
+                        return Err(RaError::Unsupported(format!(
+                            "a {} result in a file the allocator does not assign",
+                            d.op.name()
+                        )));
+                    }
+                    info[r.index()] = Info {
+                        class,
+                        ty,
+                        units: class.units(ty),
+                        slot: None,
+                    };
+                }
+            }
+        }
+        let live = Liveness::compute(s, &cfg);
+        for &b in cfg.rpo() {
+            for v in live.live_in[b.index()].iter() {
+                if s.value_type(*v).is_vector() {
+                    return Err(RaError::Unsupported(
+                        "a register group live across blocks".into(),
+                    ));
+                }
+            }
+        }
+        let nb = s.block_capacity();
+        let scratch_base = s.arrays().len() as u32;
+        Ok(Allocator {
+            base,
+            limit,
+            total_units: total as usize,
+            info,
+            name: (0..nv as u32).map(Value).collect(),
+            unit: vec![None; nv],
+            in_mem: vec![false; nv],
+            owner: vec![None; total as usize],
+            entry: vec![None; nb],
+            exit: vec![None; nb],
+            lists: vec![Vec::new(); nb],
+            merges: vec![Vec::new(); nb],
+            done: vec![false; nb],
+            live,
+            cfg,
+            scratch: Vec::new(),
+            scratch_base,
+            scratch_bytes: 0,
+            alloc: Allocation {
+                first_new_inst: s.inst_capacity() as u32,
+                original_operands,
+                ..Allocation::default()
+            },
+            out_stamp: vec![u32::MAX; nv],
+            dying: Vec::new(),
+            s,
+            t,
+        })
+    }
+
+    fn run(mut self) -> Result<Allocation, RaError> {
+        let names: Vec<&str> = self.t.files().iter().map(|f| f.name).collect();
+        self.s.set_register_files(&names);
+        let rpo = self.cfg.rpo().to_vec();
+        for &b in &rpo {
+            self.block(b)?;
+        }
+        for &b in &rpo {
+            let list = std::mem::take(&mut self.lists[b.index()]);
+            self.s.set_block_insts(b, &list);
+        }
+        for (ty, len) in std::mem::take(&mut self.scratch) {
+            self.s.add_array(ArrayDecl {
+                elem: ty,
+                len: len.max(1),
+            });
+        }
+        self.remove_trivial_merges();
+        let mut used = vec![0u32; self.base.len()];
+        for (_, i) in self.s.insts_in_order() {
+            if let Some(r) = self.s.inst(i).result
+                && let Some(reg) = self.s.value_reg(r)
+            {
+                let units = self.info.get(r.index()).map_or(1, |x| x.units);
+                let f = reg.file as usize;
+                used[f] = used[f].max(reg.unit as u32 + units);
+            }
+        }
+        self.alloc.units_used = used;
+        Ok(self.alloc)
+    }
+
+    // ----- state -----
+
+    fn file_range(&self, class: RegClass) -> (u32, u32) {
+        let f = class.file.index();
+        (self.base[f], self.base[f] + self.limit[f])
+    }
+
+    fn occupy(&mut self, v: Value, unit: u32) {
+        let n = self.info[v.index()].units;
+        for u in unit..unit + n {
+            self.owner[u as usize] = Some(v);
+        }
+        self.unit[v.index()] = Some(unit);
+    }
+
+    fn release(&mut self, v: Value) {
+        if let Some(unit) = self.unit[v.index()].take() {
+            let n = self.info[v.index()].units;
+            for u in unit..unit + n {
+                if self.owner[u as usize] == Some(v) {
+                    self.owner[u as usize] = None;
+                }
+            }
+        }
+    }
+
+    fn to_reg(&self, unit: u32) -> Reg {
+        let f = self.base.iter().rposition(|&b| b <= unit).unwrap_or(0);
+        Reg {
+            file: f as u8,
+            unit: (unit - self.base[f]) as u16,
+        }
+    }
+
+    /// A new instruction defining a new name for original value `v` at
+    /// global unit `unit`.
+    fn new_def(&mut self, op: Op<O>, args: &[Value], v: Value, unit: u32, edit: Edit) -> Inst {
+        let ty = self.info[v.index()].ty;
+        let i = self.s.create_inst(op, args, &[], None, Some(ty));
+        let r = self.s.inst(i).result.unwrap_or(Value(0));
+        self.grow(r, v);
+        self.s.set_value_reg(r, Some(self.to_reg(unit)));
+        self.alloc.edits.insert(i, edit);
+        i
+    }
+
+    /// Track a new value `r` standing for original `v`.
+    fn grow(&mut self, r: Value, v: Value) {
+        if self.info.len() <= r.index() {
+            self.info.resize(r.index() + 1, self.info[v.index()]);
+        }
+        self.info[r.index()] = Info {
+            slot: None,
+            ..self.info[v.index()]
+        };
+    }
+
+    /// A new scratch slot for a value of type `ty`.
+    fn fresh_slot(&mut self, ty: Type) -> SpillSlot {
+        let k = match self.scratch.iter().position(|x| x.0 == ty) {
+            Some(k) => k,
+            None => {
+                self.scratch.push((ty, 0));
+                self.scratch.len() - 1
+            }
+        };
+        let index = self.scratch[k].1;
+        self.scratch[k].1 += 1;
+        let slot = SpillSlot {
+            array: ArrayId(self.scratch_base + k as u32),
+            index,
+            byte_offset: self.scratch_bytes,
+        };
+        self.scratch_bytes += ty.scalar.bits().div_ceil(32) * 4 * ty.lanes as u32;
+        slot
+    }
+
+    /// The slot original value `v` is spilled to.
+    fn slot(&mut self, v: Value) -> SpillSlot {
+        if let Some(s) = self.info[v.index()].slot {
+            return s;
+        }
+        let slot = self.fresh_slot(self.info[v.index()].ty);
+        self.info[v.index()].slot = Some(slot);
+        slot
+    }
+
+    /// Store `name` (a name of original `v`) to `slot`.
+    fn store_inst(&mut self, v: Value, name: Value, slot: SpillSlot) -> Inst {
+        let ty = self.info[v.index()].ty;
+        let op = Op::Opcode(self.t.spill(ty, slot));
+        let i = self.s.create_inst(op, &[name], &[], None, None);
+        self.alloc.edits.insert(i, Edit::Spill(slot));
+        self.alloc.spills += 1;
+        i
+    }
+
+    /// Load original `v` from `slot` into global unit `unit`.
+    fn fill_inst(&mut self, v: Value, slot: SpillSlot, unit: u32) -> Inst {
+        let ty = self.info[v.index()].ty;
+        let op = Op::Opcode(self.t.fill(ty, slot));
+        let i = self.new_def(op, &[], v, unit, Edit::Fill(slot));
+        self.alloc.fills += 1;
+        i
+    }
+
+    fn copy_inst(&mut self, from: Value, v: Value, unit: u32) -> Inst {
+        let ty = self.info[v.index()].ty;
+        let op = Op::Opcode(self.t.copy(ty));
+        self.alloc.copies += 1;
+        self.new_def(op, &[from], v, unit, Edit::Copy)
+    }
+
+    // ----- free space -----
+
+    fn is_free(&self, unit: u32, n: u32, avoid: &[(u32, u32)]) -> bool {
+        (unit..unit + n).all(|u| self.owner[u as usize].is_none())
+            && avoid.iter().all(|&(a, m)| unit + n <= a || a + m <= unit)
+    }
+
+    /// The lowest free aligned window for `class` × `units`, avoiding the
+    /// given unit ranges.
+    fn find_free(&self, class: RegClass, n: u32, avoid: &[(u32, u32)]) -> Option<u32> {
+        let (lo, hi) = self.file_range(class);
+        let align = class.align.max(1) as u32;
+        let mut u = lo;
+        while u + n <= hi {
+            if self.is_free(u, n, avoid) {
+                return Some(u);
+            }
+            u += align;
+        }
+        None
+    }
+
+    fn free_units(&self, class: RegClass) -> u32 {
+        let (lo, hi) = self.file_range(class);
+        (lo..hi)
+            .filter(|&u| self.owner[u as usize].is_none())
+            .count() as u32
+    }
+
+    // ----- blocks -----
+
+    fn block(&mut self, b: Block) -> Result<(), RaError> {
+        let insts = self.s.block_insts(b).to_vec();
+        let bi = b.index() as u32;
+        for &v in &self.live.live_out[b.index()] {
+            self.out_stamp[v.index()] = bi;
+        }
+        let next_uses = NextUses::compute(self.s, &insts);
+        self.enter(b, &insts, &next_uses)?;
+        let phis = insts
+            .iter()
+            .take_while(|&&i| self.s.inst(i).op.is_phi())
+            .count();
+        for (pos, &i) in insts.iter().enumerate().skip(phis) {
+            self.instruction(b, i, pos as u32, &next_uses, insts.len() as u32)?;
+        }
+        // The state at the end, before the terminator (which has run its
+        // operands already and defines nothing).
+        let places = self.snapshot(&self.live.live_out[b.index()].clone());
+        self.exit[b.index()] = Some(places);
+        self.done[b.index()] = true;
+        // Back edges: successors already entered need their copies now.
+        for s in self.cfg.succs(b).to_vec() {
+            if self.entry[s.index()].is_some() && self.is_join(s) {
+                self.fixup(b, s)?;
+            }
+        }
+        // Leave the register file empty for the next block.
+        for u in 0..self.total_units {
+            if let Some(v) = self.owner[u] {
+                self.release(v);
+            }
+        }
+        Ok(())
+    }
+
+    fn snapshot(&self, values: &[Value]) -> Vec<Place> {
+        values
+            .iter()
+            .map(|&v| Place {
+                value: v,
+                name: self.name[v.index()],
+                unit: self.unit[v.index()],
+                in_memory: self.in_mem[v.index()],
+            })
+            .collect()
+    }
+
+    fn restore(&mut self, places: &[Place]) {
+        for p in places {
+            self.name[p.value.index()] = p.name;
+            self.in_mem[p.value.index()] = p.in_memory;
+            self.unit[p.value.index()] = None;
+            if let Some(u) = p.unit {
+                self.occupy(p.value, u);
+            }
+        }
+    }
+
+    fn is_join(&self, b: Block) -> bool {
+        self.cfg.preds(b).len() > 1
+            || self
+                .s
+                .block_insts(b)
+                .first()
+                .is_some_and(|&i| self.s.inst(i).op.is_phi())
+    }
+
+    /// Set up the state at the top of `b`: live-ins and phis placed.
+    fn enter(&mut self, b: Block, insts: &[Inst], nu: &NextUses) -> Result<(), RaError> {
+        let live_in = self.live.live_in[b.index()].clone();
+        if !self.is_join(b) {
+            if let Some(&p) = self.cfg.preds(b).first() {
+                let exit = self.exit[p.index()].clone().unwrap_or_default();
+                let keep: Vec<Place> = exit
+                    .into_iter()
+                    .filter(|x| live_in.contains(&x.value))
+                    .collect();
+                self.restore(&keep);
+            }
+            self.entry[b.index()] = Some(self.snapshot(&live_in));
+            return Ok(());
+        }
+        let preds = self.cfg.preds(b).to_vec();
+        let first = preds.iter().copied().find(|p| self.done[p.index()]);
+        let from = first
+            .and_then(|p| self.exit[p.index()].clone())
+            .unwrap_or_default();
+        let all_done = preds.iter().all(|p| self.done[p.index()]);
+        let mut places = Vec::with_capacity(live_in.len());
+        for &v in &live_in {
+            let Some(f) = from.iter().find(|x| x.value == v) else {
+                continue;
+            };
+            places.push(*f);
+        }
+        self.restore(&places);
+        // Original phis: each needs a register, taken from live-ins that
+        // are used furthest away when the file is full.
+        let phis: Vec<Inst> = insts
+            .iter()
+            .copied()
+            .take_while(|&i| self.s.inst(i).op.is_phi())
+            .collect();
+        let mut placed: Vec<Value> = Vec::with_capacity(phis.len());
+        for &i in &phis {
+            let r = self.s.inst(i).result.unwrap_or(Value(0));
+            let info = self.info[r.index()];
+            // Prefer the register its first predecessor's operand is in.
+            let hint = first.and_then(|p| {
+                let d = self.s.inst(i);
+                let k = d.targets.iter().position(|&t| t == p)?;
+                let arg = d.args[k];
+                from.iter().find(|x| x.value == arg).and_then(|x| x.unit)
+            });
+            let unit = match hint.filter(|&u| self.is_free(u, info.units, &[])) {
+                Some(u) => u,
+                None => loop {
+                    if let Some(u) = self.find_free(info.class, info.units, &[]) {
+                        break u;
+                    }
+                    let victim = self
+                        .victim(info.class, &placed, nu, 0)
+                        .ok_or_else(|| RaError::Unsupported("too many phis for the register file".into()))?;
+                    // Live-ins leave registers by being stored on every
+                    // incoming edge (the fix-up copies do it).
+                    self.in_mem[victim.index()] = true;
+                    self.release(victim);
+                },
+            };
+            self.occupy(r, unit);
+            self.s.set_value_reg(r, Some(self.to_reg(unit)));
+            self.lists[b.index()].push(i);
+            placed.push(r);
+        }
+        // Values entering in a register get a phi naming them, unless every
+        // predecessor is done and agrees already.
+        let mut entry = self.snapshot(&live_in);
+        for p in entry.iter_mut() {
+            let Some(unit) = p.unit else { continue };
+            let agree = all_done
+                && preds.iter().all(|q| {
+                    self.exit[q.index()].as_ref().is_some_and(|e| {
+                        e.iter()
+                            .any(|x| x.value == p.value && x.name == p.name && x.unit == Some(unit))
+                    })
+                });
+            if agree {
+                continue;
+            }
+            let ty = self.info[p.value.index()].ty;
+            let args = vec![p.name; preds.len()];
+            let i = self.s.create_inst(Op::Phi, &args, &preds, None, Some(ty));
+            let r = self.s.inst(i).result.unwrap_or(Value(0));
+            self.grow(r, p.value);
+            self.s.set_value_reg(r, Some(self.to_reg(unit)));
+            self.alloc.edits.insert(i, Edit::Merge);
+            self.merges[b.index()].push((p.value, i));
+            self.lists[b.index()].insert(0, i);
+            p.name = r;
+            self.name[p.value.index()] = r;
+        }
+        self.entry[b.index()] = Some(entry);
+        // Phi results nobody reads free their registers at once.
+        for &i in &phis {
+            let r = self.s.inst(i).result.unwrap_or(Value(0));
+            if nu.next(r, 0).is_none() && self.out_stamp[r.index()] != b.index() as u32 {
+                self.release(r);
+            }
+        }
+        for p in preds {
+            if self.done[p.index()] {
+                self.fixup(p, b)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The live value (not in `pinned`) in `class`'s file whose next use
+    /// is furthest from `pos`.
+    fn victim(&self, class: RegClass, pinned: &[Value], nu: &NextUses, pos: u32) -> Option<Value> {
+        let (lo, hi) = self.file_range(class);
+        let mut best: Option<(u32, Value)> = None;
+        let mut u = lo;
+        while u < hi {
+            if let Some(v) = self.owner[u as usize] {
+                let n = self.info[v.index()].units;
+                if self.unit[v.index()] == Some(u)
+                    && !pinned.contains(&v)
+                    && !self.info[v.index()].ty.is_vector()
+                {
+                    let d = nu.next(v, pos).unwrap_or(FAR);
+                    if best.is_none_or(|(bd, _)| d > bd) {
+                        best = Some((d, v));
+                    }
+                }
+                u += n.max(1);
+            } else {
+                u += 1;
+            }
+        }
+        best.map(|b| b.1)
+    }
+
+    /// Spill `v` out of its register (storing it first if needed) at the
+    /// end of `b`'s list so far.
+    fn spill(&mut self, b: Block, v: Value) {
+        if !self.in_mem[v.index()] {
+            let slot = self.slot(v);
+            let i = self.store_inst(v, self.name[v.index()], slot);
+            self.lists[b.index()].push(i);
+            self.in_mem[v.index()] = true;
+        }
+        self.release(v);
+    }
+
+    /// A window of `n` units for `class`, freeing one by moving or spilling
+    /// live values (never those in `pinned`).
+    fn make_room(
+        &mut self,
+        b: Block,
+        class: RegClass,
+        n: u32,
+        pinned: &[Value],
+        nu: &NextUses,
+        pos: u32,
+    ) -> Result<u32, RaError> {
+        loop {
+            if let Some(u) = self.find_free(class, n, &[]) {
+                return Ok(u);
+            }
+            if self.free_units(class) >= n {
+                // Enough units, but scattered: empty the window holding the
+                // fewest values by moving them elsewhere.
+                if let Some(u) = self.evict_window(b, class, n) {
+                    return Ok(u);
+                }
+            }
+            let victim = self.victim(class, pinned, nu, pos).ok_or_else(|| {
+                RaError::Unsupported(format!(
+                    "an instruction needs more than the {} units of file {}",
+                    self.limit[class.file.index()],
+                    self.t.files()[class.file.index()].name
+                ))
+            })?;
+            self.spill(b, victim);
+        }
+    }
+
+    /// Move the values out of the cheapest aligned window of `n` units
+    /// into free units elsewhere; `None` if no window can be emptied so.
+    /// Operands of the current instruction may move (they are renamed
+    /// after), groups may not.
+    fn evict_window(&mut self, b: Block, class: RegClass, n: u32) -> Option<u32> {
+        let (lo, hi) = self.file_range(class);
+        let align = class.align.max(1) as u32;
+        let mut best: Option<(u32, u32)> = None;
+        let mut u = lo;
+        while u + n <= hi {
+            let mut cost = 0;
+            let mut ok = true;
+            for w in u..u + n {
+                if let Some(v) = self.owner[w as usize] {
+                    if self.info[v.index()].ty.is_vector() {
+                        ok = false;
+                        break;
+                    }
+                    cost += 1;
+                }
+            }
+            if ok && best.is_none_or(|(c, _)| cost < c) {
+                best = Some((cost, u));
+            }
+            u += align;
+        }
+        let (_, start) = best?;
+        let mut movers: Vec<Value> = (start..start + n)
+            .filter_map(|w| self.owner[w as usize])
+            .collect();
+        movers.dedup();
+        // Find new homes first, so a failure changes nothing.
+        let mut homes = Vec::with_capacity(movers.len());
+        let mut avoid = self.dying.clone();
+        avoid.push((start, n));
+        for &v in &movers {
+            let info = self.info[v.index()];
+            let home = self.find_free(info.class, info.units, &avoid)?;
+            avoid.push((home, info.units));
+            homes.push(home);
+        }
+        for (&v, &home) in movers.iter().zip(&homes) {
+            let from = self.name[v.index()];
+            self.release(v);
+            let i = self.copy_inst(from, v, home);
+            self.lists[b.index()].push(i);
+            let r = self.s.inst(i).result.unwrap_or(Value(0));
+            self.name[v.index()] = r;
+            self.occupy(v, home);
+        }
+        Some(start)
+    }
+
+    /// Put `v` in a register (filling it) if it is not in one.
+    fn ensure_in_reg(
+        &mut self,
+        b: Block,
+        v: Value,
+        pinned: &[Value],
+        nu: &NextUses,
+        pos: u32,
+    ) -> Result<(), RaError> {
+        if self.unit[v.index()].is_some() {
+            return Ok(());
+        }
+        let info = self.info[v.index()];
+        let u = self.make_room(b, info.class, info.units, pinned, nu, pos)?;
+        let slot = self.slot(v);
+        let i = self.fill_inst(v, slot, u);
+        self.lists[b.index()].push(i);
+        let r = self.s.inst(i).result.unwrap_or(Value(0));
+        self.name[v.index()] = r;
+        self.occupy(v, u);
+        Ok(())
+    }
+
+    /// Move `v` (in a register) to `unit`, moving whatever is there away.
+    fn move_to(
+        &mut self,
+        b: Block,
+        v: Value,
+        unit: u32,
+        pinned: &[Value],
+        nu: &NextUses,
+        pos: u32,
+    ) -> Result<(), RaError> {
+        if self.unit[v.index()] == Some(unit) {
+            return Ok(());
+        }
+        let n = self.info[v.index()].units;
+        let occupants: Vec<Value> = (unit..unit + n)
+            .filter_map(|w| self.owner[w as usize])
+            .filter(|&o| o != v)
+            .collect();
+        for o in occupants {
+            if self.unit[o.index()].is_none() {
+                continue;
+            }
+            let info = self.info[o.index()];
+            let mut keep = pinned.to_vec();
+            keep.push(v);
+            match self.find_free(info.class, info.units, &[(unit, n)]) {
+                Some(home) => {
+                    let from = self.name[o.index()];
+                    self.release(o);
+                    let i = self.copy_inst(from, o, home);
+                    self.lists[b.index()].push(i);
+                    self.name[o.index()] = self.s.inst(i).result.unwrap_or(Value(0));
+                    self.occupy(o, home);
+                }
+                None => {
+                    if pinned.contains(&o) {
+                        return Err(RaError::Unsupported(
+                            "two operands need the same fixed register".into(),
+                        ));
+                    }
+                    self.spill(b, o);
+                }
+            }
+        }
+        let _ = (nu, pos);
+        let from = self.name[v.index()];
+        self.release(v);
+        let i = self.copy_inst(from, v, unit);
+        self.lists[b.index()].push(i);
+        self.name[v.index()] = self.s.inst(i).result.unwrap_or(Value(0));
+        self.occupy(v, unit);
+        Ok(())
+    }
+
+    fn instruction(
+        &mut self,
+        b: Block,
+        i: Inst,
+        pos: u32,
+        nu: &NextUses,
+        len: u32,
+    ) -> Result<(), RaError> {
+        let d = self.s.inst(i);
+        let op = d.op;
+        let operands: Vec<Value> = d.operands().collect();
+        let nargs = d.args.len();
+        let result = d.result;
+        let _ = len;
+        // Operands in registers of their class.
+        let mut pinned: Vec<Value> = operands.clone();
+        pinned.dedup();
+        for &v in &operands {
+            self.ensure_in_reg(b, v, &pinned, nu, pos)?;
+        }
+        for (k, &v) in operands.iter().enumerate() {
+            let ty = self.info[v.index()].ty;
+            let want = self.t.operand_class(&op, k, ty);
+            let have = self.info[v.index()].class;
+            if want.file != have.file || want.lane_units != have.lane_units {
+                return Err(RaError::Unsupported(format!(
+                    "operand {k} of {} needs another register class than its value has",
+                    op.name()
+                )));
+            }
+            let unit = self.unit[v.index()].unwrap_or(0);
+            let aligned = (unit - self.base[want.file.index()]) % want.align.max(1) as u32 == 0;
+            if !aligned {
+                let u = self.make_room(b, want, self.info[v.index()].units, &pinned, nu, pos)?;
+                self.move_to(b, v, u, &pinned, nu, pos)?;
+            }
+        }
+        if let Op::Output { index } = op
+            && let Some(&v) = operands.first()
+            && let Some(fixed) = self.t.output_register(index, self.info[v.index()].ty)
+        {
+            let unit = self.base[fixed.file.index()] + fixed.unit as u32;
+            self.move_to(b, v, unit, &pinned, nu, pos)?;
+        }
+        // Operands dying here free their registers for the result.
+        let bi = b.index() as u32;
+        let dies = |v: Value| nu.next(v, pos + 1).is_none() && self.out_stamp[v.index()] != bi;
+        let mut dead: Vec<Value> = operands.iter().copied().filter(|&v| dies(v)).collect();
+        dead.sort_unstable();
+        dead.dedup();
+        let is_terminator = op.is_terminator();
+        if !is_terminator {
+            for &v in &dead {
+                if let Some(u) = self.unit[v.index()] {
+                    self.dying.push((u, self.info[v.index()].units));
+                }
+                self.release(v);
+            }
+        }
+        if let Some(r) = result {
+            let info = self.info[r.index()];
+            let fixed = match op {
+                Op::Input { index } => self.t.input_register(index, info.ty),
+                _ => None,
+            };
+            let unit = match fixed {
+                Some(PhysReg { file, unit }) => {
+                    let u = self.base[file.index()] + unit as u32;
+                    let occupants: Vec<Value> = (u..u + info.units)
+                        .filter_map(|w| self.owner[w as usize])
+                        .collect();
+                    for o in occupants {
+                        if self.unit[o.index()].is_none() {
+                            continue;
+                        }
+                        let oi = self.info[o.index()];
+                        match self.find_free(oi.class, oi.units, &[(u, info.units)]) {
+                            Some(home) => {
+                                let from = self.name[o.index()];
+                                self.release(o);
+                                let c = self.copy_inst(from, o, home);
+                                self.lists[b.index()].push(c);
+                                self.name[o.index()] = self.s.inst(c).result.unwrap_or(Value(0));
+                                self.occupy(o, home);
+                            }
+                            None => self.spill(b, o),
+                        }
+                    }
+                    u
+                }
+                None => match self.coalesce_hint(op, &operands, info) {
+                    Some(u) => u,
+                    None => self.make_room(b, info.class, info.units, &operands, nu, pos)?,
+                },
+            };
+            self.occupy(r, unit);
+            self.s.set_value_reg(r, Some(self.to_reg(unit)));
+        }
+        self.dying.clear();
+        // Rewrite the operands to their current names (moves above may
+        // have renamed live ones).
+        let names: Vec<Value> = operands.iter().map(|v| self.name[v.index()]).collect();
+        {
+            let data = self.s.inst_mut(i);
+            for (k, a) in data.args.iter_mut().enumerate() {
+                *a = names[k];
+            }
+            if let Some(a) = data.address.as_mut() {
+                *a = names[nargs];
+            }
+        }
+        self.lists[b.index()].push(i);
+        if let Some(r) = result
+            && nu.next(r, pos + 1).is_none()
+            && self.out_stamp[r.index()] != bi
+        {
+            self.release(r);
+        }
+        if is_terminator {
+            for &v in &dead {
+                self.release(v);
+            }
+        }
+        Ok(())
+    }
+
+    /// A free register that saves a move: a collect's group where its
+    /// first operand already sits, or a dying operand's register.
+    fn coalesce_hint(&self, op: Op<O>, operands: &[Value], info: Info) -> Option<u32> {
+        if let Op::Collect = op {
+            let first = *operands.first()?;
+            let u = self.unit[first.index()]?;
+            let (lo, _) = self.file_range(info.class);
+            if (u - lo) % info.class.align.max(1) as u32 == 0 && self.is_free(u, info.units, &[]) {
+                return Some(u);
+            }
+        }
+        self.find_free(info.class, info.units, &[])
+    }
+
+    /// Make the end of `p` (a predecessor of join `s`) agree with `s`'s
+    /// entry: stores, a parallel copy, fills, and the phi operands.
+    fn fixup(&mut self, p: Block, s: Block) -> Result<(), RaError> {
+        let exit = self.exit[p.index()].clone().unwrap_or_default();
+        let entry = self.entry[s.index()].clone().unwrap_or_default();
+        let find = |v: Value| exit.iter().find(|x| x.value == v).copied();
+        let mut stores: Vec<Inst> = Vec::new();
+        let mut moves: Vec<Move> = Vec::new();
+        let mut fills: Vec<(Value, u32, Option<(Inst, usize)>)> = Vec::new();
+        // Merged live-ins.
+        let merges = self.merges[s.index()].clone();
+        for want in &entry {
+            let Some(have) = find(want.value) else {
+                continue;
+            };
+            if want.in_memory && !have.in_memory {
+                let slot = self.slot(want.value);
+                stores.push(self.store_inst(want.value, have.name, slot));
+            }
+            if let Some(unit) = want.unit {
+                let phi = merges
+                    .iter()
+                    .find(|m| m.0 == want.value)
+                    .map(|m| (m.1, self.pred_index(m.1, p)));
+                match have.unit {
+                    Some(src) => moves.push(Move {
+                        value: want.value,
+                        name: have.name,
+                        src,
+                        dst: unit,
+                        phi,
+                    }),
+                    None => fills.push((want.value, unit, phi)),
+                }
+            }
+        }
+        // Original phis.
+        for &i in self.s.block_insts(s).to_vec().iter() {
+            let d = self.s.inst(i);
+            if !d.op.is_phi() || self.alloc.edits.contains_key(&i) {
+                continue;
+            }
+            let Some(k) = d.targets.iter().position(|&t| t == p) else {
+                continue;
+            };
+            let arg = self.alloc.original_operands[i.index()][k];
+            let r = d.result.unwrap_or(Value(0));
+            let Some(reg) = self.s.value_reg(r) else {
+                continue;
+            };
+            let dst = self.base[reg.file as usize] + reg.unit as u32;
+            let Some(have) = find(arg) else {
+                return Err(RaError::Unsupported("phi operand not live out".into()));
+            };
+            match have.unit {
+                Some(src) => moves.push(Move {
+                    value: arg,
+                    name: have.name,
+                    src,
+                    dst,
+                    phi: Some((i, k)),
+                }),
+                None => fills.push((arg, dst, Some((i, k)))),
+            }
+        }
+        // Sequentialise the moves.
+        let mut out: Vec<Inst> = stores;
+        let mut pending: Vec<Move> = Vec::new();
+        for m in moves {
+            if m.src == m.dst {
+                self.set_phi_arg(m.phi, m.name);
+            } else {
+                pending.push(m);
+            }
+        }
+        let size = |v: Value, me: &Self| me.info[v.index()].units;
+        let mut busy: Vec<(u32, u32)> = entry
+            .iter()
+            .filter_map(|w| w.unit.map(|u| (u, size(w.value, self))))
+            .collect();
+        for &(v, dst, _) in &fills {
+            busy.push((dst, size(v, self)));
+        }
+        for &i in self.s.block_insts(s) {
+            let d = self.s.inst(i);
+            if d.op.is_phi()
+                && let Some(r) = d.result
+                && let Some(reg) = self.s.value_reg(r)
+            {
+                busy.push((self.base[reg.file as usize] + reg.unit as u32, size(r, self)));
+            }
+        }
+        let overlaps = |a: u32, n: u32, b: u32, m: u32| a < b + m && b < a + n;
+        let mut deferred: Vec<(Value, SpillSlot, u32, Option<(Inst, usize)>)> = Vec::new();
+        while !pending.is_empty() {
+            let ready = (0..pending.len()).find(|&k| {
+                let m = &pending[k];
+                let n = size(m.value, self);
+                pending
+                    .iter()
+                    .enumerate()
+                    .all(|(j, o)| j == k || !overlaps(m.dst, n, o.src, size(o.value, self)))
+            });
+            if let Some(k) = ready {
+                let m = pending.remove(k);
+                let i = self.copy_inst(m.name, m.value, m.dst);
+                out.push(i);
+                let r = self.s.inst(i).result.unwrap_or(Value(0));
+                self.set_phi_arg(m.phi, r);
+                continue;
+            }
+            // A cycle: park one value in a free register, or in memory.
+            let m = pending[0];
+            let info = self.info[m.value.index()];
+            let mut avoid = busy.clone();
+            for o in &pending {
+                avoid.push((o.src, size(o.value, self)));
+            }
+            let (lo, hi) = self.file_range(info.class);
+            let align = info.class.align.max(1) as u32;
+            let mut temp = None;
+            let mut u = lo;
+            while u + info.units <= hi {
+                if avoid.iter().all(|&(a, n)| !overlaps(u, info.units, a, n)) {
+                    temp = Some(u);
+                    break;
+                }
+                u += align;
+            }
+            match temp {
+                Some(t) => {
+                    let i = self.copy_inst(m.name, m.value, t);
+                    out.push(i);
+                    pending[0].src = t;
+                    pending[0].name = self.s.inst(i).result.unwrap_or(Value(0));
+                }
+                None => {
+                    // Through memory: a fresh slot, as the value's own
+                    // slot's contents are part of the state.
+                    let slot = self.fresh_slot(info.ty);
+                    out.push(self.store_inst(m.value, m.name, slot));
+                    pending.remove(0);
+                    deferred.push((m.value, slot, m.dst, m.phi));
+                }
+            }
+        }
+        for (v, slot, dst, phi) in deferred {
+            let i = self.fill_inst(v, slot, dst);
+            out.push(i);
+            let r = self.s.inst(i).result.unwrap_or(Value(0));
+            self.set_phi_arg(phi, r);
+        }
+        for (v, dst, phi) in fills {
+            let slot = self.slot(v);
+            let i = self.fill_inst(v, slot, dst);
+            out.push(i);
+            let r = self.s.inst(i).result.unwrap_or(Value(0));
+            self.set_phi_arg(phi, r);
+        }
+        // Before `p`'s terminator.
+        let list = &mut self.lists[p.index()];
+        let at = list.len().saturating_sub(1);
+        list.splice(at..at, out);
+        Ok(())
+    }
+
+    fn pred_index(&self, phi: Inst, p: Block) -> usize {
+        self.s
+            .inst(phi)
+            .targets
+            .iter()
+            .position(|&t| t == p)
+            .unwrap_or(0)
+    }
+
+    fn set_phi_arg(&mut self, phi: Option<(Inst, usize)>, v: Value) {
+        if let Some((i, k)) = phi
+            && let Some(a) = self.s.inst_mut(i).args.get_mut(k)
+        {
+            *a = v;
+        }
+    }
+
+    /// Drop allocator phis whose operands are all one value (in the same
+    /// register by construction).
+    fn remove_trivial_merges(&mut self) {
+        let mut replace: HashMap<Value, Value> = HashMap::new();
+        let mut removed: Vec<(Block, Inst)> = Vec::new();
+        let resolve = |map: &HashMap<Value, Value>, mut v: Value| {
+            while let Some(&w) = map.get(&v) {
+                v = w;
+            }
+            v
+        };
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for (b, list) in self.merges.iter().enumerate() {
+                for &(_, i) in list {
+                    let d = self.s.inst(i);
+                    let Some(r) = d.result else { continue };
+                    if replace.contains_key(&r) {
+                        continue;
+                    }
+                    let mut args = d.args.iter().map(|&a| resolve(&replace, a)).filter(|&a| a != r);
+                    let Some(first) = args.next() else { continue };
+                    if args.all(|a| a == first) {
+                        replace.insert(r, first);
+                        removed.push((Block(b as u32), i));
+                        changed = true;
+                    }
+                }
+            }
+        }
+        if replace.is_empty() {
+            return;
+        }
+        self.s.rewrite_operands(|v| resolve(&replace, v));
+        for (b, i) in removed {
+            self.s.retain_insts(b, |x, _| x != i);
+            self.alloc.edits.remove(&i);
+        }
+    }
+}
+
+/// One value to move at a join.
+#[derive(Clone, Copy, Debug)]
+struct Move {
+    value: Value,
+    name: Value,
+    src: u32,
+    dst: u32,
+    phi: Option<(Inst, usize)>,
+}
+
+/// Uses of each value inside one block, by position.
+struct NextUses {
+    positions: HashMap<Value, Vec<u32>>,
+}
+
+impl NextUses {
+    fn compute<O: Opcode>(s: &Shader<'_, O>, insts: &[Inst]) -> NextUses {
+        let mut positions: HashMap<Value, Vec<u32>> = HashMap::new();
+        for (k, &i) in insts.iter().enumerate() {
+            let d = s.inst(i);
+            if d.op.is_phi() {
+                continue;
+            }
+            for v in d.operands() {
+                positions.entry(v).or_default().push(k as u32);
+            }
+        }
+        NextUses { positions }
+    }
+
+    /// The first use of `v` at or after `pos`.
+    fn next(&self, v: Value, pos: u32) -> Option<u32> {
+        let p = self.positions.get(&v)?;
+        let k = p.partition_point(|&x| x < pos);
+        p.get(k).copied()
+    }
+}
+
+/// Split critical edges into joins and drop unreachable blocks, so every
+/// join's predecessors end in a plain jump.
+fn prepare<O: Opcode>(s: &mut Shader<'_, O>) {
+    let cfg = Cfg::compute(s);
+    let dead: Vec<Block> = s
+        .layout()
+        .iter()
+        .copied()
+        .filter(|&b| !cfg.is_reachable(b))
+        .collect();
+    if !dead.is_empty() {
+        // Drop phi entries from the dead predecessors.
+        for &b in cfg.rpo() {
+            for &i in s.block_insts(b).to_vec().iter() {
+                let d = s.inst(i);
+                if !d.op.is_phi() {
+                    break;
+                }
+                let keep: Vec<(Value, Block)> = d
+                    .args
+                    .iter()
+                    .copied()
+                    .zip(d.targets.iter().copied())
+                    .filter(|(_, t)| cfg.is_reachable(*t))
+                    .collect();
+                let (args, targets): (Vec<Value>, Vec<Block>) = keep.into_iter().unzip();
+                s.set_args(i, &args);
+                s.set_targets(i, &targets);
+            }
+        }
+        s.remove_blocks(&dead);
+    }
+    let cfg = Cfg::compute(s);
+    for b in cfg.rpo().to_vec() {
+        let Some(term) = s.terminator(b) else { continue };
+        let targets = s.inst(term).targets.to_vec();
+        if targets.len() < 2 {
+            continue;
+        }
+        for (k, &t) in targets.iter().enumerate() {
+            let join = cfg.preds(t).len() > 1
+                || s.block_insts(t).first().is_some_and(|&i| s.inst(i).op.is_phi());
+            if !join {
+                continue;
+            }
+            let n = s.add_block();
+            s.append_inst(n, Op::Jump, &[], &[t], None, None);
+            s.inst_mut(term).targets[k] = n;
+            // The first phi entry from `b` now comes from `n`.
+            for &i in s.block_insts(t).to_vec().iter() {
+                if !s.inst(i).op.is_phi() {
+                    break;
+                }
+                if let Some(x) = s.inst_mut(i).targets.iter_mut().find(|x| **x == b) {
+                    *x = n;
+                }
+            }
+        }
+    }
+}
+
+/// Register `ra` for target `T` (its `Default` configuration) in `registry`.
+pub fn register<O: Opcode, T: TargetFacts<O> + Default + 'static>(
+    registry: &mut crate::manager::Registry<O>,
+) {
+    registry.register(
+        "ra",
+        "SSA register allocation with live-range splitting and spilling",
+        || Box::new(Ra::<O, T>::new(T::default())),
+    );
+}

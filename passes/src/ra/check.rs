@@ -1,0 +1,300 @@
+//! The register-allocation checker: proves that every use in an allocated
+//! shader reads, in its register, the value the original program's operand
+//! named.
+//!
+//! It is a forward dataflow over "which original value (and which unit of
+//! it) does each register unit and each scratch slot hold", in the manner
+//! of regalloc2's symbolic checker. Original instructions define their
+//! results; inserted copies, spills and fills move whatever their source
+//! *actually* holds (not what the allocator claims); at a join the states
+//! of the predecessors meet (disagreeing units hold nothing); an original
+//! phi checks, at the end of each predecessor, that its register holds that
+//! predecessor's operand. Allocator-made phis are transparent. Then every
+//! operand of every original instruction is checked against the operand it
+//! had before allocation.
+
+use super::{Allocation, Edit};
+use crate::target::TargetFacts;
+use lathe_ir::{Block, Cfg, Inst, Opcode, Shader, Value};
+use std::collections::HashMap;
+
+/// An allocation that does not preserve the program.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{block:?}, `{inst}`: {message}")]
+pub struct CheckError {
+    pub block: Block,
+    pub inst: String,
+    pub message: String,
+}
+
+/// What one register unit or slot holds.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Cell {
+    /// Not reached yet (the identity of the meet).
+    Unknown,
+    /// Unit `part` of original value `value`.
+    Holds(Value, u16),
+    /// Nothing known (paths disagree, or never written).
+    Nothing,
+}
+
+impl Cell {
+    fn meet(self, other: Cell) -> Cell {
+        match (self, other) {
+            (Cell::Unknown, x) | (x, Cell::Unknown) => x,
+            (a, b) if a == b => a,
+            _ => Cell::Nothing,
+        }
+    }
+}
+
+#[derive(Clone, PartialEq, Debug)]
+struct State {
+    units: Vec<Cell>,
+    /// Scratch slots by (array, element): the value held.
+    slots: HashMap<(u32, u32), Option<Value>>,
+}
+
+/// Check `shader` as rewritten by an allocation `alloc` on `target`.
+pub fn check<O: Opcode, T: TargetFacts<O>>(
+    shader: &Shader<'_, O>,
+    target: &T,
+    alloc: &Allocation,
+) -> Result<(), CheckError> {
+    Checker::new(shader, target, alloc).run()
+}
+
+struct Checker<'c, 'a, O, T> {
+    s: &'c Shader<'a, O>,
+    t: &'c T,
+    alloc: &'c Allocation,
+    base: Vec<u32>,
+    total: usize,
+    cfg: Cfg,
+}
+
+impl<'c, 'a, O: Opcode, T: TargetFacts<O>> Checker<'c, 'a, O, T> {
+    fn new(s: &'c Shader<'a, O>, t: &'c T, alloc: &'c Allocation) -> Self {
+        let mut base = Vec::new();
+        let mut total = 0;
+        for f in t.files() {
+            base.push(total);
+            total += f.units;
+        }
+        Checker {
+            s,
+            t,
+            alloc,
+            base,
+            total: total as usize,
+            cfg: Cfg::compute(s),
+        }
+    }
+
+    fn error(&self, b: Block, i: Inst, message: impl Into<String>) -> CheckError {
+        let names = lathe_ir::printer::Names::compute(self.s);
+        let mut text = String::new();
+        let _ = lathe_ir::printer::write_inst(self.s, &names, i, &mut text);
+        CheckError {
+            block: b,
+            inst: text,
+            message: message.into(),
+        }
+    }
+
+    fn is_original(&self, i: Inst) -> bool {
+        i.0 < self.alloc.first_new_inst
+    }
+
+    /// The global units of `v`'s register.
+    fn units_of(&self, v: Value) -> Option<(usize, usize)> {
+        let reg = self.s.value_reg(v)?;
+        let ty = self.s.value_type(v);
+        let d = self.s.inst(self.s.value_def(v));
+        let class = self.t.result_class(&d.op, ty);
+        let start = *self.base.get(reg.file as usize)? as usize + reg.unit as usize;
+        let n = class.units(ty) as usize;
+        (start + n <= self.total).then_some((start, n))
+    }
+
+    fn read(&self, st: &State, v: Value) -> Option<Value> {
+        let (start, n) = self.units_of(v)?;
+        let Cell::Holds(x, 0) = st.units[start] else {
+            return None;
+        };
+        (0..n)
+            .all(|j| st.units[start + j] == Cell::Holds(x, j as u16))
+            .then_some(x)
+    }
+
+    fn write(&self, st: &mut State, v: Value, held: Option<Value>) {
+        if let Some((start, n)) = self.units_of(v) {
+            for j in 0..n {
+                st.units[start + j] = match held {
+                    Some(x) => Cell::Holds(x, j as u16),
+                    None => Cell::Nothing,
+                };
+            }
+        }
+    }
+
+    /// Run one block from `st`; with `verify`, check every original use.
+    fn transfer(&self, b: Block, st: &mut State, verify: bool) -> Result<(), CheckError> {
+        for &i in self.s.block_insts(b) {
+            let d = self.s.inst(i);
+            let edit = self.alloc.edits.get(&i).copied();
+            match edit {
+                Some(Edit::Merge) => {}
+                Some(Edit::Copy) => {
+                    let held = d.args.first().and_then(|&a| self.read(st, a));
+                    if let Some(r) = d.result {
+                        self.write(st, r, held);
+                    }
+                }
+                Some(Edit::Spill(slot)) => {
+                    let held = d.args.first().and_then(|&a| self.read(st, a));
+                    st.slots.insert((slot.array.0, slot.index), held);
+                }
+                Some(Edit::Fill(slot)) => {
+                    let held = st.slots.get(&(slot.array.0, slot.index)).copied().flatten();
+                    if let Some(r) = d.result {
+                        self.write(st, r, held);
+                    }
+                }
+                None if !self.is_original(i) => {
+                    return Err(self.error(b, i, "an inserted instruction the allocation does not list"));
+                }
+                None => {
+                    if d.op.is_phi() {
+                        if let Some(r) = d.result {
+                            self.write(st, r, Some(r));
+                        }
+                        continue;
+                    }
+                    if verify {
+                        let want = &self.alloc.original_operands[i.index()];
+                        for (k, v) in d.operands().enumerate() {
+                            let Some(&w) = want.get(k) else {
+                                return Err(self.error(b, i, "operand count changed"));
+                            };
+                            if self.units_of(v).is_none() {
+                                return Err(self.error(b, i, format!("operand {k} has no register")));
+                            }
+                            let got = self.read(st, v);
+                            if got != Some(w) {
+                                return Err(self.error(
+                                    b,
+                                    i,
+                                    format!(
+                                        "operand {k} should hold the value defined by `{}` but holds {}",
+                                        self.describe(w),
+                                        match got {
+                                            Some(x) => format!("the value defined by `{}`", self.describe(x)),
+                                            None => "no single value".to_string(),
+                                        }
+                                    ),
+                                ));
+                            }
+                        }
+                    }
+                    if let Some(r) = d.result {
+                        if verify && self.units_of(r).is_none() {
+                            return Err(self.error(b, i, "the result has no register in its file"));
+                        }
+                        self.write(st, r, Some(r));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn describe(&self, v: Value) -> String {
+        let names = lathe_ir::printer::Names::compute(self.s);
+        let mut text = String::new();
+        let _ = lathe_ir::printer::write_inst(self.s, &names, self.s.value_def(v), &mut text);
+        text
+    }
+
+    fn meet(&self, into: &mut State, from: &State) {
+        for (a, b) in into.units.iter_mut().zip(&from.units) {
+            *a = a.meet(*b);
+        }
+    }
+
+    fn run(&self) -> Result<(), CheckError> {
+        let nb = self.s.block_capacity();
+        let empty = State {
+            units: vec![Cell::Unknown; self.total],
+            slots: HashMap::new(),
+        };
+        let mut exits: Vec<Option<State>> = vec![None; nb];
+        let rpo = self.cfg.rpo().to_vec();
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for &b in &rpo {
+                let mut st = self.entry_state(b, &exits, &empty);
+                self.transfer(b, &mut st, false)?;
+                if exits[b.index()].as_ref() != Some(&st) {
+                    exits[b.index()] = Some(st);
+                    changed = true;
+                }
+            }
+        }
+        for &b in &rpo {
+            // Phi operands at the end of each predecessor.
+            for &i in self.s.block_insts(b) {
+                let d = self.s.inst(i);
+                if !d.op.is_phi() {
+                    break;
+                }
+                if !self.is_original(i) {
+                    continue;
+                }
+                let Some(r) = d.result else { continue };
+                let want = &self.alloc.original_operands[i.index()];
+                for (k, &p) in d.targets.iter().enumerate() {
+                    let Some(exit) = exits[p.index()].as_ref() else {
+                        continue;
+                    };
+                    let got = self.read(exit, r);
+                    if got != want.get(k).copied() {
+                        return Err(self.error(
+                            b,
+                            i,
+                            format!("the phi's register does not hold its operand {k} at the end of {p:?}"),
+                        ));
+                    }
+                }
+            }
+            let mut st = self.entry_state(b, &exits, &empty);
+            self.transfer(b, &mut st, true)?;
+        }
+        Ok(())
+    }
+
+    fn entry_state(&self, b: Block, exits: &[Option<State>], empty: &State) -> State {
+        let mut st = empty.clone();
+        if self.s.entry() == Some(b) {
+            for c in st.units.iter_mut() {
+                *c = Cell::Nothing;
+            }
+            return st;
+        }
+        let mut first = true;
+        for &p in self.cfg.preds(b) {
+            let Some(e) = exits[p.index()].as_ref() else {
+                continue;
+            };
+            if first {
+                st.slots = e.slots.clone();
+                first = false;
+            } else {
+                st.slots.retain(|k, v| e.slots.get(k) == Some(v));
+            }
+            self.meet(&mut st, e);
+        }
+        st
+    }
+}
