@@ -97,6 +97,10 @@ pub struct Allocation {
     pub spills: u32,
     pub fills: u32,
     pub copies: u32,
+    /// Copy cycles at joins broken through a free register, and through
+    /// scratch memory (no register free, no swap).
+    pub cycles_via_register: u32,
+    pub cycles_via_memory: u32,
     /// Operands of each original instruction before allocation, by
     /// instruction index (address operand last), for the checker.
     pub original_operands: Vec<Vec<Value>>,
@@ -627,9 +631,9 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O>> Allocator<'s, 'a, O, T> {
                     if let Some(u) = self.find_free(info.class, info.units, &[]) {
                         break u;
                     }
-                    let victim = self
-                        .victim(info.class, &placed, nu, 0)
-                        .ok_or_else(|| RaError::Unsupported("too many phis for the register file".into()))?;
+                    let victim = self.victim(info.class, &placed, nu, 0).ok_or_else(|| {
+                        RaError::Unsupported("too many phis for the register file".into())
+                    })?;
                     // Live-ins leave registers by being stored on every
                     // incoming edge (the fix-up copies do it).
                     self.in_mem[victim.index()] = true;
@@ -1093,30 +1097,20 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O>> Allocator<'s, 'a, O, T> {
         // Sequentialise the moves.
         let mut out: Vec<Inst> = stores;
         let mut pending: Vec<Move> = Vec::new();
+        let mut in_place = Vec::new();
         for m in moves {
             if m.src == m.dst {
                 self.set_phi_arg(m.phi, m.name);
+                in_place.push((m.dst, self.info[m.value.index()].units));
             } else {
                 pending.push(m);
             }
         }
         let size = |v: Value, me: &Self| me.info[v.index()].units;
-        let mut busy: Vec<(u32, u32)> = entry
-            .iter()
-            .filter_map(|w| w.unit.map(|u| (u, size(w.value, self))))
-            .collect();
-        for &(v, dst, _) in &fills {
-            busy.push((dst, size(v, self)));
-        }
-        for &i in self.s.block_insts(s) {
-            let d = self.s.inst(i);
-            if d.op.is_phi()
-                && let Some(r) = d.result
-                && let Some(reg) = self.s.value_reg(r)
-            {
-                busy.push((self.base[reg.file as usize] + reg.unit as u32, size(r, self)));
-            }
-        }
+        // Units a parked value must not take: values already in place,
+        // done moves, and (below) pending sources and destinations; fills
+        // come after all moves.
+        let mut busy: Vec<(u32, u32)> = in_place;
         let overlaps = |a: u32, n: u32, b: u32, m: u32| a < b + m && b < a + n;
         let mut deferred: Vec<(Value, SpillSlot, u32, Option<(Inst, usize)>)> = Vec::new();
         while !pending.is_empty() {
@@ -1130,6 +1124,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O>> Allocator<'s, 'a, O, T> {
             });
             if let Some(k) = ready {
                 let m = pending.remove(k);
+                busy.push((m.dst, size(m.value, self)));
                 let i = self.copy_inst(m.name, m.value, m.dst);
                 out.push(i);
                 let r = self.s.inst(i).result.unwrap_or(Value(0));
@@ -1142,6 +1137,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O>> Allocator<'s, 'a, O, T> {
             let mut avoid = busy.clone();
             for o in &pending {
                 avoid.push((o.src, size(o.value, self)));
+                avoid.push((o.dst, size(o.value, self)));
             }
             let (lo, hi) = self.file_range(info.class);
             let align = info.class.align.max(1) as u32;
@@ -1156,6 +1152,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O>> Allocator<'s, 'a, O, T> {
             }
             match temp {
                 Some(t) => {
+                    self.alloc.cycles_via_register += 1;
                     let i = self.copy_inst(m.name, m.value, t);
                     out.push(i);
                     pending[0].src = t;
@@ -1164,6 +1161,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O>> Allocator<'s, 'a, O, T> {
                 None => {
                     // Through memory: a fresh slot, as the value's own
                     // slot's contents are part of the state.
+                    self.alloc.cycles_via_memory += 1;
                     let slot = self.fresh_slot(info.ty);
                     out.push(self.store_inst(m.value, m.name, slot));
                     pending.remove(0);
@@ -1229,7 +1227,11 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O>> Allocator<'s, 'a, O, T> {
                     if replace.contains_key(&r) {
                         continue;
                     }
-                    let mut args = d.args.iter().map(|&a| resolve(&replace, a)).filter(|&a| a != r);
+                    let mut args = d
+                        .args
+                        .iter()
+                        .map(|&a| resolve(&replace, a))
+                        .filter(|&a| a != r);
                     let Some(first) = args.next() else { continue };
                     if args.all(|a| a == first) {
                         replace.insert(r, first);
@@ -1322,14 +1324,18 @@ fn prepare<O: Opcode>(s: &mut Shader<'_, O>) {
     }
     let cfg = Cfg::compute(s);
     for b in cfg.rpo().to_vec() {
-        let Some(term) = s.terminator(b) else { continue };
+        let Some(term) = s.terminator(b) else {
+            continue;
+        };
         let targets = s.inst(term).targets.to_vec();
         if targets.len() < 2 {
             continue;
         }
         for (k, &t) in targets.iter().enumerate() {
             let join = cfg.preds(t).len() > 1
-                || s.block_insts(t).first().is_some_and(|&i| s.inst(i).op.is_phi());
+                || s.block_insts(t)
+                    .first()
+                    .is_some_and(|&i| s.inst(i).op.is_phi());
             if !join {
                 continue;
             }

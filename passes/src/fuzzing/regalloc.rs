@@ -43,12 +43,15 @@ struct Pressure<'u, 'd, 's, 'a> {
     /// Live values, by type.
     vals: Vec<Vec<Value>>,
     budget: u32,
+    groups: bool,
 }
 
-/// A high-pressure program and its inputs.
+/// A high-pressure program and its inputs; `groups` allows register
+/// groups (`collect`, `sample`, `split`).
 pub fn pressure_program<'a>(
     arena: &'a Bump,
     u: &mut Unstructured<'_>,
+    groups: bool,
 ) -> ArbResult<(Shader<'a, GenericOp>, Invocation)> {
     let mut shader = Shader::new(arena, Stage::Fragment);
     let mut inv = Invocation::default();
@@ -58,6 +61,7 @@ pub fn pressure_program<'a>(
             b: Builder::new(&mut shader),
             vals: vec![Vec::new(); TYPES.len()],
             budget: 0,
+            groups,
         };
         g.budget = g.u.int_in_range(20..=220)?;
         let meta = g.b.input(0, Type::U32);
@@ -140,7 +144,7 @@ impl Pressure<'_, '_, '_, '_> {
                 }
                 4 if depth < 2 => self.diamond(depth)?,
                 5 if depth < 2 => self.permuting_loop(depth)?,
-                6 => {
+                6 if self.groups => {
                     // A register group: sample at a collected coordinate.
                     let (x, y) = (self.pick(0)?, self.pick(0)?);
                     let coord = self.b.collect(&[x, y]);
@@ -148,7 +152,7 @@ impl Pressure<'_, '_, '_, '_> {
                     let keep = self.u.int_in_range(1..=4usize)?;
                     self.vals[0].extend(texel.into_iter().take(keep));
                 }
-                7 => {
+                7 if self.groups => {
                     let (x, y, z) = (self.pick(0)?, self.pick(0)?, self.pick(0)?);
                     let group = self.b.collect(&[x, y, z]);
                     let lane = self.u.int_in_range(0..=2u8)?;
@@ -200,7 +204,9 @@ impl Pressure<'_, '_, '_, '_> {
         self.vals = saved;
         self.b.switch_to(join);
         for (t, e) in then_vals.into_iter().zip(else_vals) {
-            let v = self.b.phi(Type::scalar(TYPES[k]), &[(t, then_end), (e, else_end)]);
+            let v = self
+                .b
+                .phi(Type::scalar(TYPES[k]), &[(t, then_end), (e, else_end)]);
             self.vals[k].push(v);
         }
         Ok(())
@@ -236,9 +242,7 @@ impl Pressure<'_, '_, '_, '_> {
         self.region(depth + 1)?;
         // Rotate (a cycle of copies), sometimes changing one value.
         let shift = self.u.int_in_range(1..=carried)?;
-        let mut next: Vec<Value> = (0..carried)
-            .map(|j| phis[(j + shift) % carried])
-            .collect();
+        let mut next: Vec<Value> = (0..carried).map(|j| phis[(j + shift) % carried]).collect();
         if self.u.arbitrary()? {
             let j = self.u.choose_index(carried)?;
             let other = self.pick(k)?;
@@ -249,7 +253,8 @@ impl Pressure<'_, '_, '_, '_> {
         self.b.jump(header);
         self.b.set_phi_incoming(i, &[(zero, pre), (next_i, latch)]);
         for (j, &p) in phis.iter().enumerate() {
-            self.b.set_phi_incoming(p, &[(init[j], pre), (next[j], latch)]);
+            self.b
+                .set_phi_incoming(p, &[(init[j], pre), (next[j], latch)]);
         }
         self.vals = saved;
         self.b.switch_to(exit);
@@ -346,7 +351,8 @@ pub fn check_allocation(
         .map_err(|e| mismatch(e.to_string(), String::new()))?;
     let text = lathe_ir::print(&s);
     lathe_ir::validate(&s).map_err(|e| mismatch(format!("invalid after ra: {e}"), text.clone()))?;
-    ra::check::check(&s, target, &alloc).map_err(|e| mismatch(format!("checker: {e}"), text.clone()))?;
+    ra::check::check(&s, target, &alloc)
+        .map_err(|e| mismatch(format!("checker: {e}"), text.clone()))?;
     let reparsed = parse(&text)?;
     if lathe_ir::print(&reparsed) != text {
         return Err(mismatch("allocated text does not round-trip".into(), text));
@@ -359,7 +365,10 @@ pub fn check_allocation(
         let places = placements(&reparsed, target);
         let got = interp::run_placed(&reparsed, inv, limits, &places);
         if got.as_ref() != Ok(expected) {
-            return Err(mismatch(format!("expected {expected:?}, got {got:?}"), text));
+            return Err(mismatch(
+                format!("expected {expected:?}, got {got:?}"),
+                text,
+            ));
         }
     }
     Ok(RaRun {
@@ -381,7 +390,7 @@ pub fn differential(data: &[u8]) -> Result<RaRun, DiffError> {
     let mut u = Unstructured::new(rest);
     let arena = Bump::new();
     let made = if mode & 1 == 0 {
-        pressure_program(&arena, &mut u)
+        pressure_program(&arena, &mut u, true)
     } else {
         generate(&arena, &mut u, GenLimits::default()).map(|g| (g.shader, g.invocation))
     };

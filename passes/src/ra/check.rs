@@ -162,7 +162,11 @@ impl<'c, 'a, O: Opcode, T: TargetFacts<O>> Checker<'c, 'a, O, T> {
                     }
                 }
                 None if !self.is_original(i) => {
-                    return Err(self.error(b, i, "an inserted instruction the allocation does not list"));
+                    return Err(self.error(
+                        b,
+                        i,
+                        "an inserted instruction the allocation does not list",
+                    ));
                 }
                 None => {
                     if d.op.is_phi() {
@@ -178,7 +182,11 @@ impl<'c, 'a, O: Opcode, T: TargetFacts<O>> Checker<'c, 'a, O, T> {
                                 return Err(self.error(b, i, "operand count changed"));
                             };
                             if self.units_of(v).is_none() {
-                                return Err(self.error(b, i, format!("operand {k} has no register")));
+                                return Err(self.error(
+                                    b,
+                                    i,
+                                    format!("operand {k} has no register"),
+                                ));
                             }
                             let got = self.read(st, v);
                             if got != Some(w) {
