@@ -524,7 +524,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O>> Allocator<'s, 'a, O, T> {
             .take_while(|&&i| self.s.inst(i).op.is_phi())
             .count();
         for (pos, &i) in insts.iter().enumerate().skip(phis) {
-            self.instruction(b, i, pos as u32, &next_uses, insts.len() as u32)?;
+            self.instruction(b, i, pos as u32, &next_uses)?;
         }
         // The state at the end, before the terminator (which has run its
         // operands already and defines nothing).
@@ -801,15 +801,31 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O>> Allocator<'s, 'a, O, T> {
             homes.push(home);
         }
         for (&v, &home) in movers.iter().zip(&homes) {
-            let from = self.name[v.index()];
-            self.release(v);
-            let i = self.copy_inst(from, v, home);
-            self.lists[b.index()].push(i);
-            let r = self.s.inst(i).result.unwrap_or(Value(0));
-            self.name[v.index()] = r;
-            self.occupy(v, home);
+            self.move_value(b, v, home);
         }
         Some(start)
+    }
+
+    /// Copy live `v` to `home`, renaming it there.
+    fn move_value(&mut self, b: Block, v: Value, home: u32) {
+        let from = self.name[v.index()];
+        self.release(v);
+        let i = self.copy_inst(from, v, home);
+        self.lists[b.index()].push(i);
+        self.name[v.index()] = self.s.inst(i).result.unwrap_or(Value(0));
+        self.occupy(v, home);
+    }
+
+    /// Move live `o` to a free place outside `avoid`; false if none.
+    fn relocate(&mut self, b: Block, o: Value, avoid: (u32, u32)) -> bool {
+        let info = self.info[o.index()];
+        match self.find_free(info.class, info.units, &[avoid]) {
+            Some(home) => {
+                self.move_value(b, o, home);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Put `v` in a register (filling it) if it is not in one.
@@ -836,15 +852,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O>> Allocator<'s, 'a, O, T> {
     }
 
     /// Move `v` (in a register) to `unit`, moving whatever is there away.
-    fn move_to(
-        &mut self,
-        b: Block,
-        v: Value,
-        unit: u32,
-        pinned: &[Value],
-        nu: &NextUses,
-        pos: u32,
-    ) -> Result<(), RaError> {
+    fn move_to(&mut self, b: Block, v: Value, unit: u32, pinned: &[Value]) -> Result<(), RaError> {
         if self.unit[v.index()] == Some(unit) {
             return Ok(());
         }
@@ -854,55 +862,26 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O>> Allocator<'s, 'a, O, T> {
             .filter(|&o| o != v)
             .collect();
         for o in occupants {
-            if self.unit[o.index()].is_none() {
+            if self.unit[o.index()].is_none() || self.relocate(b, o, (unit, n)) {
                 continue;
             }
-            let info = self.info[o.index()];
-            let mut keep = pinned.to_vec();
-            keep.push(v);
-            match self.find_free(info.class, info.units, &[(unit, n)]) {
-                Some(home) => {
-                    let from = self.name[o.index()];
-                    self.release(o);
-                    let i = self.copy_inst(from, o, home);
-                    self.lists[b.index()].push(i);
-                    self.name[o.index()] = self.s.inst(i).result.unwrap_or(Value(0));
-                    self.occupy(o, home);
-                }
-                None => {
-                    if pinned.contains(&o) {
-                        return Err(RaError::Unsupported(
-                            "two operands need the same fixed register".into(),
-                        ));
-                    }
-                    self.spill(b, o);
-                }
+            if pinned.contains(&o) {
+                return Err(RaError::Unsupported(
+                    "two operands need the same fixed register".into(),
+                ));
             }
+            self.spill(b, o);
         }
-        let _ = (nu, pos);
-        let from = self.name[v.index()];
-        self.release(v);
-        let i = self.copy_inst(from, v, unit);
-        self.lists[b.index()].push(i);
-        self.name[v.index()] = self.s.inst(i).result.unwrap_or(Value(0));
-        self.occupy(v, unit);
+        self.move_value(b, v, unit);
         Ok(())
     }
 
-    fn instruction(
-        &mut self,
-        b: Block,
-        i: Inst,
-        pos: u32,
-        nu: &NextUses,
-        len: u32,
-    ) -> Result<(), RaError> {
+    fn instruction(&mut self, b: Block, i: Inst, pos: u32, nu: &NextUses) -> Result<(), RaError> {
         let d = self.s.inst(i);
         let op = d.op;
         let operands: Vec<Value> = d.operands().collect();
         let nargs = d.args.len();
         let result = d.result;
-        let _ = len;
         // Operands in registers of their class.
         let mut pinned: Vec<Value> = operands.clone();
         pinned.dedup();
@@ -923,7 +902,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O>> Allocator<'s, 'a, O, T> {
             let aligned = (unit - self.base[want.file.index()]) % want.align.max(1) as u32 == 0;
             if !aligned {
                 let u = self.make_room(b, want, self.info[v.index()].units, &pinned, nu, pos)?;
-                self.move_to(b, v, u, &pinned, nu, pos)?;
+                self.move_to(b, v, u, &pinned)?;
             }
         }
         if let Op::Output { index } = op
@@ -931,7 +910,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O>> Allocator<'s, 'a, O, T> {
             && let Some(fixed) = self.t.output_register(index, self.info[v.index()].ty)
         {
             let unit = self.base[fixed.file.index()] + fixed.unit as u32;
-            self.move_to(b, v, unit, &pinned, nu, pos)?;
+            self.move_to(b, v, unit, &pinned)?;
         }
         // Operands dying here free their registers for the result.
         let bi = b.index() as u32;
@@ -961,20 +940,8 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O>> Allocator<'s, 'a, O, T> {
                         .filter_map(|w| self.owner[w as usize])
                         .collect();
                     for o in occupants {
-                        if self.unit[o.index()].is_none() {
-                            continue;
-                        }
-                        let oi = self.info[o.index()];
-                        match self.find_free(oi.class, oi.units, &[(u, info.units)]) {
-                            Some(home) => {
-                                let from = self.name[o.index()];
-                                self.release(o);
-                                let c = self.copy_inst(from, o, home);
-                                self.lists[b.index()].push(c);
-                                self.name[o.index()] = self.s.inst(c).result.unwrap_or(Value(0));
-                                self.occupy(o, home);
-                            }
-                            None => self.spill(b, o),
+                        if self.unit[o.index()].is_some() && !self.relocate(b, o, (u, info.units)) {
+                            self.spill(b, o);
                         }
                     }
                     u
@@ -1037,7 +1004,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O>> Allocator<'s, 'a, O, T> {
         let find = |v: Value| exit.iter().find(|x| x.value == v).copied();
         let mut stores: Vec<Inst> = Vec::new();
         let mut moves: Vec<Move> = Vec::new();
-        let mut fills: Vec<(Value, u32, Option<(Inst, usize)>)> = Vec::new();
+        let mut fills: Vec<(Value, u32, PhiArg)> = Vec::new();
         // Merged live-ins.
         let merges = self.merges[s.index()].clone();
         for want in &entry {
@@ -1060,6 +1027,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O>> Allocator<'s, 'a, O, T> {
                         src,
                         dst: unit,
                         phi,
+                        parked: false,
                     }),
                     None => fills.push((want.value, unit, phi)),
                 }
@@ -1090,6 +1058,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O>> Allocator<'s, 'a, O, T> {
                     src,
                     dst,
                     phi: Some((i, k)),
+                    parked: false,
                 }),
                 None => fills.push((arg, dst, Some((i, k)))),
             }
@@ -1112,7 +1081,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O>> Allocator<'s, 'a, O, T> {
         // come after all moves.
         let mut busy: Vec<(u32, u32)> = in_place;
         let overlaps = |a: u32, n: u32, b: u32, m: u32| a < b + m && b < a + n;
-        let mut deferred: Vec<(Value, SpillSlot, u32, Option<(Inst, usize)>)> = Vec::new();
+        let mut deferred: Vec<(Value, SpillSlot, u32, PhiArg)> = Vec::new();
         while !pending.is_empty() {
             let ready = (0..pending.len()).find(|&k| {
                 let m = &pending[k];
@@ -1131,8 +1100,19 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O>> Allocator<'s, 'a, O, T> {
                 self.set_phi_arg(m.phi, r);
                 continue;
             }
-            // A cycle: park one value in a free register, or in memory.
-            let m = pending[0];
+            // A cycle: park a value others wait for in a free register, or
+            // in memory. Each value is parked at most once, so this ends.
+            let waited_for = |k: usize, me: &Self| {
+                let m = &pending[k];
+                !m.parked
+                    && pending.iter().enumerate().any(|(j, o)| {
+                        j != k && overlaps(o.dst, size(o.value, me), m.src, size(m.value, me))
+                    })
+            };
+            let k = (0..pending.len())
+                .find(|&k| waited_for(k, self))
+                .unwrap_or(0);
+            let m = pending[k];
             let info = self.info[m.value.index()];
             let mut avoid = busy.clone();
             for o in &pending {
@@ -1155,8 +1135,9 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O>> Allocator<'s, 'a, O, T> {
                     self.alloc.cycles_via_register += 1;
                     let i = self.copy_inst(m.name, m.value, t);
                     out.push(i);
-                    pending[0].src = t;
-                    pending[0].name = self.s.inst(i).result.unwrap_or(Value(0));
+                    pending[k].src = t;
+                    pending[k].name = self.s.inst(i).result.unwrap_or(Value(0));
+                    pending[k].parked = true;
                 }
                 None => {
                     // Through memory: a fresh slot, as the value's own
@@ -1164,7 +1145,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O>> Allocator<'s, 'a, O, T> {
                     self.alloc.cycles_via_memory += 1;
                     let slot = self.fresh_slot(info.ty);
                     out.push(self.store_inst(m.value, m.name, slot));
-                    pending.remove(0);
+                    pending.remove(k);
                     deferred.push((m.value, slot, m.dst, m.phi));
                 }
             }
@@ -1198,7 +1179,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O>> Allocator<'s, 'a, O, T> {
             .unwrap_or(0)
     }
 
-    fn set_phi_arg(&mut self, phi: Option<(Inst, usize)>, v: Value) {
+    fn set_phi_arg(&mut self, phi: PhiArg, v: Value) {
         if let Some((i, k)) = phi
             && let Some(a) = self.s.inst_mut(i).args.get_mut(k)
         {
@@ -1252,6 +1233,9 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O>> Allocator<'s, 'a, O, T> {
     }
 }
 
+/// The phi operand (instruction, operand index) a join move feeds.
+type PhiArg = Option<(Inst, usize)>;
+
 /// One value to move at a join.
 #[derive(Clone, Copy, Debug)]
 struct Move {
@@ -1259,7 +1243,9 @@ struct Move {
     name: Value,
     src: u32,
     dst: u32,
-    phi: Option<(Inst, usize)>,
+    phi: PhiArg,
+    /// Already moved to a temporary register to break a cycle.
+    parked: bool,
 }
 
 /// Uses of each value inside one block, by position.

@@ -20,7 +20,8 @@ use crate::target::test_target::TestTarget;
 use arbitrary::{Result as ArbResult, Unstructured};
 use bumpalo::Bump;
 use lathe_ir::interp::{self, InterpError, Invocation, Limits, Placement, Texture};
-use lathe_ir::{Builder, GenericOp, Interp, Scalar, Shader, Stage, Type, Value};
+use lathe_ir::{Builder, Cfg, GenericOp, Interp, Scalar, Shader, Stage, Type, Value};
+use std::collections::HashSet;
 
 /// What one differential run did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -44,6 +45,8 @@ struct Pressure<'u, 'd, 's, 'a> {
     vals: Vec<Vec<Value>>,
     budget: u32,
     groups: bool,
+    /// At most this many values stay live (older ones die).
+    max_values: usize,
 }
 
 /// A high-pressure program and its inputs; `groups` allows register
@@ -53,6 +56,20 @@ pub fn pressure_program<'a>(
     u: &mut Unstructured<'_>,
     groups: bool,
 ) -> ArbResult<(Shader<'a, GenericOp>, Invocation)> {
+    let statements = u.int_in_range(20..=220)?;
+    pressure_program_sized(arena, u, groups, statements, 200)
+}
+
+/// [`pressure_program`] with `statements` statements (top-level regions
+/// follow each other until they are used up) and at most `max_values`
+/// values live at once, for benches at a chosen size.
+pub fn pressure_program_sized<'a>(
+    arena: &'a Bump,
+    u: &mut Unstructured<'_>,
+    groups: bool,
+    statements: u32,
+    max_values: usize,
+) -> ArbResult<(Shader<'a, GenericOp>, Invocation)> {
     let mut shader = Shader::new(arena, Stage::Fragment);
     let mut inv = Invocation::default();
     {
@@ -60,10 +77,10 @@ pub fn pressure_program<'a>(
             u,
             b: Builder::new(&mut shader),
             vals: vec![Vec::new(); TYPES.len()],
-            budget: 0,
+            budget: statements,
             groups,
+            max_values,
         };
-        g.budget = g.u.int_in_range(20..=220)?;
         let meta = g.b.input(0, Type::U32);
         g.vals[3].push(meta);
         let wide = g.u.int_in_range(2..=40u16)?;
@@ -85,7 +102,9 @@ pub fn pressure_program<'a>(
             };
             inv.inputs.insert((slot, 0), bits);
         }
-        g.region(0)?;
+        while g.budget > 0 && !g.u.is_empty() {
+            g.region(0)?;
+        }
         g.epilogue()?;
     }
     inv.meta_inputs.push(u.arbitrary()?);
@@ -136,7 +155,10 @@ impl Pressure<'_, '_, '_, '_> {
                     let k = self.u.choose_index(TYPES.len())?;
                     let (a, b) = (self.pick(k)?, self.pick(k)?);
                     let v = self.arith(k, a, b);
-                    if self.u.ratio(1u8, 3u8)? && !self.vals[k].is_empty() {
+                    let live: usize = self.vals.iter().map(Vec::len).sum();
+                    if (live >= self.max_values || self.u.ratio(1u8, 3u8)?)
+                        && !self.vals[k].is_empty()
+                    {
                         let j = self.u.choose_index(self.vals[k].len())?;
                         self.vals[k].swap_remove(j);
                     }
@@ -264,7 +286,7 @@ impl Pressure<'_, '_, '_, '_> {
 
     /// Fold every live value into a few outputs, so all stay live to here.
     fn epilogue(&mut self) -> ArbResult<()> {
-        for k in 0..TYPES.len() {
+        for (k, ty) in TYPES.iter().enumerate() {
             let vals = std::mem::take(&mut self.vals[k]);
             let Some((&first, rest)) = vals.split_first() else {
                 continue;
@@ -273,7 +295,7 @@ impl Pressure<'_, '_, '_, '_> {
             for &v in rest {
                 acc = self.arith(k, acc, v);
             }
-            if TYPES[k] == Scalar::U32 {
+            if *ty == Scalar::U32 {
                 self.b.output(0, acc);
             } else {
                 self.b.store_output(8 + k as u16, 0, acc);
@@ -282,6 +304,94 @@ impl Pressure<'_, '_, '_, '_> {
         self.b.ret();
         Ok(())
     }
+}
+
+/// The most units of each file live at once (MaxLive): the lower bound on
+/// registers for programs without register constraints. A plain iterative
+/// liveness, independent of the allocator's, so it can judge it.
+pub fn max_live<T: TargetFacts<GenericOp>>(s: &Shader<'_, GenericOp>, t: &T) -> Vec<u32> {
+    let cfg = Cfg::compute(s);
+    let units = |v: Value| {
+        let d = s.inst(s.value_def(v));
+        let c = t.result_class(&d.op, s.value_type(v));
+        (c.file.index(), c.units(s.value_type(v)))
+    };
+    let n = s.block_capacity();
+    let mut live_in: Vec<HashSet<Value>> = vec![HashSet::new(); n];
+    let live_out_of = |b, live_in: &Vec<HashSet<Value>>| {
+        let mut out = HashSet::new();
+        for &succ in cfg.succs(b) {
+            for &i in s.block_insts(succ) {
+                let d = s.inst(i);
+                if d.op.is_phi() {
+                    for (&v, &p) in d.args.iter().zip(d.targets.iter()) {
+                        if p == b {
+                            out.insert(v);
+                        }
+                    }
+                }
+            }
+            for &v in &live_in[succ.index()] {
+                out.insert(v);
+            }
+        }
+        out
+    };
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &b in cfg.rpo().iter().rev() {
+            let mut live = live_out_of(b, &live_in);
+            for &i in s.block_insts(b).iter().rev() {
+                let d = s.inst(i);
+                if let Some(r) = d.result {
+                    live.remove(&r);
+                }
+                if !d.op.is_phi() {
+                    live.extend(d.operands());
+                }
+            }
+            if live != live_in[b.index()] {
+                live_in[b.index()] = live;
+                changed = true;
+            }
+        }
+    }
+    let mut best = vec![0u32; t.files().len()];
+    let mut note = |set: &HashSet<Value>, extra: &[Value]| {
+        let mut sum = vec![0u32; best.len()];
+        for &v in set.iter().chain(extra) {
+            let (f, u) = units(v);
+            sum[f] += u;
+        }
+        for (b, s) in best.iter_mut().zip(sum) {
+            *b = (*b).max(s);
+        }
+    };
+    for &b in cfg.rpo() {
+        let mut live = live_out_of(b, &live_in);
+        let insts = s.block_insts(b);
+        for &i in insts.iter().rev() {
+            let d = s.inst(i);
+            if d.op.is_phi() {
+                break;
+            }
+            if let Some(r) = d.result {
+                live.remove(&r);
+                note(&live, &[r]);
+            }
+            live.extend(d.operands());
+            note(&live, &[]);
+        }
+        let phis: Vec<Value> = insts
+            .iter()
+            .filter(|&&i| s.inst(i).op.is_phi())
+            .filter_map(|&i| s.inst(i).result)
+            .collect();
+        let ins: HashSet<Value> = live_in[b.index()].clone();
+        note(&ins, &phis);
+    }
+    best
 }
 
 /// Where each value of an allocated shader lives, for
