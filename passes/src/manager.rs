@@ -103,6 +103,11 @@ impl<O: Opcode> Registry<O> {
             "list-schedule each block by critical path, watching register pressure",
             |t| Box::new(crate::sched::Sched::new(t)),
         );
+        self.register_target_pass(
+            "ra",
+            "SSA register allocation with live-range splitting and spilling",
+            |t| Box::new(crate::ra::Ra::new(t)),
+        );
     }
 
     /// Add (or replace) a named pass that needs the registry's target.

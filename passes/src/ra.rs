@@ -1,6 +1,7 @@
 //! `ra`: SSA register allocation with live-range splitting and spilling.
 //!
-//! One public entry point, [`allocate`] (and the [`Ra`] pass around it).
+//! One public entry point, [`allocate`] (and the [`Ra`] pass around it,
+//! registered as `ra` in every [`Registry`](crate::Registry) with a target).
 //!
 //! # Representation
 //!
@@ -51,7 +52,7 @@ use crate::target::{FileId, PhysReg, RegClass, SpillSlot, TargetFacts};
 use lathe_ir::{ArrayDecl, ArrayId, Block, Cfg, Inst, Op, Opcode, Reg, Shader, Type, Value};
 use liveness::Liveness;
 use std::collections::HashMap;
-use std::marker::PhantomData;
+use std::rc::Rc;
 
 /// Why a shader could not be allocated.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -106,33 +107,31 @@ pub struct Allocation {
     pub original_operands: Vec<Vec<Value>>,
 }
 
-/// The `ra` pass for target `T`.
-pub struct Ra<O, T> {
-    pub target: T,
+/// The `ra` pass.
+pub struct Ra<O> {
+    pub target: Rc<dyn TargetFacts<O>>,
     pub options: RaOptions,
     /// The last allocation's statistics and edits.
     pub last: Option<Allocation>,
-    _vocab: PhantomData<O>,
 }
 
-impl<O: Opcode, T: TargetFacts<O>> Ra<O, T> {
-    pub fn new(target: T) -> Self {
+impl<O: Opcode> Ra<O> {
+    pub fn new(target: Rc<dyn TargetFacts<O>>) -> Self {
         Ra {
             target,
             options: RaOptions::default(),
             last: None,
-            _vocab: PhantomData,
         }
     }
 }
 
-impl<O: Opcode, T: TargetFacts<O>> Pass<O> for Ra<O, T> {
+impl<O: Opcode> Pass<O> for Ra<O> {
     fn name(&self) -> &'static str {
         "ra"
     }
 
     fn run(&mut self, shader: &mut Shader<'_, O>) -> bool {
-        match allocate(shader, &self.target, self.options) {
+        match allocate(shader, self.target.as_ref(), self.options) {
             Ok(a) => {
                 self.last = Some(a);
                 true
@@ -151,7 +150,7 @@ impl<O: Opcode, T: TargetFacts<O>> Pass<O> for Ra<O, T> {
 /// Allocate registers for `shader` on `target`. The shader is rewritten in
 /// place (copies, spills, fills, phis, split edges) and every value gets a
 /// register; in debug builds the result is checked by [`check::check`].
-pub fn allocate<O: Opcode, T: TargetFacts<O>>(
+pub fn allocate<O: Opcode, T: TargetFacts<O> + ?Sized>(
     shader: &mut Shader<'_, O>,
     target: &T,
     options: RaOptions,
@@ -189,7 +188,7 @@ struct Info {
     slot: Option<SpillSlot>,
 }
 
-struct Allocator<'s, 'a, O: Opcode, T> {
+struct Allocator<'s, 'a, O: Opcode, T: ?Sized> {
     s: &'s mut Shader<'a, O>,
     t: &'s T,
     /// First global unit of each file, and the units each may use.
@@ -227,7 +226,7 @@ struct Allocator<'s, 'a, O: Opcode, T> {
 
 const FAR: u32 = 1 << 20;
 
-impl<'s, 'a, O: Opcode, T: TargetFacts<O>> Allocator<'s, 'a, O, T> {
+impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
     fn new(s: &'s mut Shader<'a, O>, t: &'s T, options: RaOptions) -> Result<Self, RaError> {
         prepare(s);
         let cfg = Cfg::compute(s);
@@ -1339,15 +1338,4 @@ fn prepare<O: Opcode>(s: &mut Shader<'_, O>) {
             }
         }
     }
-}
-
-/// Register `ra` for target `T` (its `Default` configuration) in `registry`.
-pub fn register<O: Opcode, T: TargetFacts<O> + Default + 'static>(
-    registry: &mut crate::manager::Registry<O>,
-) {
-    registry.register(
-        "ra",
-        "SSA register allocation with live-range splitting and spilling",
-        || Box::new(Ra::<O, T>::new(T::default())),
-    );
 }

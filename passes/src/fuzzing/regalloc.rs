@@ -309,7 +309,7 @@ impl Pressure<'_, '_, '_, '_> {
 /// The most units of each file live at once (MaxLive): the lower bound on
 /// registers for programs without register constraints. A plain iterative
 /// liveness, independent of the allocator's, so it can judge it.
-pub fn max_live<T: TargetFacts<GenericOp>>(s: &Shader<'_, GenericOp>, t: &T) -> Vec<u32> {
+pub fn max_live<T: TargetFacts<GenericOp> + ?Sized>(s: &Shader<'_, GenericOp>, t: &T) -> Vec<u32> {
     let cfg = Cfg::compute(s);
     let units = |v: Value| {
         let d = s.inst(s.value_def(v));
@@ -396,7 +396,7 @@ pub fn max_live<T: TargetFacts<GenericOp>>(s: &Shader<'_, GenericOp>, t: &T) -> 
 
 /// Where each value of an allocated shader lives, for
 /// [`interp::run_placed`].
-pub fn placements<T: TargetFacts<GenericOp>>(
+pub fn placements<T: TargetFacts<GenericOp> + ?Sized>(
     shader: &Shader<'_, GenericOp>,
     target: &T,
 ) -> Vec<Option<Placement>> {

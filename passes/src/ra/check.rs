@@ -56,7 +56,7 @@ struct State {
 }
 
 /// Check `shader` as rewritten by an allocation `alloc` on `target`.
-pub fn check<O: Opcode, T: TargetFacts<O>>(
+pub fn check<O: Opcode, T: TargetFacts<O> + ?Sized>(
     shader: &Shader<'_, O>,
     target: &T,
     alloc: &Allocation,
@@ -64,7 +64,7 @@ pub fn check<O: Opcode, T: TargetFacts<O>>(
     Checker::new(shader, target, alloc).run()
 }
 
-struct Checker<'c, 'a, O, T> {
+struct Checker<'c, 'a, O, T: ?Sized> {
     s: &'c Shader<'a, O>,
     t: &'c T,
     alloc: &'c Allocation,
@@ -73,7 +73,7 @@ struct Checker<'c, 'a, O, T> {
     cfg: Cfg,
 }
 
-impl<'c, 'a, O: Opcode, T: TargetFacts<O>> Checker<'c, 'a, O, T> {
+impl<'c, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Checker<'c, 'a, O, T> {
     fn new(s: &'c Shader<'a, O>, t: &'c T, alloc: &'c Allocation) -> Self {
         let mut base = Vec::new();
         let mut total = 0;

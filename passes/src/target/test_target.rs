@@ -128,12 +128,6 @@ impl TestTarget {
     }
 }
 
-impl Default for TestTarget {
-    fn default() -> Self {
-        TestTarget::realistic()
-    }
-}
-
 impl TargetFacts<GenericOp> for TestTarget {
     fn name(&self) -> &str {
         "test"
