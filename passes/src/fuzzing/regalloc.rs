@@ -84,7 +84,8 @@ pub fn pressure_program_sized<'a>(
         let meta = g.b.input(0, Type::U32);
         g.vals[3].push(meta);
         let wide = g.u.int_in_range(2..=40u16)?;
-        for slot in 0..wide {
+        for n in 0..wide {
+            let (slot, comp) = (n / 4, (n % 4) as u8);
             let k = g.u.choose_index(TYPES.len())?;
             let ty = TYPES[k];
             let interp = if ty.is_float() {
@@ -92,7 +93,7 @@ pub fn pressure_program_sized<'a>(
             } else {
                 Interp::FLAT
             };
-            let v = g.b.load_input(slot, 0, interp, Type::scalar(ty));
+            let v = g.b.load_input(slot, comp, interp, Type::scalar(ty));
             g.vals[k].push(v);
             let bits: u32 = g.u.arbitrary()?;
             let bits = match ty {
@@ -100,7 +101,7 @@ pub fn pressure_program_sized<'a>(
                 Scalar::F16 => lathe_ir::f16::from_f32((bits % 200) as f32 / 8.0 - 12.0) as u32,
                 _ => bits,
             };
-            inv.inputs.insert((slot, 0), bits);
+            inv.inputs.insert((slot, comp), bits);
         }
         while g.budget > 0 && !g.u.is_empty() {
             g.region(0)?;
