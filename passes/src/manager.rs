@@ -103,6 +103,11 @@ impl<O: Opcode> Registry<O> {
             "list-schedule each block by critical path, watching register pressure",
             |t| Box::new(crate::sched::Sched::new(t)),
         );
+        self.register_target_pass(
+            "legalise",
+            "post-RA: the target's hardware rules (nops, sync bits, scoreboards)",
+            |t| Box::new(crate::legalise::Legalise::new(t)),
+        );
     }
 
     /// Add (or replace) a named pass that needs the registry's target.
