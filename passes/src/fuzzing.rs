@@ -113,11 +113,7 @@ pub fn generate<'a>(
         let c = k as f32 / 4.0;
         texels.push([c, 1.0 - c, 0.5, -c]);
     }
-    inv.textures.push(Texture {
-        width: 2,
-        height: 2,
-        texels,
-    });
+    inv.textures.push(Texture::rgba_2d(2, 2, texels));
     Ok(Generated {
         shader,
         invocation: inv,
