@@ -1,43 +1,75 @@
 //! The reference interpreter for generic-level shaders.
 //!
-//! It runs one invocation (or a small group, one after another) on given
-//! inputs and returns the outputs it wrote. Arithmetic is exact IEEE 754
-//! binary32/binary16 with round-to-nearest-even wherever IEEE defines the
-//! result (`+ - *`, `ffma`, `sqrt`, `rcp` as a division, conversions,
-//! min/max, compares, `floor`); subnormals are kept. `rsqrt`, `exp2`,
-//! `log2`, `sin` and `cos` have no IEEE-defined result: they are computed in
-//! `f64` with the host's math library and rounded once.
+//! It runs one invocation, a 2×2 fragment quad in lockstep, or a compute
+//! workgroup (or a whole dispatch) on given inputs and returns the outputs
+//! it wrote. Arithmetic is exact IEEE 754 binary32/binary16 with
+//! round-to-nearest-even wherever IEEE defines the result (`+ - * /`,
+//! `ffma`, `sqrt`, `rcp` as a division, conversions, min/max, compares,
+//! `floor ceil trunc round_even fract fsign`); subnormals are kept.
+//! `rsqrt`, `exp2`, `log2`, `sin` and `cos` have no IEEE-defined result:
+//! they are computed in `f64` with the host's math library (Rust `std`,
+//! which calls the platform libm) and rounded once — compare those against
+//! a driver within the Vulkan precision bounds, not bit for bit.
 //!
 //! Undefined behaviour is an error, never an invented value: out-of-range
 //! float→int conversion or NaN input to it, shifts by the type width or
 //! more (a negative signed amount counts as huge), division by zero, the
-//! overflowing signed division `MIN / -1` (`idiv`, `irem`), out-of-bounds
-//! or uninitialised array reads, out-of-bounds uniform/UBO reads, and NaN
-//! texture coordinates.
+//! overflowing signed division `MIN / -1` (`idiv`, `irem`), bit fields
+//! with `offset + count > 32`, out-of-bounds or uninitialised array and
+//! shared-memory reads, out-of-bounds or misaligned uniform/UBO/storage
+//! accesses, NaN texture coordinates, out-of-bounds texel fetches and image
+//! accesses, derivatives and control barriers in non-uniform control flow.
+//! Other texture semantics are in [`crate::texture`]; pack/unpack and bit
+//! operations in [`crate::scalar_ops`].
 //!
 //! Integer `iadd`, `isub` and `imul` wrap in two's complement for signed
 //! types too, as GLSL and SPIR-V define them: signed overflow there is a
 //! defined result, not undefined behaviour. IEEE operations never trap:
-//! `rcp 0` is infinity, `sqrt -1` and `0 * inf` are NaN.
+//! `rcp 0` is infinity, `sqrt -1` and `0 * inf` are NaN. `cvt` from bool
+//! gives 1 (or 1.0) for true, f32→f16 rounds to nearest even.
+//!
+//! # Groups and lockstep
+//!
+//! [`run_quad`] runs four fragment invocations (quad positions 0 = top
+//! left, 1 = top right, 2 = bottom left, 3 = bottom right) in lockstep:
+//! each runs, in order, until it reaches a derivative (`ddx`, `ddy`, or an
+//! implicit-LOD `sample`); when all four wait at the same instruction for
+//! the same time, the derivatives are taken and all continue. Coarse (and
+//! default) `ddx` is `v[1] - v[0]` and `ddy` is `v[2] - v[0]` for all four;
+//! fine `ddx` is the difference within the invocation's row, fine `ddy`
+//! within its column; implicit LOD uses the coarse gradients of the
+//! coordinate. Helper invocations (from [`SysVals::helper_invocation`], or
+//! after `demote`) run on but write no outputs or memory (their atomics
+//! are skipped and give 0). In a quad, `discard` drops the invocation's
+//! outputs and makes it a helper too, so later derivatives of the other
+//! three stay defined, as drivers do; undefined behaviour in a helper only
+//! makes that invocation's values undefined, an error if a derivative
+//! later needs them. A derivative reached by some invocations of the quad
+//! but not all (one has ended, or waits elsewhere) is undefined.
+//!
+//! [`run`] runs one invocation as if its quad were four copies of it:
+//! derivatives are `v - v` (0, or NaN for infinities), implicit LOD is
+//! level 0 magnified, `discard` ends the invocation at once.
+//!
+//! [`run_workgroup`] and [`dispatch`] run compute invocations in
+//! local-index order, each until it reaches a `control_barrier` (all must
+//! reach the same one) or ends; memory operations, atomics included, so
+//! happen in invocation order between barriers, and workgroups run one
+//! after another in x, y, z order. Only commutative atomic results are
+//! therefore comparable with a parallel driver.
 
-use crate::attrs::Sysval;
+use crate::attrs::{AtomicOp, DerivMode, LodMode, Sysval};
 use crate::f16;
 use crate::generic::GenericOp;
 use crate::opcode::Op;
 use crate::printer::{Names, write_inst};
 use crate::scalar_ops;
 use crate::shader::{Block, Inst, Shader, Value};
+use crate::texture::{self, Image, LodInput, SampleRequest, Sampler};
 use crate::types::{Scalar, Type};
 use std::collections::{BTreeMap, HashMap};
 
-/// An RGBA f32 texture, sampled with nearest filtering and clamp-to-edge.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Texture {
-    pub width: u32,
-    pub height: u32,
-    /// Row-major, `width * height` texels.
-    pub texels: Vec<[f32; 4]>,
-}
+pub use crate::texture::Texture;
 
 /// Everything one invocation reads.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -47,13 +79,29 @@ pub struct Invocation {
     pub inputs: HashMap<(u16, u8), u32>,
     /// Meta `input index=N` values.
     pub meta_inputs: Vec<u32>,
-    /// Uniform words.
+    /// Uniform words; push constants are uniforms (word `N` = byte `4 * N`).
     pub uniforms: Vec<u32>,
     /// UBO contents by binding, in 32-bit words.
     pub ubos: Vec<Vec<u32>>,
+    /// Sampled textures by `texture=` index.
     pub textures: Vec<Texture>,
+    /// Samplers by `sampler=` index; a missing one is [`Sampler::default`]
+    /// (nearest, clamp to edge).
+    pub samplers: Vec<Sampler>,
     /// What `load_sysval` reads.
     pub sysvals: SysVals,
+}
+
+/// Memory that invocations share and write: storage buffers, storage
+/// images and workgroup shared memory.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Memory {
+    /// Storage buffers by binding, in 32-bit words.
+    pub ssbos: Vec<Vec<u32>>,
+    /// Storage images by `image=` index.
+    pub images: Vec<Image>,
+    /// Shared memory words (`None` until written: reading one is undefined).
+    pub shared: Vec<Option<u32>>,
 }
 
 /// The system values of one invocation (all zero / false by default).
@@ -160,13 +208,27 @@ impl Default for Limits {
     }
 }
 
-/// Run one invocation.
+/// Run one invocation (derivatives see a quad of four copies of it; see
+/// the module docs). Storage buffers, images and shared memory are empty.
 pub fn run(
     shader: &Shader<'_, GenericOp>,
     inv: &Invocation,
     limits: Limits,
 ) -> Result<Outcome, InterpError> {
-    Machine::new(shader, inv).run(limits)
+    run_with_memory(shader, inv, &mut Memory::default(), limits)
+}
+
+/// Run one invocation on `memory`, which it may write.
+pub fn run_with_memory(
+    shader: &Shader<'_, GenericOp>,
+    inv: &Invocation,
+    memory: &mut Memory,
+    limits: Limits,
+) -> Result<Outcome, InterpError> {
+    let lanes = vec![Machine::new(shader, inv, inv.sysvals.clone())];
+    let mut out = Group::new(lanes, GroupKind::Single).run(memory, limits)?;
+    out.pop()
+        .ok_or_else(|| InterpError::Malformed("no invocation".into()))
 }
 
 /// Where a value lives in a flat register store: its first slot and the
@@ -188,7 +250,7 @@ pub fn run_placed(
     limits: Limits,
     places: &[Option<Placement>],
 ) -> Result<Outcome, InterpError> {
-    let mut m = Machine::new(shader, inv);
+    let mut m = Machine::new(shader, inv, inv.sysvals.clone());
     let slots = places
         .iter()
         .flatten()
@@ -198,7 +260,9 @@ pub fn run_placed(
     m.values = vec![None; slots];
     m.widths = vec![0; slots];
     m.places = Some(places);
-    m.run(limits)
+    let mut out = Group::new(vec![m], GroupKind::Single).run(&mut Memory::default(), limits)?;
+    out.pop()
+        .ok_or_else(|| InterpError::Malformed("no invocation".into()))
 }
 
 /// Run a small group of invocations (in order, independently).
@@ -210,15 +274,303 @@ pub fn run_group(
     group.iter().map(|inv| run(shader, inv, limits)).collect()
 }
 
+/// Run a 2×2 fragment quad in lockstep (positions: top left, top right,
+/// bottom left, bottom right), on `memory`.
+pub fn run_quad(
+    shader: &Shader<'_, GenericOp>,
+    quad: &[Invocation; 4],
+    memory: &mut Memory,
+    limits: Limits,
+) -> Result<[Outcome; 4], InterpError> {
+    let lanes = quad
+        .iter()
+        .map(|inv| Machine::new(shader, inv, inv.sysvals.clone()))
+        .collect();
+    let out = Group::new(lanes, GroupKind::Quad).run(memory, limits)?;
+    out.try_into()
+        .map_err(|_| InterpError::Malformed("quad lost an invocation".into()))
+}
+
+/// Run one compute workgroup: `lanes` in local-index order, synchronised
+/// at `control_barrier`s, on `memory` (whose `shared` words the caller
+/// sets up).
+pub fn run_workgroup(
+    shader: &Shader<'_, GenericOp>,
+    lanes: &[Invocation],
+    memory: &mut Memory,
+    limits: Limits,
+) -> Result<Vec<Outcome>, InterpError> {
+    let machines = lanes
+        .iter()
+        .map(|inv| Machine::new(shader, inv, inv.sysvals.clone()))
+        .collect();
+    Group::new(machines, GroupKind::Workgroup).run(memory, limits)
+}
+
+/// The shape of a compute dispatch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dispatch {
+    pub workgroup_size: [u32; 3],
+    pub num_workgroups: [u32; 3],
+    /// Shared-memory words each workgroup gets (uninitialised).
+    pub shared_words: usize,
+}
+
+/// Run a whole compute dispatch on `memory`: workgroups one after another
+/// (x fastest), each with fresh shared memory; `base` supplies uniforms,
+/// UBOs and textures, the compute system values are filled in per
+/// invocation.
+pub fn dispatch(
+    shader: &Shader<'_, GenericOp>,
+    base: &Invocation,
+    d: &Dispatch,
+    memory: &mut Memory,
+    limits: Limits,
+) -> Result<(), InterpError> {
+    let [sx, sy, sz] = d.workgroup_size;
+    let [gx, gy, gz] = d.num_workgroups;
+    for wz in 0..gz {
+        for wy in 0..gy {
+            for wx in 0..gx {
+                let mut lanes = Vec::with_capacity((sx * sy * sz) as usize);
+                for lz in 0..sz {
+                    for ly in 0..sy {
+                        for lx in 0..sx {
+                            let mut sv = base.sysvals.clone();
+                            sv.local_invocation_id = [lx, ly, lz];
+                            sv.workgroup_id = [wx, wy, wz];
+                            sv.num_workgroups = d.num_workgroups;
+                            sv.global_invocation_id = [wx * sx + lx, wy * sy + ly, wz * sz + lz];
+                            sv.local_invocation_index = (lz * sy + ly) * sx + lx;
+                            lanes.push(Machine::new(shader, base, sv));
+                        }
+                    }
+                }
+                memory.shared = vec![None; d.shared_words];
+                Group::new(lanes, GroupKind::Workgroup).run(memory, limits)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum GroupKind {
+    /// One invocation standing for a quad of copies of itself.
+    Single,
+    /// A fragment quad.
+    Quad,
+    /// A compute workgroup.
+    Workgroup,
+}
+
+/// Where a lane stands.
+enum LaneState {
+    Running,
+    /// Stopped before this synchronising instruction.
+    Waiting(Inst),
+    Done,
+    /// A helper lane hit undefined behaviour: its values are unusable.
+    Dead(InterpError),
+}
+
+struct Group<'m, 'a> {
+    lanes: Vec<Machine<'m, 'a>>,
+    states: Vec<LaneState>,
+    kind: GroupKind,
+}
+
+impl<'m, 'a> Group<'m, 'a> {
+    fn new(lanes: Vec<Machine<'m, 'a>>, kind: GroupKind) -> Self {
+        let states = lanes.iter().map(|_| LaneState::Running).collect();
+        Group {
+            lanes,
+            states,
+            kind,
+        }
+    }
+
+    fn run(mut self, memory: &mut Memory, limits: Limits) -> Result<Vec<Outcome>, InterpError> {
+        loop {
+            for (k, lane) in self.lanes.iter_mut().enumerate() {
+                if !matches!(self.states[k], LaneState::Running) {
+                    continue;
+                }
+                self.states[k] = match lane.advance(memory, limits, self.kind) {
+                    Ok(Some(i)) => LaneState::Waiting(i),
+                    Ok(None) => LaneState::Done,
+                    Err(e) if lane.helper && e.is_undefined() && self.kind == GroupKind::Quad => {
+                        LaneState::Dead(e)
+                    }
+                    Err(e) => return Err(e),
+                };
+            }
+            let Some(at) = self.states.iter().find_map(|s| match s {
+                LaneState::Waiting(i) => Some(*i),
+                _ => None,
+            }) else {
+                break;
+            };
+            self.synchronise(at)?;
+        }
+        Ok(self
+            .lanes
+            .into_iter()
+            .map(|mut lane| {
+                if lane.helper {
+                    lane.out.outputs.clear();
+                    lane.out.meta_outputs.clear();
+                    lane.out.discarded = true;
+                }
+                lane.out
+            })
+            .collect())
+    }
+
+    /// Every lane waits at `at`, having synchronised equally often: run
+    /// the instruction for all of them together.
+    fn synchronise(&mut self, at: Inst) -> Result<(), InterpError> {
+        let first = 0;
+        let syncs = self.lanes[first].syncs;
+        for (k, state) in self.states.iter().enumerate() {
+            let uniform = match state {
+                LaneState::Waiting(i) => *i == at && self.lanes[k].syncs == syncs,
+                LaneState::Dead(e) => return Err(e.clone()),
+                _ => false,
+            };
+            if !uniform {
+                let what = if self.kind == GroupKind::Workgroup {
+                    "control barrier"
+                } else {
+                    "derivative"
+                };
+                return Err(self.lanes[first].ub(
+                    at,
+                    format!("{what} in non-uniform control flow (invocation {k} is elsewhere)"),
+                ));
+            }
+        }
+        let op = match self.lanes[first].shader.inst(at).op {
+            Op::Opcode(op) => op,
+            _ => return Err(InterpError::Malformed("synchronising a meta op".into())),
+        };
+        let results: Vec<Option<Val>> = match op {
+            GenericOp::ControlBarrier => vec![None; self.lanes.len()],
+            _ if self.kind == GroupKind::Workgroup => {
+                return Err(InterpError::Unsupported(
+                    "derivatives outside a fragment quad".into(),
+                ));
+            }
+            GenericOp::Ddx { mode } | GenericOp::Ddy { mode } => {
+                let arg = self.lanes[first].arg_value(at, 0)?;
+                let ty = self.lanes[first].shader.value_type(arg).scalar;
+                let vals = self.quad(|lane| lane.scalar(arg))?;
+                let x = matches!(op, GenericOp::Ddx { .. });
+                (0..self.lanes.len())
+                    .map(|k| Some(Val::S(derivative(ty, &vals, k, x, mode))))
+                    .collect()
+            }
+            GenericOp::Sample { .. } => {
+                let coord = self.lanes[first].arg_value(at, 0)?;
+                let coords = self.quad(|lane| lane.lanes_of(coord))?;
+                let n = coords[0].len().min(3);
+                let grad = |a: usize, b: usize| -> [f32; 3] {
+                    std::array::from_fn(|c| {
+                        if c < n {
+                            f32::from_bits(coords[a][c]) - f32::from_bits(coords[b][c])
+                        } else {
+                            0.0
+                        }
+                    })
+                };
+                let grads = (grad(1, 0), grad(2, 0));
+                let mut out = Vec::with_capacity(self.lanes.len());
+                for lane in &self.lanes {
+                    out.push(Some(lane.texture(at, op, Some(grads))?));
+                }
+                out
+            }
+            _ => return Err(InterpError::Malformed("unexpected synchronisation".into())),
+        };
+        for ((lane, state), val) in self.lanes.iter_mut().zip(&mut self.states).zip(results) {
+            lane.finish_sync(at, val)?;
+            *state = LaneState::Running;
+        }
+        Ok(())
+    }
+
+    /// `f` of each quad lane; a single lane stands for all four.
+    fn quad<T: Clone>(
+        &self,
+        f: impl Fn(&Machine<'m, 'a>) -> Result<T, InterpError>,
+    ) -> Result<[T; 4], InterpError> {
+        let vals = self.lanes.iter().map(f).collect::<Result<Vec<T>, _>>()?;
+        match vals.len() {
+            1 => Ok(std::array::from_fn(|_| vals[0].clone())),
+            4 => Ok(std::array::from_fn(|k| vals[k].clone())),
+            n => Err(InterpError::Malformed(format!("a quad of {n} invocations"))),
+        }
+    }
+}
+
+/// A derivative for quad lane `k` of values `v` (float bits of `ty`).
+fn derivative(ty: Scalar, v: &[u32; 4], k: usize, x: bool, mode: DerivMode) -> u32 {
+    let (a, b) = match (mode, x) {
+        (DerivMode::Fine, true) => (v[(k & 2) + 1], v[k & 2]),
+        (DerivMode::Fine, false) => (v[2 + (k & 1)], v[k & 1]),
+        (_, true) => (v[1], v[0]),
+        (_, false) => (v[2], v[0]),
+    };
+    if ty == Scalar::F32 {
+        (f32::from_bits(a) - f32::from_bits(b)).to_bits()
+    } else {
+        round_to(ty, float_value(ty, a) - float_value(ty, b))
+    }
+}
+
+/// The result of one atomic read-modify-write on `old`.
+fn atomic(op: AtomicOp, old: u32, v: u32, comparator: u32) -> u32 {
+    match op {
+        AtomicOp::Add => old.wrapping_add(v),
+        AtomicOp::IMin => (old as i32).min(v as i32) as u32,
+        AtomicOp::IMax => (old as i32).max(v as i32) as u32,
+        AtomicOp::UMin => old.min(v),
+        AtomicOp::UMax => old.max(v),
+        AtomicOp::And => old & v,
+        AtomicOp::Or => old | v,
+        AtomicOp::Xor => old ^ v,
+        AtomicOp::Exchange => v,
+        AtomicOp::CompareExchange => {
+            if old == comparator {
+                v
+            } else {
+                old
+            }
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 enum Val {
     S(u32),
     V(Vec<u32>),
 }
 
+impl Val {
+    /// A scalar for one lane, a vector otherwise.
+    fn from_lanes(lanes: Vec<u32>) -> Val {
+        if lanes.len() == 1 {
+            Val::S(lanes[0])
+        } else {
+            Val::V(lanes)
+        }
+    }
+}
+
 struct Machine<'m, 'a> {
     shader: &'m Shader<'a, GenericOp>,
     inv: &'m Invocation,
+    sysvals: SysVals,
     /// By value, or by slot when `places` is set.
     values: Vec<Option<Val>>,
     /// Register mode ([`run_placed`]): each value's slots, and the width
@@ -227,6 +579,15 @@ struct Machine<'m, 'a> {
     widths: Vec<u32>,
     arrays: Vec<Vec<Option<u32>>>,
     out: Outcome,
+    /// Where execution stands: block, index in it, the block before.
+    block: Option<Block>,
+    pos: usize,
+    prev: Option<Block>,
+    steps: u64,
+    /// A helper invocation: runs, but writes no outputs or memory.
+    helper: bool,
+    /// Synchronisations completed (lanes meeting at one must agree).
+    syncs: u64,
 }
 
 fn mask(ty: Scalar, bits: u32) -> u32 {
@@ -324,10 +685,12 @@ fn min_max(ty: Scalar, a: u32, b: u32, want_min: bool) -> u32 {
 }
 
 impl<'m, 'a> Machine<'m, 'a> {
-    fn new(shader: &'m Shader<'a, GenericOp>, inv: &'m Invocation) -> Self {
+    fn new(shader: &'m Shader<'a, GenericOp>, inv: &'m Invocation, sysvals: SysVals) -> Self {
         Machine {
             shader,
             inv,
+            helper: sysvals.helper_invocation,
+            sysvals,
             values: vec![None; shader.value_capacity()],
             places: None,
             widths: Vec::new(),
@@ -337,6 +700,11 @@ impl<'m, 'a> Machine<'m, 'a> {
                 .map(|a| vec![None; a.len as usize])
                 .collect(),
             out: Outcome::default(),
+            block: shader.entry(),
+            pos: 0,
+            prev: None,
+            steps: 0,
+            syncs: 0,
         }
     }
 
@@ -400,68 +768,104 @@ impl<'m, 'a> Machine<'m, 'a> {
         }
     }
 
-    fn run(mut self, limits: Limits) -> Result<Outcome, InterpError> {
+    /// The lanes of a scalar (one) or vector value.
+    fn lanes_of(&self, v: Value) -> Result<Vec<u32>, InterpError> {
+        Ok(match self.get(v)? {
+            Val::S(b) => vec![*b],
+            Val::V(l) => l.clone(),
+        })
+    }
+
+    /// Run until the invocation ends (`None`) or reaches an instruction
+    /// its group must execute together (`Some`, not yet executed).
+    fn advance(
+        &mut self,
+        memory: &mut Memory,
+        limits: Limits,
+        kind: GroupKind,
+    ) -> Result<Option<Inst>, InterpError> {
         let s = self.shader;
-        let mut block = s
-            .entry()
-            .ok_or_else(|| InterpError::Malformed("no entry block".into()))?;
-        let mut prev: Option<Block> = None;
-        let mut steps = 0u64;
         loop {
+            let block = self
+                .block
+                .ok_or_else(|| InterpError::Malformed("no entry block".into()))?;
             let insts = s.block_insts(block);
-            // Phis read their inputs together, then all are written.
-            let phi_count = insts.iter().take_while(|&&i| s.inst(i).op.is_phi()).count();
-            let mut phi_vals = Vec::with_capacity(phi_count);
-            for &i in &insts[..phi_count] {
-                let d = s.inst(i);
-                let k = prev
-                    .and_then(|p| d.targets.iter().position(|&t| t == p))
-                    .ok_or_else(|| {
-                        InterpError::Malformed("phi has no value for the edge taken".into())
-                    })?;
-                let v = d
-                    .args
-                    .get(k)
-                    .ok_or_else(|| InterpError::Malformed("phi arity".into()))?;
-                phi_vals.push((d.result, self.get(*v)?.clone()));
+            if self.pos == 0 {
+                self.phis(insts)?;
             }
-            for (r, v) in phi_vals {
-                if let Some(r) = r {
-                    self.store(r, v)?;
-                }
-            }
-            let mut next: Option<Block> = None;
-            for &i in &insts[phi_count..] {
-                steps += 1;
-                if steps > limits.max_steps {
-                    return Err(InterpError::StepLimit(limits.max_steps));
-                }
-                match self.step(i)? {
-                    Flow::Continue => {}
-                    Flow::Goto(b) => {
-                        next = Some(b);
-                        break;
-                    }
-                    Flow::Return => return Ok(self.out),
-                    Flow::Discard => {
-                        self.out.outputs.clear();
-                        self.out.meta_outputs.clear();
-                        self.out.discarded = true;
-                        return Ok(self.out);
-                    }
-                }
-            }
-            let Some(n) = next else {
+            let Some(&i) = insts.get(self.pos) else {
                 return Err(InterpError::Malformed(
                     "block ends without a terminator".into(),
                 ));
             };
-            prev = Some(block);
-            block = n;
+            self.steps += 1;
+            if self.steps > limits.max_steps {
+                return Err(InterpError::StepLimit(limits.max_steps));
+            }
+            match self.step(i, memory)? {
+                Flow::Continue => self.pos += 1,
+                Flow::Goto(b) => {
+                    self.prev = Some(block);
+                    self.block = Some(b);
+                    self.pos = 0;
+                }
+                Flow::Return => return Ok(None),
+                Flow::Discard => {
+                    self.helper = true;
+                    if kind != GroupKind::Quad {
+                        return Ok(None);
+                    }
+                    // The quad's other invocations may still need this one.
+                    self.pos += 1;
+                }
+                Flow::Sync => return Ok(Some(i)),
+            }
         }
     }
 
-    fn step(&mut self, i: Inst) -> Result<Flow, InterpError> {
+    /// Phis read their inputs together, then all are written; leaves the
+    /// position after them.
+    fn phis(&mut self, insts: &[Inst]) -> Result<(), InterpError> {
+        let s = self.shader;
+        let phi_count = insts.iter().take_while(|&&i| s.inst(i).op.is_phi()).count();
+        let mut phi_vals = Vec::with_capacity(phi_count);
+        for &i in &insts[..phi_count] {
+            let d = s.inst(i);
+            let k = self
+                .prev
+                .and_then(|p| d.targets.iter().position(|&t| t == p))
+                .ok_or_else(|| {
+                    InterpError::Malformed("phi has no value for the edge taken".into())
+                })?;
+            let v = d
+                .args
+                .get(k)
+                .ok_or_else(|| InterpError::Malformed("phi arity".into()))?;
+            phi_vals.push((d.result, self.get(*v)?.clone()));
+        }
+        for (r, v) in phi_vals {
+            if let Some(r) = r {
+                self.store(r, v)?;
+            }
+        }
+        self.pos = phi_count;
+        Ok(())
+    }
+
+    /// Complete the synchronising instruction `at` with its result.
+    fn finish_sync(&mut self, at: Inst, val: Option<Val>) -> Result<(), InterpError> {
+        if let Some(val) = val {
+            let r = self.shader.inst(at).result.ok_or_else(|| {
+                InterpError::Malformed("value-producing instruction without a result".into())
+            })?;
+            self.store(r, val)?;
+        }
+        self.pos += 1;
+        self.syncs += 1;
+        Ok(())
+    }
+
+    fn step(&mut self, i: Inst, memory: &mut Memory) -> Result<Flow, InterpError> {
         let s = self.shader;
         let d = s.inst(i);
         let result_ty = d.result.map(|r| s.value_type(r));
@@ -526,7 +930,7 @@ impl<'m, 'a> Machine<'m, 'a> {
                 self.out.meta_outputs.insert(index, (ty, bits));
                 return Ok(Flow::Continue);
             }
-            Op::Opcode(op) => match self.generic(i, op, result_ty)? {
+            Op::Opcode(op) => match self.generic(i, op, result_ty, memory)? {
                 Some(Generic::Value(v)) => v,
                 Some(Generic::Flow(f)) => return Ok(f),
                 None => return Ok(Flow::Continue),
@@ -587,6 +991,7 @@ impl<'m, 'a> Machine<'m, 'a> {
         i: Inst,
         op: GenericOp,
         result: Option<Type>,
+        memory: &mut Memory,
     ) -> Result<Option<Generic>, InterpError> {
         use GenericOp::*;
         let rs = || {
@@ -745,30 +1150,38 @@ impl<'m, 'a> Machine<'m, 'a> {
             Unpack { format, lane } => {
                 s(scalar_ops::unpack(format, self.arg(i, 0)?, lane).to_bits())
             }
-            LoadSysval { sysval, comp } => s(self.inv.sysvals.get(sysval, comp)),
-            Ddx { .. } | Ddy { .. } => Err(InterpError::Unsupported(
-                "derivatives in the interpreter (quad execution comes next)".into(),
-            )),
-            Gather { .. }
+            LoadSysval {
+                sysval: Sysval::HelperInvocation,
+                ..
+            } => s(self.helper as u32),
+            LoadSysval { sysval, comp } => s(self.sysvals.get(sysval, comp)),
+            // Executed by the group together (see `Group::synchronise`).
+            Ddx { .. }
+            | Ddy { .. }
+            | ControlBarrier
+            | Sample {
+                lod: LodMode::Implicit | LodMode::Bias,
+                ..
+            } => Ok(Some(Generic::Flow(Flow::Sync))),
+            Sample { .. }
+            | Gather { .. }
             | TexelFetch { .. }
             | TextureSize { .. }
-            | TextureLevels { .. }
-            | ImageLoad { .. }
-            | ImageStore { .. }
-            | ImageAtomic { .. }
-            | ImageSize { .. }
-            | LoadSsbo { .. }
+            | TextureLevels { .. } => Ok(Some(Generic::Value(self.texture(i, op, None)?))),
+            ImageLoad { .. } | ImageStore { .. } | ImageAtomic { .. } | ImageSize { .. } => {
+                Ok(self.image(i, op, memory)?.map(Generic::Value))
+            }
+            LoadSsbo { .. }
             | StoreSsbo { .. }
             | SsboAtomic { .. }
             | SsboSize { .. }
             | LoadShared
             | StoreShared
-            | SharedAtomic { .. }
-            | ControlBarrier
-            | Demote => Err(InterpError::Unsupported(format!(
-                "`{}` in the interpreter (not implemented yet)",
-                crate::Opcode::name(&op)
-            ))),
+            | SharedAtomic { .. } => Ok(self.buffer(i, op, memory)?.map(Generic::Value)),
+            Demote => {
+                self.helper = true;
+                Ok(None)
+            }
             IDiv | IRem => {
                 let ty = rs()?;
                 let (x, y) = (
@@ -914,50 +1327,6 @@ impl<'m, 'a> Machine<'m, 'a> {
                     None => Err(self.ub(i, format!("UBO offset {offset} is out of bounds"))),
                 }
             }
-            Sample {
-                shape,
-                lod,
-                offset,
-                compare,
-                ..
-            } if shape != crate::attrs::TexShape::D2
-                || lod != crate::attrs::LodMode::Implicit
-                || offset
-                || compare =>
-            {
-                Err(InterpError::Unsupported(
-                    "sampling other than implicit-LOD 2D in the interpreter".into(),
-                ))
-            }
-            Sample { texture, .. } => {
-                let coord_value =
-                    *self.shader.inst(i).args.first().ok_or_else(|| {
-                        InterpError::Malformed("sample needs a coordinate".into())
-                    })?;
-                let coord = match self.get(coord_value)? {
-                    Val::V(l) if l.len() == 2 => [f32::from_bits(l[0]), f32::from_bits(l[1])],
-                    _ => return Err(InterpError::Malformed("sample coordinate".into())),
-                };
-                let Some(tex) = self.inv.textures.get(texture as usize) else {
-                    return Err(InterpError::MissingInput(format!("texture {texture}")));
-                };
-                if coord.iter().any(|c| c.is_nan()) {
-                    return Err(self.ub(i, "NaN texture coordinate"));
-                }
-                let texel = |c: f32, size: u32| -> usize {
-                    let t = (c as f64 * size as f64).floor();
-                    t.clamp(0.0, size.saturating_sub(1) as f64) as usize
-                };
-                let (x, y) = (texel(coord[0], tex.width), texel(coord[1], tex.height));
-                let Some(t) = tex.texels.get(y * tex.width as usize + x) else {
-                    return Err(InterpError::MissingInput(format!(
-                        "texture {texture} has too few texels"
-                    )));
-                };
-                Ok(Some(Generic::Value(Val::V(
-                    t.iter().map(|c| c.to_bits()).collect(),
-                ))))
-            }
             Discard => Ok(Some(Generic::Flow(Flow::Discard))),
             Barrier => Ok(None),
             ArrayLoad { array, offset } => {
@@ -986,6 +1355,333 @@ impl<'m, 'a> Machine<'m, 'a> {
                     None => Err(self.ub(i, format!("element {at} is out of bounds"))),
                 }
             }
+        }
+    }
+
+    /// Operand `n` of `i` as a value handle.
+    fn arg_value(&self, i: Inst, n: usize) -> Result<Value, InterpError> {
+        self.shader
+            .inst(i)
+            .args
+            .get(n)
+            .copied()
+            .ok_or_else(|| InterpError::Malformed("missing operand".into()))
+    }
+
+    /// The operands of `i`, each as its lanes.
+    fn operand_lanes(&self, i: Inst) -> Result<Vec<Vec<u32>>, InterpError> {
+        self.shader
+            .inst(i)
+            .args
+            .iter()
+            .map(|&v| self.lanes_of(v))
+            .collect()
+    }
+
+    /// Texture reads: `sample` (with the quad's coordinate gradients for
+    /// implicit LOD), `gather`, `texel_fetch`, `texture_size`,
+    /// `texture_levels`.
+    fn texture(
+        &self,
+        i: Inst,
+        op: GenericOp,
+        quad_grads: Option<([f32; 3], [f32; 3])>,
+    ) -> Result<Val, InterpError> {
+        let args = self.operand_lanes(i)?;
+        let mut next = args.iter();
+        let mut take = || {
+            next.next()
+                .cloned()
+                .ok_or_else(|| InterpError::Malformed("missing texture operand".into()))
+        };
+        let floats = |l: &[u32]| -> [f32; 4] {
+            std::array::from_fn(|k| l.get(k).map_or(0.0, |&b| f32::from_bits(b)))
+        };
+        let ints =
+            |l: &[u32]| -> [i32; 3] { std::array::from_fn(|k| l.get(k).map_or(0, |&b| b as i32)) };
+        let texture = |t: u8| {
+            self.inv
+                .textures
+                .get(t as usize)
+                .ok_or_else(|| InterpError::MissingInput(format!("texture {t}")))
+        };
+        let result = self
+            .shader
+            .inst(i)
+            .result
+            .map(|r| self.shader.value_type(r));
+        let integer = result.is_some_and(|t| t.scalar != Scalar::F32);
+        let ub = |reason: String| self.ub(i, reason);
+        let xyz = |g: [f32; 4]| [g[0], g[1], g[2]];
+        match op {
+            GenericOp::Sample {
+                texture: t,
+                sampler,
+                shape,
+                lod,
+                offset,
+                compare,
+            } => {
+                let coord = floats(&take()?);
+                let dref = if compare {
+                    Some(floats(&take()?)[0])
+                } else {
+                    None
+                };
+                let zero = ([0.0; 3], [0.0; 3]);
+                let implicit = || {
+                    let (dx, dy) = quad_grads.unwrap_or(zero);
+                    LodInput::Grad(dx, dy)
+                };
+                let (lod, bias) = match lod {
+                    LodMode::Implicit => (implicit(), 0.0),
+                    LodMode::Bias => (implicit(), floats(&take()?)[0]),
+                    LodMode::Explicit => (LodInput::Lod(floats(&take()?)[0]), 0.0),
+                    LodMode::Grad => {
+                        let dx = xyz(floats(&take()?));
+                        (LodInput::Grad(dx, xyz(floats(&take()?))), 0.0)
+                    }
+                };
+                let offset = if offset { ints(&take()?) } else { [0; 3] };
+                let sampler = self
+                    .inv
+                    .samplers
+                    .get(sampler as usize)
+                    .copied()
+                    .unwrap_or_default();
+                let req = SampleRequest {
+                    shape,
+                    coord,
+                    lod,
+                    bias,
+                    offset,
+                    dref,
+                    gather: None,
+                    integer,
+                };
+                let bits = texture::sample(texture(t)?, &sampler, &req).map_err(ub)?;
+                Ok(if compare {
+                    Val::S(bits[0])
+                } else {
+                    Val::V(bits.to_vec())
+                })
+            }
+            GenericOp::Gather {
+                texture: t,
+                sampler,
+                shape,
+                comp,
+                offset,
+                compare,
+            } => {
+                let coord = floats(&take()?);
+                let dref = if compare {
+                    Some(floats(&take()?)[0])
+                } else {
+                    None
+                };
+                let offset = if offset { ints(&take()?) } else { [0; 3] };
+                let sampler = self
+                    .inv
+                    .samplers
+                    .get(sampler as usize)
+                    .copied()
+                    .unwrap_or_default();
+                let req = SampleRequest {
+                    shape,
+                    coord,
+                    lod: LodInput::Lod(0.0),
+                    bias: 0.0,
+                    offset,
+                    dref,
+                    gather: Some(comp),
+                    integer,
+                };
+                let bits = texture::sample(texture(t)?, &sampler, &req).map_err(ub)?;
+                Ok(Val::V(bits.to_vec()))
+            }
+            GenericOp::TexelFetch {
+                texture: t,
+                shape,
+                offset,
+            } => {
+                let coord: Vec<i32> = take()?.iter().map(|&b| b as i32).collect();
+                let lod = take()?[0] as i32;
+                let offset = if offset { ints(&take()?) } else { [0; 3] };
+                let bits = texture::fetch(texture(t)?, shape, &coord, lod, offset).map_err(ub)?;
+                Ok(Val::V(bits.to_vec()))
+            }
+            GenericOp::TextureSize { texture: t, shape } => {
+                let lod = if shape.ms { 0 } else { take()?[0] as i32 };
+                Ok(Val::from_lanes(
+                    texture::size(texture(t)?, shape, lod).map_err(ub)?,
+                ))
+            }
+            GenericOp::TextureLevels { texture: t } => Ok(Val::S(texture(t)?.levels.len() as u32)),
+            _ => Err(InterpError::Malformed(format!(
+                "{op:?} is not a texture read"
+            ))),
+        }
+    }
+
+    /// Storage images. `None` for a store.
+    fn image(
+        &self,
+        i: Inst,
+        op: GenericOp,
+        memory: &mut Memory,
+    ) -> Result<Option<Val>, InterpError> {
+        let (image, shape) = match op {
+            GenericOp::ImageLoad { image, shape }
+            | GenericOp::ImageStore { image, shape }
+            | GenericOp::ImageAtomic { image, shape, .. }
+            | GenericOp::ImageSize { image, shape } => (image, shape),
+            _ => return Err(InterpError::Malformed(format!("{op:?} is not an image op"))),
+        };
+        let img = memory
+            .images
+            .get_mut(image as usize)
+            .ok_or_else(|| InterpError::MissingInput(format!("image {image}")))?;
+        if let GenericOp::ImageSize { .. } = op {
+            return Ok(Some(Val::from_lanes(img.size(shape))));
+        }
+        let args = self.operand_lanes(i)?;
+        let coord: Vec<i32> = args[0].iter().map(|&b| b as i32).collect();
+        let (sample, rest) = if shape.ms {
+            (args.get(1).map_or(0, |l| l[0] as i32), 2)
+        } else {
+            (0, 1)
+        };
+        let idx = img
+            .index(shape, &coord, sample)
+            .map_err(|r| self.ub(i, r))?;
+        let channels = img.channels.min(4) as usize;
+        let texel = &mut img.texels[idx];
+        let operand = |k: usize| -> Result<&Vec<u32>, InterpError> {
+            args.get(rest + k)
+                .ok_or_else(|| InterpError::Malformed("missing image operand".into()))
+        };
+        match op {
+            GenericOp::ImageLoad { .. } => {
+                let float = self
+                    .shader
+                    .inst(i)
+                    .result
+                    .is_some_and(|r| self.shader.value_type(r).scalar == Scalar::F32);
+                let one = if float { 1.0f32.to_bits() } else { 1 };
+                let lanes = (0..4)
+                    .map(|c| {
+                        if c < channels {
+                            texel[c]
+                        } else if c == 3 {
+                            one
+                        } else {
+                            0
+                        }
+                    })
+                    .collect();
+                Ok(Some(Val::V(lanes)))
+            }
+            GenericOp::ImageStore { .. } => {
+                let value = operand(0)?;
+                if !self.helper {
+                    texel[..channels].copy_from_slice(&value[..channels]);
+                }
+                Ok(None)
+            }
+            GenericOp::ImageAtomic { op: a, .. } => {
+                let v = operand(0)?[0];
+                let cmp = if a == AtomicOp::CompareExchange {
+                    operand(1)?[0]
+                } else {
+                    0
+                };
+                if self.helper {
+                    return Ok(Some(Val::S(0)));
+                }
+                let old = texel[0];
+                texel[0] = atomic(a, old, v, cmp);
+                Ok(Some(Val::S(old)))
+            }
+            _ => Err(InterpError::Malformed(format!("{op:?} is not an image op"))),
+        }
+    }
+
+    /// Storage buffers and shared memory. `None` for a store.
+    fn buffer(
+        &self,
+        i: Inst,
+        op: GenericOp,
+        memory: &mut Memory,
+    ) -> Result<Option<Val>, InterpError> {
+        use GenericOp::*;
+        if let SsboSize { binding } = op {
+            let buf = memory
+                .ssbos
+                .get(binding as usize)
+                .ok_or_else(|| InterpError::MissingInput(format!("storage buffer {binding}")))?;
+            return Ok(Some(Val::S((buf.len() * 4) as u32)));
+        }
+        let offset = self.arg(i, 0)?;
+        if offset % 4 != 0 {
+            return Err(self.ub(i, format!("byte offset {offset} is not 4-byte aligned")));
+        }
+        let at = offset as usize / 4;
+        let oob = || self.ub(i, format!("byte offset {offset} is out of bounds"));
+        match op {
+            LoadSsbo { binding } | StoreSsbo { binding } | SsboAtomic { binding, .. } => {
+                let buf = memory.ssbos.get_mut(binding as usize).ok_or_else(|| {
+                    InterpError::MissingInput(format!("storage buffer {binding}"))
+                })?;
+                let w = buf.get_mut(at).ok_or_else(oob)?;
+                // Storage buffers are always initialised.
+                let mut cell = Some(*w);
+                let result = self.memory_op(i, op, &mut cell)?;
+                if let Some(v) = cell {
+                    *w = v;
+                }
+                Ok(result)
+            }
+            _ => {
+                let word = memory.shared.get_mut(at).ok_or_else(oob)?;
+                self.memory_op(i, op, word)
+            }
+        }
+    }
+
+    /// One load, store or atomic on a memory word (`None`: never written).
+    fn memory_op(
+        &self,
+        i: Inst,
+        op: GenericOp,
+        word: &mut Option<u32>,
+    ) -> Result<Option<Val>, InterpError> {
+        use GenericOp::*;
+        let uninit = || self.ub(i, "shared memory read before it is written");
+        match op {
+            LoadSsbo { .. } | LoadShared => Ok(Some(Val::S(word.ok_or_else(uninit)?))),
+            StoreSsbo { .. } | StoreShared => {
+                let v = self.arg(i, 1)?;
+                if !self.helper {
+                    *word = Some(v);
+                }
+                Ok(None)
+            }
+            SsboAtomic { op: a, .. } | SharedAtomic { op: a } => {
+                let v = self.arg(i, 1)?;
+                let cmp = if a == AtomicOp::CompareExchange {
+                    self.arg(i, 2)?
+                } else {
+                    0
+                };
+                let old = word.ok_or_else(uninit)?;
+                if self.helper {
+                    return Ok(Some(Val::S(0)));
+                }
+                *word = Some(atomic(a, old, v, cmp));
+                Ok(Some(Val::S(old)))
+            }
+            _ => Err(InterpError::Malformed(format!("{op:?} is not a memory op"))),
         }
     }
 
@@ -1039,6 +1735,8 @@ enum Flow {
     Goto(Block),
     Return,
     Discard,
+    /// The group executes this instruction together.
+    Sync,
 }
 
 enum Generic {

@@ -119,6 +119,7 @@ pub mod scalar_ops;
 pub mod shader;
 pub mod slot;
 pub mod synthetic;
+pub mod texture;
 pub mod types;
 pub mod uses;
 pub mod validate;
@@ -129,13 +130,14 @@ pub use builder::Builder;
 pub use bumpalo::Bump;
 pub use cfg::{Cfg, DomTree, Loops};
 pub use generic::{GenericOp, Interp, InterpLoc, InterpMode};
-pub use interp::{InterpError, Invocation, Limits, Outcome, SysVals, Texture};
+pub use interp::{Dispatch, InterpError, Invocation, Limits, Memory, Outcome, SysVals, Texture};
 pub use opcode::{Attr, AttrError, BarrierClass, Effects, Op, Opcode, Signature};
 pub use parser::{ParseError, SourceMap, parse, parse_with_source_map};
 pub use printer::print;
 pub use shader::{
     ArrayDecl, ArrayId, Block, BlockData, Inst, InstData, Reg, Shader, Stage, Value, ValueData,
 };
+pub use texture::{Image, Sampler};
 pub use types::{Scalar, Type};
 pub use uses::{Use, Uses, ordering_deps};
 pub use validate::{ValidationError, Violation, validate};

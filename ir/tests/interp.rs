@@ -274,11 +274,7 @@ fn texture_sample_ubo_and_discard() {
         [3.0, 0.0, 0.0, 1.0],
     ];
     let mut inv = Invocation {
-        textures: vec![Texture {
-            width: 2,
-            height: 2,
-            texels,
-        }],
+        textures: vec![Texture::rgba_2d(2, 2, texels)],
         ubos: vec![vec![0, 0, 0, 0, 1.0f32.to_bits()]],
         ..Invocation::default()
     };

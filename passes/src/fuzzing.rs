@@ -6,7 +6,10 @@
 //! (signed division included), copies, conversions, if/else diamonds and
 //! triangles with phis, bounded loops, array and uniform accesses with
 //! address operands, UBO loads, texture samples through collect/split,
-//! barriers, meta inputs and outputs, output stores and discards. Some programs hit undefined behaviour on their inputs;
+//! barriers, meta inputs and outputs, output stores, discards and demotes,
+//! and the newer pure vocabulary: fdiv and float rounding, integer sign
+//! and high multiplies, bit counts/reversal/search and bit fields, pack and
+//! unpack, derivatives and system values. Some programs hit undefined behaviour on their inputs;
 //! that is deliberate, so passes are also tested on code they must not
 //! speculate.
 //!
@@ -19,9 +22,11 @@ pub mod regalloc;
 use crate::manager::Registry;
 use arbitrary::{Result as ArbResult, Unstructured};
 use bumpalo::Bump;
+use lathe_ir::attrs::SysvalKind;
 use lathe_ir::interp::{self, InterpError, Invocation, Limits, Texture};
 use lathe_ir::{
-    ArrayDecl, ArrayId, Builder, GenericOp, Interp, Scalar, Shader, Stage, Type, Value,
+    ArrayDecl, ArrayId, Builder, DerivMode, GenericOp, Interp, PackFormat, Scalar, Shader, Stage,
+    Sysval, Type, Value,
 };
 
 /// Size limits for generated programs.
@@ -115,11 +120,7 @@ pub fn generate<'a>(
         let c = k as f32 / 4.0;
         texels.push([c, 1.0 - c, 0.5, -c]);
     }
-    inv.textures.push(Texture {
-        width: 2,
-        height: 2,
-        texels,
-    });
+    inv.textures.push(Texture::rgba_2d(2, 2, texels));
     Ok(Generated {
         shader,
         invocation: inv,
@@ -238,10 +239,10 @@ impl Gen<'_, '_, '_, '_> {
     fn statement(&mut self, depth: u32) -> ArbResult<()> {
         use GenericOp::*;
         let nested = depth < self.limits.max_depth;
-        match self.u.int_in_range(0..=22u8)? {
+        match self.u.int_in_range(0..=28u8)? {
             0 | 1 => {
                 let s = *self.u.choose(&[Scalar::F32, Scalar::F16])?;
-                let op = *self.u.choose(&[FAdd, FSub, FMul, FMin, FMax])?;
+                let op = *self.u.choose(&[FAdd, FSub, FMul, FDiv, FMin, FMax])?;
                 let (a, b) = (self.pick(s)?, self.pick(s)?);
                 let v = self.b.op(op, &[a, b], Type::scalar(s));
                 self.push(v);
@@ -254,19 +255,27 @@ impl Gen<'_, '_, '_, '_> {
             }
             3 => {
                 let s = *self.u.choose(&[Scalar::F32, Scalar::F16])?;
-                let op = *self
-                    .u
-                    .choose(&[Rcp, Rsqrt, Sqrt, Exp2, Log2, Sin, Cos, Floor])?;
+                let op = *self.u.choose(&[
+                    Rcp, Rsqrt, Sqrt, Exp2, Log2, Sin, Cos, Floor, Ceil, Trunc, RoundEven, Fract,
+                    FSign,
+                ])?;
                 let a = self.pick(s)?;
                 let v = self.b.op(op, &[a], Type::scalar(s));
                 self.push(v);
             }
             4 | 5 => {
-                let s = *self.u.choose(&[Scalar::I32, Scalar::U32, Scalar::I16])?;
+                let s = *self
+                    .u
+                    .choose(&[Scalar::I32, Scalar::U32, Scalar::I16, Scalar::U16])?;
                 let mut ops = vec![IAdd, ISub, IMul, And, Or, Xor];
                 match s {
-                    Scalar::U32 => ops.extend([UMin, UMax, UDiv, UMod]),
+                    Scalar::U32 | Scalar::U16 => ops.extend([UMin, UMax, UDiv, UMod]),
                     _ => ops.extend([IMin, IMax, IDiv, IRem]),
+                }
+                match s {
+                    Scalar::I32 => ops.push(IMulHigh),
+                    Scalar::U32 => ops.push(UMulHigh),
+                    _ => {}
                 }
                 let op = *self.u.choose(&ops)?;
                 let (a, b) = (self.pick(s)?, self.pick(s)?);
@@ -299,7 +308,7 @@ impl Gen<'_, '_, '_, '_> {
                     (IEq, Scalar::U32),
                     (INe, Scalar::Bool),
                     (ULt, Scalar::U32),
-                    (UGe, Scalar::U32),
+                    (UGe, Scalar::U16),
                 ])?;
                 let (a, b) = (self.pick(s)?, self.pick(s)?);
                 let v = self.b.op(op, &[a, b], Type::BOOL);
@@ -319,8 +328,10 @@ impl Gen<'_, '_, '_, '_> {
                     Scalar::I32,
                     Scalar::U32,
                     Scalar::I16,
+                    Scalar::U16,
                 ];
-                let (from, to) = (*self.u.choose(&numeric)?, *self.u.choose(&numeric)?);
+                let from = *self.u.choose(&Scalar::ALL)?;
+                let to = *self.u.choose(&numeric)?;
                 let a = self.pick(from)?;
                 let v = self.b.op(Cvt, &[a], Type::scalar(to));
                 self.push(v);
@@ -415,7 +426,11 @@ impl Gen<'_, '_, '_, '_> {
             }
             19 if depth > 0 => {
                 if self.u.ratio(1u8, 4u8)? {
-                    self.b.discard();
+                    if self.u.arbitrary()? {
+                        self.b.discard();
+                    } else {
+                        self.b.demote();
+                    }
                 }
             }
             20 => {
@@ -445,6 +460,82 @@ impl Gen<'_, '_, '_, '_> {
                 for v in texel {
                     self.push(v);
                 }
+            }
+            23 => {
+                let s = *self.u.choose(&[Scalar::I32, Scalar::U32])?;
+                let op = *self.u.choose(&[
+                    IAbs, ISign, BitReverse, BitCount, FindLsb, UFindMsb, IFindMsb,
+                ])?;
+                let op = match (op, s) {
+                    // iabs/isign are signed only.
+                    (IAbs | ISign, Scalar::U32) => BitCount,
+                    _ => op,
+                };
+                let a = self.pick(s)?;
+                let v = self.b.op(op, &[a], Type::scalar(s));
+                self.push(v);
+            }
+            24 => {
+                // Bit fields: offset and count usually masked to 0..=15.
+                let s = *self.u.choose(&[Scalar::I32, Scalar::U32])?;
+                let base = self.pick(s)?;
+                let mut field = [self.pick(s)?, self.pick(s)?];
+                if !self.u.ratio(1u8, 4u8)? {
+                    let fifteen = self.b.const_bits(Type::scalar(s), 15);
+                    self.push(fifteen);
+                    for f in &mut field {
+                        *f = self.b.and(*f, fifteen);
+                        self.push(*f);
+                    }
+                }
+                let v = match self.u.int_in_range(0..=2u8)? {
+                    0 => self.b.ubitfield_extract(base, field[0], field[1]),
+                    1 => self.b.ibitfield_extract(base, field[0], field[1]),
+                    _ => {
+                        let insert = self.pick(s)?;
+                        self.b.bitfield_insert(base, insert, field[0], field[1])
+                    }
+                };
+                self.push(v);
+            }
+            25 => {
+                let format = *self.u.choose(PackFormat::ALL)?;
+                if self.u.arbitrary()? {
+                    let mut lanes = Vec::with_capacity(4);
+                    for _ in 0..format.lanes() {
+                        lanes.push(self.pick(Scalar::F32)?);
+                    }
+                    let v = self.b.pack(format, &lanes);
+                    self.push(v);
+                } else {
+                    let w = self.pick(Scalar::U32)?;
+                    let lane = self.u.int_in_range(0..=format.lanes() - 1)?;
+                    let v = self.b.unpack(format, lane, w);
+                    self.push(v);
+                }
+            }
+            26 => {
+                // Derivatives (a lone invocation's quad is four copies of it).
+                let s = *self.u.choose(&[Scalar::F32, Scalar::F16])?;
+                let a = self.pick(s)?;
+                let mode = *self.u.choose(DerivMode::ALL)?;
+                let v = if self.u.arbitrary()? {
+                    self.b.ddx(a, mode)
+                } else {
+                    self.b.ddy(a, mode)
+                };
+                self.push(v);
+            }
+            27 => {
+                let sysval = *self.u.choose(Sysval::ALL)?;
+                let comp = self.u.int_in_range(0..=sysval.comps() - 1)?;
+                let ty = match sysval.kind() {
+                    SysvalKind::Float => Type::F32,
+                    SysvalKind::Bool => Type::BOOL,
+                    SysvalKind::Int => Type::U32,
+                };
+                let v = self.b.load_sysval(sysval, comp, ty);
+                self.push(v);
             }
             _ => {
                 // Register groups: collect two f32s and split them again.

@@ -31,6 +31,8 @@
 //! - [`sched`]: list scheduling by critical path that switches to
 //!   lowering register pressure near the occupancy step, keeping barrier
 //!   classes, side effects and one address-register value at a time.
+//! - [`legalise`]: the post-RA slot for the target's hardware rules
+//!   ([`target::TargetFacts::legalise`], filled in by each backend).
 //!
 //! [`target`] is the seam through which a target states its hardware
 //! facts ([`target::TargetFacts`]: register files and classes, latencies,
@@ -127,6 +129,7 @@ pub mod depth;
 pub mod flatten;
 pub mod fuzzing;
 pub mod group;
+pub mod legalise;
 pub mod manager;
 pub mod ra;
 pub mod sched;

@@ -108,6 +108,11 @@ impl<O: Opcode> Registry<O> {
             "SSA register allocation with live-range splitting and spilling",
             |t| Box::new(crate::ra::Ra::new(t)),
         );
+        self.register_target_pass(
+            "legalise",
+            "post-RA: the target's hardware rules (nops, sync bits, scoreboards)",
+            |t| Box::new(crate::legalise::Legalise::new(t)),
+        );
     }
 
     /// Add (or replace) a named pass that needs the registry's target.

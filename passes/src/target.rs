@@ -39,7 +39,7 @@
 
 pub mod test_target;
 
-use lathe_ir::{ArrayId, Op, Opcode, Type};
+use lathe_ir::{ArrayId, Op, Opcode, Shader, Type};
 
 /// A register file's index in [`TargetFacts::files`].
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
@@ -206,4 +206,13 @@ pub trait TargetFacts<O: Opcode> {
     /// The name of register `reg` holding a value of class `class` and
     /// type `ty`, as the target's assembly writes it (`r1.y`, `hr3.x`).
     fn register_name(&self, class: RegClass, reg: PhysReg, ty: Type) -> String;
+
+    /// Post-RA legalisation: make an allocated shader obey the hardware's
+    /// remaining rules (ir3 nops and sync bits, Valhall scoreboard slots);
+    /// the `legalise` pass calls it. Returns whether anything changed. The
+    /// default does nothing: each target fills it in with its backend.
+    fn legalise(&self, shader: &mut Shader<'_, O>) -> bool {
+        let _ = shader;
+        false
+    }
 }

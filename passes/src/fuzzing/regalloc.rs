@@ -109,16 +109,16 @@ pub fn pressure_program_sized<'a>(
         g.epilogue()?;
     }
     inv.meta_inputs.push(u.arbitrary()?);
-    inv.textures.push(Texture {
-        width: 2,
-        height: 2,
-        texels: vec![
+    inv.textures.push(Texture::rgba_2d(
+        2,
+        2,
+        vec![
             [0.0, 1.0, 2.0, 3.0],
             [4.0, 5.0, 6.0, 7.0],
             [8.0, 9.0, 10.0, 11.0],
             [12.0, 13.0, 14.0, 15.0],
         ],
-    });
+    ));
     Ok((shader, inv))
 }
 

@@ -1,0 +1,123 @@
+//! The backend passes `group`, `depth` and `sched` on flat (straight-line)
+//! shaders of 1k, 10k and 100k instructions, on the realistic test target:
+//! ns per instruction side by side (flat cost means no quadratic step),
+//! and the 100k / 1k ratio. Run with `cargo bench -p lathe-passes --bench
+//! backend_scaling`.
+//!
+//! The shaders are the `ir_passes` random generator's shape made flat:
+//! loads, arithmetic on recent values, vectors built with `collect` and
+//! read back through `sample` and `split`, stores.
+
+use lathe_ir::{Bump, GenericOp, Shader, parse};
+use lathe_passes::Registry;
+use lathe_passes::target::TargetFacts;
+use lathe_passes::target::test_target::TestTarget;
+use std::hint::black_box;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+/// A flat shader of about `n` instructions.
+fn flat(n: usize) -> String {
+    let mut t = String::from("shader fragment\nb0:\n");
+    let mut v = 0usize;
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut next = |m: usize| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % m as u64) as usize
+    };
+    for k in 0..8 {
+        t.push_str(&format!(
+            "  %{v}:f32 = load_input slot={} comp={} interp=smooth\n",
+            k / 4,
+            k % 4
+        ));
+        v += 1;
+    }
+    let mut count = 8;
+    while count < n {
+        // Operands among the last 32 values keep pressure realistic.
+        let a = v - 1 - next(v.min(32));
+        let b = v - 1 - next(v.min(32));
+        match next(8) {
+            0 => {
+                t.push_str(&format!("  %{v}:f32x2 = collect %{a}, %{b}\n"));
+                t.push_str(&format!(
+                    "  %{}:f32x4 = sample texture=0 sampler=0 %{v}\n",
+                    v + 1
+                ));
+                t.push_str(&format!(
+                    "  %{}:f32 = split lane={} %{}\n",
+                    v + 2,
+                    next(4),
+                    v + 1
+                ));
+                v += 3;
+                count += 3;
+            }
+            1 => {
+                t.push_str(&format!(
+                    "  store_output slot={} comp={} %{a}\n",
+                    next(4),
+                    next(4)
+                ));
+                count += 1;
+            }
+            2 => {
+                t.push_str(&format!("  %{v}:f32 = exp2 %{a}\n"));
+                v += 1;
+                count += 1;
+            }
+            op => {
+                let name = ["fadd", "fmul", "fsub", "fmin", "fmax", "fadd"][op - 3];
+                t.push_str(&format!("  %{v}:f32 = {name} %{a}, %{b}\n"));
+                v += 1;
+                count += 1;
+            }
+        }
+    }
+    t.push_str(&format!("  store_output slot=0 comp=0 %{}\n  ret\n", v - 1));
+    t
+}
+
+fn main() {
+    let target: Rc<dyn TargetFacts<GenericOp>> = Rc::new(TestTarget::realistic());
+    let registry = Registry::with_target(target);
+    let sizes = [1_000usize, 10_000, 100_000];
+    let texts: Vec<String> = sizes.iter().map(|&n| flat(n)).collect();
+    print!("{:<24}", "pass (ns/inst, flat)");
+    for n in sizes {
+        print!(" {n:>10}");
+    }
+    println!("   100k/1k");
+    for stage in [
+        vec!["group"],
+        vec!["depth"],
+        vec!["sched"],
+        vec!["group", "depth", "sched"],
+    ] {
+        print!("{:<24}", stage.join(","));
+        let mut per_inst = Vec::new();
+        for (text, &n) in texts.iter().zip(&sizes) {
+            let runs = if n >= 100_000 { 5 } else { 15 };
+            let mut times: Vec<Duration> = Vec::with_capacity(runs);
+            let mut insts = 0;
+            for _ in 0..runs {
+                let arena = Bump::new();
+                let mut shader: Shader<GenericOp> = parse(&arena, text).expect("parses");
+                insts = shader.len();
+                let mut pm = registry.pipeline(&stage).expect("known passes");
+                pm.verify = false;
+                let start = Instant::now();
+                black_box(pm.run(&mut shader).expect("runs"));
+                times.push(start.elapsed());
+            }
+            times.sort();
+            let ns = times[runs / 2].as_nanos() as f64 / insts as f64;
+            per_inst.push(ns);
+            print!(" {ns:>10.1}");
+        }
+        println!("   {:>6.2}", per_inst[2] / per_inst[0]);
+    }
+}
