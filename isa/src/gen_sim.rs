@@ -303,10 +303,13 @@ fn operand_stmts(scope: &mut Scope, body: &[Stmt]) -> TokenStream {
     out
 }
 
+/// A type alias: its name and its (condition, type) choices.
+type Alias = (String, Vec<(Option<Expr>, Ty)>);
+
 /// What the per-instruction generator collects from a leaf's chain.
 struct Leaf<'a> {
     /// Type aliases in force: name, condition, choices.
-    aliases: Vec<(String, Vec<(Option<Expr>, Ty)>)>,
+    aliases: Vec<Alias>,
     /// Operand fields used, in first-use order.
     operands: Vec<String>,
     /// Operand fields read (for hazard checks).
@@ -604,7 +607,7 @@ fn lane_stmts(
 }
 
 /// Alias names a body uses (reads, literals, lets and conversions).
-fn used_aliases(body: &[&Stmt], aliases: &[(String, Vec<(Option<Expr>, Ty)>)]) -> Vec<usize> {
+fn used_aliases(body: &[&Stmt], aliases: &[Alias]) -> Vec<usize> {
     let mut text = String::new();
     fn names_s(s: &Stmt, out: &mut String) {
         match s {
