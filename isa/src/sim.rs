@@ -270,7 +270,11 @@ macro_rules! int_value {
             }
             fn modify(self, abs: bool, neg: bool) -> Self {
                 if $signed {
-                    let a = if abs { (self as i64).wrapping_abs() as $t } else { self };
+                    let a = if abs {
+                        (self as i64).wrapping_abs() as $t
+                    } else {
+                        self
+                    };
                     if neg { (0 as $t).wrapping_sub(a) } else { a }
                 } else if neg {
                     !self

@@ -212,7 +212,12 @@ fn regfile_metadata_names_a_register_file() {
 
 #[test]
 fn semantics_reading_an_unknown_operand() {
-    expect("sem_unknown_operand.isa", 25, 36, "unknown operand `B` (no such field in `add`)");
+    expect(
+        "sem_unknown_operand.isa",
+        25,
+        36,
+        "unknown operand `B` (no such field in `add`)",
+    );
 }
 
 #[test]
@@ -227,10 +232,20 @@ fn semantics_writing_nothing() {
 
 #[test]
 fn semantics_mixing_types() {
-    expect("sem_mixed_types.isa", 25, 36, "mixed types in `fadd`: f32 and f16");
+    expect(
+        "sem_mixed_types.isa",
+        25,
+        36,
+        "mixed types in `fadd`: f32 and f16",
+    );
 }
 
 #[test]
 fn semantics_reading_a_plain_field_as_an_operand() {
-    expect("sem_not_operand.isa", 25, 21, "`W` is no operand (not a sub-encoding field)");
+    expect(
+        "sem_not_operand.isa",
+        25,
+        21,
+        "`W` is no operand (not a sub-encoding field)",
+    );
 }
