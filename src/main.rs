@@ -28,6 +28,9 @@ enum Command {
     Asm(cli::isa::AsmArgs),
     /// Run IR passes over a shader in IR text form and print the result.
     Opt(cli::opt::OptArgs),
+    /// Run machine code on the simulator generated from the spec's
+    /// semantics (hazards exit with status 3).
+    Sim(cli::sim::SimArgs),
     /// Mali driver helpers.
     Mali {
         #[command(subcommand)]
@@ -46,6 +49,7 @@ fn main() -> ExitCode {
         Command::Disasm(args) => cli::isa::disasm(args),
         Command::Asm(args) => cli::isa::asm(args),
         Command::Opt(args) => cli::opt::run(args),
+        Command::Sim(args) => cli::sim::run(args),
         Command::Mali { command } => cli::mali::run(command),
         Command::Adreno { command } => cli::adreno::run(command),
     };

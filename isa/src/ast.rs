@@ -26,6 +26,10 @@ pub enum Item {
     Encoding(EncodingDecl),
     Latency(LatencyDecl),
     Regfile(RegfileDecl),
+    /// `machine { … }`: register files (see `semantics`).
+    Machine(crate::semantics::MachineDecl),
+    /// `semantics ENC { … }`.
+    Semantics(crate::semantics::SemDecl),
 }
 
 #[derive(Clone, Debug)]

@@ -668,6 +668,7 @@ pub fn generate(isa: &Isa, root: &str) -> TokenStream {
         .map(|&l| Literal::usize_unsuffixed(l))
         .collect();
     let display_mod = crate::gen_display::display_module(isa);
+    let sim_mod = crate::gen_sim::sim_module(isa);
     let (enums_mod, enum_types) = enum_items(isa);
     let typed = field_items(isa, &enum_types);
 
@@ -906,6 +907,8 @@ pub fn generate(isa: &Isa, root: &str) -> TokenStream {
         #enums_mod
 
         #typed
+
+        #sim_mod
 
         /// One instruction: its opcode, the generation it was decoded or
         /// assembled for, and its exact word (every bit kept).

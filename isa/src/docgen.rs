@@ -152,6 +152,7 @@ pub fn markdown(isa: &Isa, spec: &str) -> String {
     if !isa.regfiles.is_empty() {
         register_files(isa, &mut o);
     }
+    crate::semantics::write_machine_doc(isa, &mut o);
     let _ = writeln!(o, "## Instructions\n");
     for leaf in isa.instructions() {
         let e = &isa.encodings[leaf];
@@ -231,6 +232,7 @@ pub fn markdown(isa: &Isa, spec: &str) -> String {
             let _ = writeln!(o, "| `{c}` | {n} | {b} | {} |", t.replace('|', "\\|"));
         }
         o.push('\n');
+        crate::semantics::write_doc(isa, leaf, &mut o);
     }
     let _ = writeln!(o, "## Enums\n");
     for en in &isa.enums {

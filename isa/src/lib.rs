@@ -39,11 +39,14 @@ pub mod fields;
 pub mod format;
 mod gen_display;
 pub mod gen_rt;
+mod gen_sim;
 pub mod load;
 pub mod machine;
 pub mod model;
 pub mod operands;
 pub mod parse;
+pub mod semantics;
+pub mod sim;
 pub mod source;
 
 pub use assemble::AsmError;

@@ -168,6 +168,8 @@ impl Resolver {
         let mut encs = Vec::new();
         let mut latency: Vec<ast::LatencyDecl> = Vec::new();
         let mut regfile_decls: Vec<ast::RegfileDecl> = Vec::new();
+        let mut machine = Vec::new();
+        let mut semantics = Vec::new();
         // Files are in load order; keep the root file's items first.
         for (_, f) in files {
             for item in f.items {
@@ -194,6 +196,8 @@ impl Resolver {
                     Item::Encoding(e) => encs.push(e),
                     Item::Latency(l) => latency.push(l),
                     Item::Regfile(r) => regfile_decls.push(r),
+                    Item::Machine(m) => machine.push(m),
+                    Item::Semantics(s) => semantics.push(s),
                 }
             }
         }
@@ -553,8 +557,10 @@ impl Resolver {
             field_meta_keys,
             sources: self.map,
             decoders: Vec::new(),
+            semantics: Default::default(),
         };
         isa.decoders = crate::decode::build_decoders(&isa);
+        isa.semantics = crate::semantics::resolve(&isa, machine, semantics)?;
         Ok(isa)
     }
 

@@ -449,6 +449,8 @@ pub struct Isa {
     pub sources: SourceMap,
     /// Per tree root: its decision tree over its leaves.
     pub decoders: Vec<(EncId, crate::decode::DecisionTree)>,
+    /// Machine state and instruction semantics (`machine`, `semantics`).
+    pub semantics: crate::semantics::Semantics,
 }
 
 impl Isa {

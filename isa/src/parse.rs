@@ -14,6 +14,8 @@ struct IsaParser;
 
 type P<'a> = Pair<'a, Rule>;
 
+mod sem;
+
 /// Punctuation is a rule only so that errors can name it; skip it.
 fn keep(p: &P) -> bool {
     !matches!(
@@ -222,6 +224,8 @@ impl Cx<'_> {
             Rule::encoding => Item::Encoding(self.encoding(doc, d)?),
             Rule::latency => Item::Latency(self.latency(d)?),
             Rule::regfile => Item::Regfile(self.regfile(doc, d)?),
+            Rule::machine_decl => Item::Machine(self.machine_decl(d)?),
+            Rule::semantics_decl => Item::Semantics(self.semantics_decl(doc, d)?),
             r => unreachable!("grammar: unexpected item {r:?}"),
         })
     }

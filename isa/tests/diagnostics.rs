@@ -209,3 +209,43 @@ fn inside_names_a_register_file() {
 fn regfile_metadata_names_a_register_file() {
     expect("regfile_meta.isa", 14, 20, "unknown register file `q`");
 }
+
+#[test]
+fn semantics_reading_an_unknown_operand() {
+    expect(
+        "sem_unknown_operand.isa",
+        25,
+        36,
+        "unknown operand `B` (no such field in `add`)",
+    );
+}
+
+#[test]
+fn semantics_writing_nothing() {
+    expect(
+        "sem_writes_nothing.isa",
+        25,
+        1,
+        "the semantics of `add` write nothing (no operand write and no `do` effect)",
+    );
+}
+
+#[test]
+fn semantics_mixing_types() {
+    expect(
+        "sem_mixed_types.isa",
+        25,
+        36,
+        "mixed types in `fadd`: f32 and f16",
+    );
+}
+
+#[test]
+fn semantics_reading_a_plain_field_as_an_operand() {
+    expect(
+        "sem_not_operand.isa",
+        25,
+        21,
+        "`W` is no operand (not a sub-encoding field)",
+    );
+}

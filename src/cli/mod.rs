@@ -4,6 +4,7 @@ pub mod adreno;
 pub mod isa;
 pub mod mali;
 pub mod opt;
+pub mod sim;
 
 /// The error every subcommand returns: printed once as `lathe: <message>`.
 pub type CliResult = Result<(), Box<dyn std::error::Error>>;

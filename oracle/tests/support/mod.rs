@@ -46,10 +46,20 @@ pub fn resources(shader: &RandomShader) -> Vec<ResourceBinding> {
 pub fn run_on_lavapipe(oracle: &Oracle, shader: &RandomShader) -> Vec<u32> {
     let words = wgsl_to_spirv(&shader.wgsl, naga::ShaderStage::Compute)
         .unwrap_or_else(|e| panic!("generated WGSL does not compile: {e}\n{}", shader.wgsl));
+    run_on_lavapipe_full(oracle, shader, &words).0
+}
+
+/// Run a random shader's SPIR-V on lavapipe; returns its output and
+/// atomic words.
+pub fn run_on_lavapipe_full(
+    oracle: &Oracle,
+    shader: &RandomShader,
+    spirv: &[u32],
+) -> (Vec<u32>, Vec<u32>) {
     let resources = resources(shader);
-    let out = oracle
+    let mut out = oracle
         .run_compute(&ComputeJob {
-            spirv: &words,
+            spirv,
             entry_point: "main",
             specialization: &[],
             resources: &resources,
@@ -57,5 +67,7 @@ pub fn run_on_lavapipe(oracle: &Oracle, shader: &RandomShader) -> Vec<u32> {
             workgroups: shader.workgroups,
         })
         .unwrap_or_else(|e| panic!("lavapipe: {e}\n{}", shader.wgsl));
-    out.storage_buffers[&(0, 1)].clone()
+    let dst = out.storage_buffers.remove(&(0, 1)).unwrap_or_default();
+    let atoms = out.storage_buffers.remove(&(0, 2)).unwrap_or_default();
+    (dst, atoms)
 }

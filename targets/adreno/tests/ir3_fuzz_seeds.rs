@@ -39,3 +39,16 @@ fn roundtrip_body_holds_on_fixed_seeds() {
         roundtrip_body(&seed_bytes(seed, 256)).unwrap();
     }
 }
+
+#[test]
+fn sim_body_never_panics_on_vector_words_and_random_bytes() {
+    let mut bytes = vec![3u8];
+    for line in VECTORS.lines().skip(1) {
+        let hex = line.split('\t').nth(3).unwrap();
+        bytes.extend_from_slice(&u64::from_str_radix(hex, 16).unwrap().to_le_bytes());
+    }
+    lathe_adreno::ir3::fuzzing::sim_body(&bytes).unwrap();
+    for seed in 0..64 {
+        lathe_adreno::ir3::fuzzing::sim_body(&seed_bytes(seed, 8 * 16 + 1)).unwrap();
+    }
+}

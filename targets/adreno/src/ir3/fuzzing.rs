@@ -86,3 +86,35 @@ pub fn roundtrip_body(data: &[u8]) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// Any bytes as a program (8 bytes per word, the first byte picks the
+/// generation and seeds the registers): the simulator never panics;
+/// decode errors, missing semantics, hazards and bad operands are errors
+/// it returns.
+pub fn sim_body(data: &[u8]) -> Result<(), String> {
+    let Some((&first, rest)) = data.split_first() else {
+        return Ok(());
+    };
+    let generation = Generation::ALL[first as usize % Generation::ALL.len()];
+    let words: Vec<u64> = rest
+        .chunks(8)
+        .map(|c| {
+            let mut b = [0u8; 8];
+            b[..c.len()].copy_from_slice(c);
+            u64::from_le_bytes(b)
+        })
+        .collect();
+    let mut m = super::sim::machine(4);
+    for (i, file) in m.files.iter().enumerate().collect::<Vec<_>>() {
+        for index in 0..file.len() {
+            for lane in 0..4 {
+                let bits =
+                    (index.wrapping_mul(0x9e37_79b9) ^ first as u32).rotate_left(lane as u32);
+                m.set(i, false, index, lane, bits);
+            }
+        }
+    }
+    // Any outcome but a panic is fine; a step limit keeps loops short.
+    let _ = super::generated::sim::run(&mut m, &words, generation.gpu_id(), 10_000);
+    Ok(())
+}

@@ -25,6 +25,8 @@ pub mod delay;
 pub mod fuzzing;
 pub mod generated;
 mod gpu;
+pub mod oracle;
+pub mod sim;
 mod source;
 mod spec;
 pub mod target;

@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 use lathe_isa::{Isa, MemReader};
 
 /// Every file of the spec, by the path `ir3.isa` imports it under.
-const SOURCES: [(&str, &str); 10] = [
+const SOURCES: [(&str, &str); 11] = [
     (
         "ir3.isa",
         include_str!("../../../../isa/specs/adreno/ir3.isa"),
@@ -38,6 +38,10 @@ const SOURCES: [(&str, &str); 10] = [
     (
         "cat4.isa",
         include_str!("../../../../isa/specs/adreno/cat4.isa"),
+    ),
+    (
+        "semantics.isa",
+        include_str!("../../../../isa/specs/adreno/semantics.isa"),
     ),
     (
         "cat5.isa",

@@ -1,0 +1,974 @@
+//! Generates the `sim` module of `isa!` output: the spec's register files,
+//! one operand decoder per operand sub-encoding tree, and one straight-line
+//! `exec` function per instruction with semantics, built from the
+//! `semantics` blocks of its encoding chain (see [`crate::semantics`]).
+//! Field values, `when`-free derived values and named expressions are
+//! compiled to bit extractions at expansion time; type aliases become one
+//! monomorphic copy of the body per choice. The run-time pieces (values,
+//! primitives, machine state, timing) are in [`crate::sim`].
+
+use proc_macro2::{Literal, TokenStream};
+use quote::{format_ident, quote};
+
+use crate::ast::MetaValue;
+use crate::check::rust_name;
+use crate::codegen::tree_tokens;
+use crate::expr::{Expr, ExprKind};
+use crate::model::{EncId, FieldType, Isa, ItemRef};
+use crate::semantics::{Literal as Lit, Mod, SArg, SExpr, SExprKind, Stmt, Ty, parse_literal};
+
+/// Compiles field expressions of one encoding leaf to `i64` code over the
+/// word `w`, the generation and the tree's params `p`.
+struct Scope<'a> {
+    isa: &'a Isa,
+    leaf: EncId,
+    /// Bindings of named-expression parameters, innermost last.
+    bound: Vec<(String, TokenStream)>,
+    depth: usize,
+}
+
+impl<'a> Scope<'a> {
+    fn new(isa: &'a Isa, leaf: EncId) -> Self {
+        Scope {
+            isa,
+            leaf,
+            bound: Vec::new(),
+            depth: 0,
+        }
+    }
+
+    fn item(&self, name: &str) -> Option<ItemRef<'a>> {
+        let isa = self.isa;
+        for e in isa.chain(self.leaf) {
+            if let Some(i) = isa.encodings[e].plain.item(name) {
+                return Some(i);
+            }
+        }
+        for e in isa.chain(self.leaf) {
+            for w in &isa.encodings[e].whens {
+                if let Some(i) = w.level.item(name) {
+                    return Some(i);
+                }
+            }
+        }
+        None
+    }
+
+    fn name(&mut self, name: &str) -> TokenStream {
+        if let Some((_, t)) = self.bound.iter().rev().find(|(n, _)| n == name) {
+            return t.clone();
+        }
+        match self.item(name) {
+            Some(ItemRef::Field(f)) => {
+                let x = extract(f);
+                quote! { (#x as i64) }
+            }
+            Some(ItemRef::Derived(d)) if self.depth < 16 => {
+                self.depth += 1;
+                let saved = std::mem::take(&mut self.bound);
+                let t = self.expr(&d.expr);
+                self.bound = saved;
+                self.depth -= 1;
+                t
+            }
+            _ => {
+                let root = self.isa.encodings[self.leaf].root;
+                match self.isa.encodings[root]
+                    .params
+                    .iter()
+                    .position(|p| p == name)
+                {
+                    Some(i) => {
+                        let i = Literal::usize_unsuffixed(i);
+                        quote! { p[#i] }
+                    }
+                    // The checker rejects unknown names in semantics; a
+                    // derived value may still name a field of other leaves.
+                    None => quote! { 0i64 },
+                }
+            }
+        }
+    }
+
+    fn expr(&mut self, e: &Expr) -> TokenStream {
+        match &e.kind {
+            ExprKind::Int(v) => {
+                let v = Literal::i64_suffixed(*v);
+                quote! { #v }
+            }
+            ExprKind::Gen => quote! { (generation as i64) },
+            ExprKind::Name(n) => self.name(n),
+            ExprKind::Named(n, _, args) => {
+                let Some(def) = self.isa.exprs.iter().find(|x| x.name == *n) else {
+                    return quote! { 0i64 };
+                };
+                let vals: Vec<TokenStream> = args.iter().map(|a| self.expr(a)).collect();
+                let locals: Vec<_> = (0..vals.len())
+                    .map(|i| format_ident!("a{}_{}", self.depth, i))
+                    .collect();
+                let n0 = self.bound.len();
+                for (p, l) in def.params.iter().zip(&locals) {
+                    self.bound.push((p.clone(), quote! { #l }));
+                }
+                self.depth += 1;
+                let body = self.expr(&def.expr);
+                self.depth -= 1;
+                self.bound.truncate(n0);
+                quote! { { #(let #locals: i64 = #vals;)* #body } }
+            }
+            ExprKind::Unary(op, a) => {
+                let a = self.expr(a);
+                let op = format_ident!("{}", format!("{op:?}"));
+                quote! { ::lathe_isa::expr::UnOp::#op.apply(#a) }
+            }
+            ExprKind::Binary(op, a, b) => {
+                let (a, b) = (self.expr(a), self.expr(b));
+                let op = format_ident!("{}", format!("{op:?}"));
+                quote! { ::lathe_isa::expr::BinOp::#op.apply(#a, #b) }
+            }
+            ExprKind::Cond(c, a, b) => {
+                let (c, a, b) = (self.expr(c), self.expr(a), self.expr(b));
+                quote! { (if #c != 0 { #a } else { #b }) }
+            }
+        }
+    }
+
+    /// A call of the operand decoder of sub-encoding field `name`.
+    fn operand_call(&mut self, name: &str) -> TokenStream {
+        let Some(item) = self.item(name) else {
+            return quote! { None };
+        };
+        let (ItemRef::Field(f), FieldType::Sub(root, binds)) = (item, item.ty()) else {
+            return quote! { None };
+        };
+        let x = extract(f);
+        let params: Vec<TokenStream> = self.isa.encodings[*root]
+            .params
+            .iter()
+            .map(|p| {
+                let caller = binds
+                    .iter()
+                    .find(|(q, _)| q == p)
+                    .map(|(_, c)| c.clone())
+                    .unwrap_or_else(|| p.clone());
+                self.name(&caller)
+            })
+            .collect();
+        let func = format_ident!("op_{}", ident_part(&self.isa.encodings[*root].name));
+        quote! { #func(#x, generation, &[#(#params),*]) }
+    }
+}
+
+fn ident_part(name: &str) -> String {
+    name.replace(['.', '-'], "_").to_lowercase()
+}
+
+fn extract(f: &crate::model::Field) -> TokenStream {
+    let mut parts = Vec::new();
+    let mut shift = 0u32;
+    for r in &f.ranges {
+        let low = Literal::u32_unsuffixed(r.low);
+        let m = Literal::u64_unsuffixed(if r.width() >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << r.width()) - 1
+        });
+        let s = Literal::u32_unsuffixed(shift);
+        parts.push(quote! { (((w >> #low) & #m) << #s) });
+        shift += r.width();
+    }
+    quote! { (#(#parts)|*) }
+}
+
+fn ty_tokens(t: Ty) -> TokenStream {
+    match t {
+        Ty::F32 => quote! { f32 },
+        Ty::F16 => quote! { ::lathe_isa::sim::F16 },
+        Ty::U32 => quote! { u32 },
+        Ty::U16 => quote! { u16 },
+        Ty::S32 => quote! { i32 },
+        Ty::S16 => quote! { i16 },
+        Ty::Bool => quote! { bool },
+    }
+}
+
+/// File index and half view of a register file name.
+fn file_ref(isa: &Isa, name: &str) -> (Literal, bool) {
+    let (i, half) = isa.semantics.file(name).unwrap_or((0, false));
+    (Literal::u8_unsuffixed(i as u8), half)
+}
+
+/// The operand decoder of one sub-encoding tree.
+fn operand_fn(isa: &Isa, root: EncId) -> TokenStream {
+    let func = format_ident!("op_{}", ident_part(&isa.encodings[root].name));
+    let arms: Vec<TokenStream> = isa
+        .leaves(root)
+        .map(|leaf| {
+            let id = Literal::usize_unsuffixed(leaf);
+            let mut scope = Scope::new(isa, leaf);
+            let mut body = TokenStream::new();
+            for b in isa.semantics.chain(isa, leaf) {
+                body.extend(operand_stmts(&mut scope, &b.body));
+            }
+            quote! {
+                #id => {
+                    let mut op: Option<::lathe_isa::sim::Operand> = None;
+                    let mut mods = [false; 5];
+                    #body
+                    let mut o = op?;
+                    o.half |= mods[0];
+                    o.abs |= mods[1];
+                    o.neg |= mods[2];
+                    o.repeat |= mods[3];
+                    o.sat |= mods[4];
+                    Some(o.fit(FILES))
+                }
+            }
+        })
+        .collect();
+    let tree = match isa.decoder(root) {
+        Some(t) if !t.nodes.is_empty() => tree_tokens(t, 0, &|enc| {
+            let id = Literal::usize_unsuffixed(enc);
+            quote! { #id }
+        }),
+        _ => quote! { None },
+    };
+    quote! {
+        #[allow(unused_variables, unused_mut, clippy::all)]
+        fn #func(w: u64, generation: u32, p: &[i64]) -> Option<::lathe_isa::sim::Operand> {
+            let leaf: usize = (|| -> Option<usize> { let word = w; #tree })()?;
+            match leaf {
+                #(#arms)*
+                _ => None,
+            }
+        }
+    }
+}
+
+fn mod_index(m: Mod) -> usize {
+    match m {
+        Mod::Half => 0,
+        Mod::Abs => 1,
+        Mod::Neg => 2,
+        Mod::Repeat => 3,
+        Mod::Sat => 4,
+    }
+}
+
+fn operand_stmts(scope: &mut Scope, body: &[Stmt]) -> TokenStream {
+    let mut out = TokenStream::new();
+    for s in body {
+        out.extend(match s {
+            Stmt::If { cond, then, els } => {
+                let c = scope.expr(cond);
+                let (t, e) = (operand_stmts(scope, then), operand_stmts(scope, els));
+                quote! { if #c != 0 { #t } else { #e } }
+            }
+            Stmt::Reg { file, addr, index } => {
+                let (f, half) = file_ref(scope.isa, &file.node);
+                let i = scope.expr(index);
+                let loc = match addr {
+                    None => quote! { ::lathe_isa::sim::Loc::Reg { file: #f, index: #i as u32 } },
+                    Some((a, k)) => {
+                        let (af, _) = file_ref(scope.isa, &a.node);
+                        let k = scope.expr(k);
+                        quote! { ::lathe_isa::sim::Loc::Rel { file: #f, addr_file: #af, addr_index: #k as u32, offset: #i as i32 } }
+                    }
+                };
+                quote! { op = Some(::lathe_isa::sim::Operand { half: #half, ..::lathe_isa::sim::Operand::at(#loc) }); }
+            }
+            Stmt::Imm { float, value } => {
+                let v = scope.expr(value);
+                if *float {
+                    quote! { op = Some(::lathe_isa::sim::Operand::at(::lathe_isa::sim::Loc::ImmF(#v as u32))); }
+                } else {
+                    quote! { op = Some(::lathe_isa::sim::Operand::at(::lathe_isa::sim::Loc::Imm(#v))); }
+                }
+            }
+            Stmt::Use(f) => {
+                let call = scope.operand_call(&f.node);
+                quote! { op = #call; }
+            }
+            Stmt::Mods { mods, .. } => {
+                let sets = mods.iter().map(|(m, e)| {
+                    let i = mod_index(*m);
+                    let v = scope.expr(e);
+                    quote! { mods[#i] |= #v != 0; }
+                });
+                quote! { #(#sets)* }
+            }
+            _ => TokenStream::new(),
+        });
+    }
+    out
+}
+
+/// A type alias: its name and its (condition, type) choices.
+type Alias = (String, Vec<(Option<Expr>, Ty)>);
+
+/// What the per-instruction generator collects from a leaf's chain.
+struct Leaf<'a> {
+    /// Type aliases in force: name, condition, choices.
+    aliases: Vec<Alias>,
+    /// Operand fields used, in first-use order.
+    operands: Vec<String>,
+    /// Operand fields read (for hazard checks).
+    reads: Vec<String>,
+    writes: Vec<String>,
+    /// Register reads by file/index expression (hazard checks).
+    reg_reads: Vec<(String, Expr)>,
+    mods: Vec<(String, Mod, Expr)>,
+    waits: Vec<(String, Expr)>,
+    repeat: Option<Expr>,
+    stall: Option<Expr>,
+    body: Vec<&'a Stmt>,
+}
+
+impl<'a> Leaf<'a> {
+    fn collect(&mut self, stmts: &'a [Stmt], top: bool) {
+        for s in stmts {
+            match s {
+                Stmt::Type { name, choices } => {
+                    let choices = choices
+                        .iter()
+                        .filter_map(|(c, t)| Ty::from_name(&t.node).map(|t| (c.clone(), t)))
+                        .collect();
+                    self.aliases.push((name.node.clone(), choices));
+                }
+                Stmt::Mods { field, mods } => {
+                    self.operand(&field.node);
+                    for (m, e) in mods {
+                        self.mods.push((field.node.clone(), *m, e.clone()));
+                    }
+                }
+                Stmt::Effect { name, args, .. }
+                    if top && matches!(name.node.as_str(), "wait" | "repeat" | "stall") =>
+                {
+                    let stat = args.iter().find_map(|a| match a {
+                        SArg::Static(e) => Some(e.clone()),
+                        SArg::Value(_) => None,
+                    });
+                    let Some(e) = stat else { continue };
+                    match name.node.as_str() {
+                        "wait" => {
+                            if let Some(SArg::Value(SExpr {
+                                kind: SExprKind::Local(k),
+                                ..
+                            })) = args.first()
+                            {
+                                self.waits.push((k.node.clone(), e));
+                            }
+                        }
+                        "repeat" => self.repeat = Some(e),
+                        _ => self.stall = Some(e),
+                    }
+                }
+                Stmt::If { then, els, .. } => {
+                    self.scan(then);
+                    self.scan(els);
+                    if top {
+                        self.body.push(s);
+                    }
+                }
+                Stmt::Let { value, .. } => {
+                    self.scan_value(value);
+                    if top {
+                        self.body.push(s);
+                    }
+                }
+                Stmt::Write { dst, value } => {
+                    self.operand(&dst.node);
+                    if !self.writes.contains(&dst.node) {
+                        self.writes.push(dst.node.clone());
+                    }
+                    self.scan_value(value);
+                    if top {
+                        self.body.push(s);
+                    }
+                }
+                Stmt::Effect { args, .. } => {
+                    for a in args {
+                        if let SArg::Value(v) = a {
+                            self.scan_value(v);
+                        }
+                    }
+                    if top {
+                        self.body.push(s);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn scan(&mut self, stmts: &'a [Stmt]) {
+        self.collect(stmts, false);
+    }
+
+    fn operand(&mut self, name: &str) {
+        if !self.operands.iter().any(|o| o == name) {
+            self.operands.push(name.to_string());
+        }
+    }
+
+    fn scan_value(&mut self, v: &SExpr) {
+        match &v.kind {
+            SExprKind::Read { field, .. } => {
+                self.operand(&field.node);
+                if !self.reads.contains(&field.node) {
+                    self.reads.push(field.node.clone());
+                }
+            }
+            SExprKind::RegRead { file, index, .. } => {
+                self.reg_reads.push((file.node.clone(), index.clone()))
+            }
+            SExprKind::Call(_, args) => {
+                for a in args {
+                    if let SArg::Value(x) = a {
+                        self.scan_value(x);
+                    }
+                }
+            }
+            SExprKind::Select(a, b, c) => {
+                self.scan_value(a);
+                self.scan_value(b);
+                self.scan_value(c);
+            }
+            SExprKind::Static(_, a, b) => {
+                self.scan_value(a);
+                self.scan_value(b);
+            }
+            _ => {}
+        }
+    }
+}
+
+fn op_ident(name: &str) -> proc_macro2::Ident {
+    format_ident!("op_{}", name.to_lowercase())
+}
+
+/// Code of a value expression with alias choices fixed; its type.
+fn value(
+    scope: &mut Scope,
+    types: &[(String, Ty)],
+    locals: &[(String, Ty)],
+    v: &SExpr,
+) -> (TokenStream, Ty) {
+    let ty = |n: &str| {
+        Ty::from_name(n)
+            .or_else(|| types.iter().rev().find(|(a, _)| a == n).map(|(_, t)| *t))
+            .unwrap_or(Ty::U32)
+    };
+    match &v.kind {
+        SExprKind::Read { field, ty: t } => {
+            let t = ty(&t.node);
+            let tt = ty_tokens(t);
+            let op = op_ident(&field.node);
+            (quote! { m.read::<#tt>(&#op, rep, lane, pc)? }, t)
+        }
+        SExprKind::RegRead { file, index, ty: t } => {
+            let t = ty(&t.node);
+            let tt = ty_tokens(t);
+            let (f, half) = file_ref(scope.isa, &file.node);
+            let i = scope.expr(index);
+            (
+                quote! { m.read_reg::<#tt>(#f as usize, #half, #i, lane, pc)? },
+                t,
+            )
+        }
+        SExprKind::Lit { text, ty: t } => {
+            let t = ty(&t.node);
+            let tt = ty_tokens(t);
+            let code = match parse_literal(text) {
+                Some(Lit::Float(f)) => quote! { <#tt as ::lathe_isa::sim::Value>::from_f64(#f) },
+                Some(Lit::Int(i)) => quote! { <#tt as ::lathe_isa::sim::Value>::from_int(#i) },
+                Some(Lit::Bits(b)) => quote! { <#tt as ::lathe_isa::sim::Value>::from_bits(#b) },
+                None => quote! { <#tt as ::lathe_isa::sim::Value>::from_int(0) },
+            };
+            (code, t)
+        }
+        SExprKind::Local(n) => {
+            let t = locals
+                .iter()
+                .rev()
+                .find(|(a, _)| *a == n.node)
+                .map(|(_, t)| *t)
+                .unwrap_or(Ty::U32);
+            let id = format_ident!("v_{}", n.node);
+            (quote! { #id }, t)
+        }
+        SExprKind::Select(c, a, b) => {
+            let (c, _) = value(scope, types, locals, c);
+            let (a, t) = value(scope, types, locals, a);
+            let (b, _) = value(scope, types, locals, b);
+            (quote! { (if #c { #a } else { #b }) }, t)
+        }
+        SExprKind::Static(e, a, b) => {
+            let c = scope.expr(e);
+            let (a, t) = value(scope, types, locals, a);
+            let (b, _) = value(scope, types, locals, b);
+            (quote! { (if #c != 0 { #a } else { #b }) }, t)
+        }
+        SExprKind::Call(name, args) => {
+            let f = format_ident!("{}", name.node);
+            if matches!(name.node.as_str(), "cvt" | "bitcast") {
+                let (x, from) = match &args[0] {
+                    SArg::Value(x) => value(scope, types, locals, x),
+                    SArg::Static(_) => (quote! { 0u32 }, Ty::U32),
+                };
+                let to = match &args[1] {
+                    SArg::Value(SExpr {
+                        kind: SExprKind::Local(n),
+                        ..
+                    }) => ty(&n.node),
+                    _ => Ty::U32,
+                };
+                let (a, b) = (ty_tokens(from), ty_tokens(to));
+                return (quote! { ::lathe_isa::sim::#f::<#a, #b>(#x) }, to);
+            }
+            let mut codes = Vec::new();
+            let mut first = None;
+            for a in args {
+                match a {
+                    SArg::Value(x) => {
+                        let (c, t) = value(scope, types, locals, x);
+                        first.get_or_insert(t);
+                        codes.push(c);
+                    }
+                    SArg::Static(e) => codes.push(scope.expr(e)),
+                }
+            }
+            let t = if name.node == "compare" {
+                Ty::Bool
+            } else {
+                first.unwrap_or(Ty::U32)
+            };
+            (quote! { ::lathe_isa::sim::#f(#(#codes),*) }, t)
+        }
+    }
+}
+
+/// Lane-level statements with alias choices fixed.
+fn lane_stmts(
+    scope: &mut Scope,
+    types: &[(String, Ty)],
+    locals: &mut Vec<(String, Ty)>,
+    body: &[&Stmt],
+) -> TokenStream {
+    let mut out = TokenStream::new();
+    for s in body {
+        out.extend(match s {
+            Stmt::If { cond, then, els } => {
+                let c = scope.expr(cond);
+                let n = locals.len();
+                let t = lane_stmts(scope, types, locals, &then.iter().collect::<Vec<_>>());
+                locals.truncate(n);
+                let e = lane_stmts(scope, types, locals, &els.iter().collect::<Vec<_>>());
+                locals.truncate(n);
+                quote! { if #c != 0 { #t } else { #e } }
+            }
+            Stmt::Let { name, value: v } => {
+                let (code, t) = value(scope, types, locals, v);
+                locals.push((name.node.clone(), t));
+                let id = format_ident!("v_{}", name.node);
+                let tt = ty_tokens(t);
+                quote! { let #id: #tt = #code; }
+            }
+            Stmt::Write { dst, value: v } => {
+                let (code, t) = value(scope, types, locals, v);
+                let tt = ty_tokens(t);
+                let op = op_ident(&dst.node);
+                quote! { m.write::<#tt>(&#op, rep, lane, pc, #code)?; }
+            }
+            Stmt::Effect { name, args, .. } => {
+                let vals: Vec<TokenStream> = args
+                    .iter()
+                    .map(|a| match a {
+                        SArg::Value(x) => value(scope, types, locals, x).0,
+                        SArg::Static(e) => scope.expr(e),
+                    })
+                    .collect();
+                match (name.node.as_str(), vals.as_slice()) {
+                    ("jump", [off]) => quote! { m.next[lane] = Some(target(pc, #off)?); },
+                    ("branch", [c, off]) => {
+                        quote! { if #c { m.next[lane] = Some(target(pc, #off)?); } }
+                    }
+                    ("end", []) => quote! { m.next[lane] = None; },
+                    ("kill", [c]) => {
+                        quote! { if #c { m.next[lane] = None; m.killed[lane] = true; } }
+                    }
+                    _ => TokenStream::new(),
+                }
+            }
+            _ => TokenStream::new(),
+        });
+    }
+    out
+}
+
+/// Alias names a body uses (reads, literals, lets and conversions).
+fn used_aliases(body: &[&Stmt], aliases: &[Alias]) -> Vec<usize> {
+    let mut text = String::new();
+    fn names_s(s: &Stmt, out: &mut String) {
+        match s {
+            Stmt::If { then, els, .. } => then.iter().chain(els).for_each(|x| names_s(x, out)),
+            Stmt::Let { value, .. } | Stmt::Write { value, .. } => names_v(value, out),
+            Stmt::Effect { args, .. } => args.iter().for_each(|a| {
+                if let SArg::Value(v) = a {
+                    names_v(v, out)
+                }
+            }),
+            _ => {}
+        }
+    }
+    fn names_v(v: &SExpr, out: &mut String) {
+        match &v.kind {
+            SExprKind::Read { ty, .. }
+            | SExprKind::RegRead { ty, .. }
+            | SExprKind::Lit { ty, .. } => {
+                out.push(' ');
+                out.push_str(&ty.node);
+            }
+            SExprKind::Local(n) => {
+                out.push(' ');
+                out.push_str(&n.node);
+            }
+            SExprKind::Call(_, args) => args.iter().for_each(|a| {
+                if let SArg::Value(v) = a {
+                    names_v(v, out)
+                }
+            }),
+            SExprKind::Select(a, b, c) => [a, b, c].iter().for_each(|x| names_v(x, out)),
+            SExprKind::Static(_, a, b) => [a, b].iter().for_each(|x| names_v(x, out)),
+        }
+    }
+    for s in body {
+        names_s(s, &mut text);
+    }
+    let words: Vec<&str> = text.split(' ').collect();
+    let mut used = Vec::new();
+    for (i, (n, _)) in aliases.iter().enumerate() {
+        // The nearest definition of a name wins.
+        if words.contains(&n.as_str()) && aliases[i + 1..].iter().all(|(m, _)| m != n) {
+            used.push(i);
+        }
+    }
+    used
+}
+
+/// One copy of the lane body per combination of alias choices.
+fn expand_aliases(
+    scope: &mut Scope,
+    leaf: &Leaf,
+    used: &[usize],
+    types: &mut Vec<(String, Ty)>,
+) -> TokenStream {
+    let Some((&first, rest)) = used.split_first() else {
+        let mut locals = Vec::new();
+        return lane_stmts(scope, types, &mut locals, &leaf.body);
+    };
+    let (name, choices) = &leaf.aliases[first];
+    // The first choice whose condition holds; a choice without one ends
+    // the chain.
+    let mut code = quote! { return Err(::lathe_isa::sim::SimError::Operand { pc, message: "no type choice applies".into() }) };
+    for (cond, t) in choices.iter().rev() {
+        types.push((name.clone(), *t));
+        let arm = expand_aliases(scope, leaf, rest, types);
+        types.pop();
+        code = match cond {
+            Some(c) => {
+                let c = scope.expr(c);
+                quote! { if #c != 0 { #arm } else { #code } }
+            }
+            None => quote! { { #arm } },
+        };
+    }
+    code
+}
+
+/// The `exec` function of one instruction.
+fn exec_fn(isa: &Isa, leaf_id: EncId, class: Option<usize>, sync: u8) -> TokenStream {
+    let blocks = isa.semantics.chain(isa, leaf_id);
+    let mut leaf = Leaf {
+        aliases: Vec::new(),
+        operands: Vec::new(),
+        reads: Vec::new(),
+        writes: Vec::new(),
+        reg_reads: Vec::new(),
+        mods: Vec::new(),
+        waits: Vec::new(),
+        repeat: None,
+        stall: None,
+        body: Vec::new(),
+    };
+    for b in &blocks {
+        leaf.collect(&b.body, true);
+    }
+    let mut scope = Scope::new(isa, leaf_id);
+    let func = format_ident!("exec_{}", ident_part(&isa.encodings[leaf_id].name));
+    let decls = leaf.operands.iter().map(|o| {
+        let id = op_ident(o);
+        let call = scope.operand_call(o);
+        quote! {
+            let mut #id = #call.ok_or_else(|| ::lathe_isa::sim::SimError::Operand { pc, message: format!("operand {} does not decode", #o) })?;
+        }
+    }).collect::<Vec<_>>();
+    let mods = leaf
+        .mods
+        .iter()
+        .map(|(o, m, e)| {
+            let id = op_ident(o);
+            let v = scope.expr(e);
+            let f = format_ident!("{}", m.name());
+            quote! { #id.#f |= #v != 0; }
+        })
+        .collect::<Vec<_>>();
+    let waits = leaf
+        .waits
+        .iter()
+        .map(|(k, e)| {
+            let kind = sync_index(isa, k);
+            let v = scope.expr(e);
+            quote! { if #v != 0 { m.wait(#kind); } }
+        })
+        .collect::<Vec<_>>();
+    let repeat = leaf
+        .repeat
+        .as_ref()
+        .map(|e| scope.expr(e))
+        .unwrap_or_else(|| quote! { 0i64 });
+    let stall = leaf
+        .stall
+        .as_ref()
+        .map(|e| scope.expr(e))
+        .unwrap_or_else(|| quote! { 0i64 });
+    let class_lit = class.map(|c| Literal::u16_unsuffixed(c as u16));
+    let consumer = match &class_lit {
+        Some(c) => quote! { Some(#c) },
+        None => quote! { None },
+    };
+    let checks = leaf
+        .reads
+        .iter()
+        .map(|r| {
+            let id = op_ident(r);
+            quote! { m.check_read(&#id, rep, pc, |p| needed(p, #consumer, Some(#r), generation))?; }
+        })
+        .collect::<Vec<_>>();
+    let reg_checks = leaf.reg_reads.iter().map(|(f, e)| {
+        let (fi, half) = file_ref(isa, f);
+        let v = scope.expr(e);
+        quote! {
+            let op = ::lathe_isa::sim::Operand { half: #half, ..::lathe_isa::sim::Operand::at(::lathe_isa::sim::Loc::Reg { file: #fi, index: #v as u32 }) };
+            m.check_read(&op, rep, pc, |p| needed(p, #consumer, None, generation))?;
+        }
+    }).collect::<Vec<_>>();
+    let stamp_class = class_lit
+        .map(|c| quote! { #c })
+        .unwrap_or_else(|| quote! { u16::MAX });
+    let stamps = leaf
+        .writes
+        .iter()
+        .map(|w| {
+            let id = op_ident(w);
+            quote! { m.stamp_write(&#id, rep, pc, #stamp_class, #sync)?; }
+        })
+        .collect::<Vec<_>>();
+    let used = used_aliases(&leaf.body, &leaf.aliases);
+    let lane_body = expand_aliases(&mut scope, &leaf, &used, &mut Vec::new());
+    quote! {
+        #[allow(unused_variables, unused_mut, unused_parens, clippy::all)]
+        fn #func(m: &mut ::lathe_isa::sim::Machine, w: u64, generation: u32, pc: usize) -> Result<(), ::lathe_isa::sim::SimError> {
+            let p: [i64; 0] = [];
+            #(#decls)*
+            #(#mods)*
+            #(#waits)*
+            let reps = (#repeat).clamp(0, 64) as u32;
+            for rep in 0..=reps {
+                #(#checks)*
+                #(#reg_checks)*
+                for lane in 0..m.lanes {
+                    if !m.active[lane] {
+                        continue;
+                    }
+                    #lane_body
+                }
+                #(#stamps)*
+            }
+            m.cycle += reps as u64 + 1 + (#stall).clamp(0, 1 << 16) as u64;
+            Ok(())
+        }
+    }
+}
+
+/// The 1-based index of sync kind `k` among the values of the sync key
+/// (0: none).
+fn sync_kinds(isa: &Isa) -> Vec<String> {
+    let Some(key) = &isa.semantics.sync_key else {
+        return Vec::new();
+    };
+    let mut kinds = Vec::new();
+    for leaf in isa.instructions() {
+        if let Some(MetaValue::Ident(v)) = isa.meta(leaf, key) {
+            if v != "none" && !kinds.contains(v) {
+                kinds.push(v.clone());
+            }
+        }
+    }
+    kinds
+}
+
+fn sync_index(isa: &Isa, k: &str) -> u8 {
+    sync_kinds(isa)
+        .iter()
+        .position(|x| x == k)
+        .map_or(0, |i| i as u8 + 1)
+}
+
+/// The `sim` module.
+pub fn sim_module(isa: &Isa) -> TokenStream {
+    let sem = &isa.semantics;
+    let files = sem.files.iter().map(|f| {
+        let (name, regs, comps, bits, uniform) = (&f.name, f.regs, f.comps, f.bits, f.uniform);
+        let half = match &f.half {
+            Some(h) => quote! { Some(#h) },
+            None => quote! { None },
+        };
+        quote! {
+            ::lathe_isa::sim::FileInfo { name: #name, half: #half, regs: #regs, comps: #comps, bits: #bits, uniform: #uniform }
+        }
+    });
+    // Operand trees that some instruction semantics use.
+    let mut roots: Vec<EncId> = Vec::new();
+    for b in &sem.blocks {
+        let root = isa.encodings[b.enc].root;
+        if root != isa.root && !roots.contains(&root) {
+            roots.push(root);
+        }
+    }
+    let operand_fns: Vec<TokenStream> = roots.iter().map(|&r| operand_fn(isa, r)).collect();
+    let class_key = isa
+        .meta_keys
+        .iter()
+        .find(|k| k.ty == crate::ast::MetaType::Class)
+        .map(|k| k.name.clone());
+    let kinds = sync_kinds(isa);
+    let mut execs = Vec::new();
+    let mut arms = Vec::new();
+    let mut covered = Vec::new();
+    for leaf in isa.instructions() {
+        let opcode = format_ident!("{}", rust_name(&isa.encodings[leaf].name));
+        if !sem.covers(isa, leaf) {
+            continue;
+        }
+        let class = class_key.as_ref().and_then(|k| match isa.meta(leaf, k) {
+            Some(MetaValue::Ident(c)) => isa.latency.class(c),
+            _ => None,
+        });
+        let sync = sem
+            .sync_key
+            .as_ref()
+            .and_then(|k| match isa.meta(leaf, k) {
+                Some(MetaValue::Ident(v)) => kinds.iter().position(|x| x == v).map(|i| i as u8 + 1),
+                _ => None,
+            })
+            .unwrap_or(0);
+        execs.push(exec_fn(isa, leaf, class, sync));
+        let func = format_ident!("exec_{}", ident_part(&isa.encodings[leaf].name));
+        arms.push(quote! { Opcode::#opcode => #func(m, word, generation, pc), });
+        covered.push(quote! { Opcode::#opcode });
+    }
+    let classes: Vec<_> = isa
+        .latency
+        .classes
+        .iter()
+        .map(|c| format_ident!("{}", rust_name(c)))
+        .collect();
+    let needed = if classes.is_empty() {
+        quote! { None }
+    } else {
+        quote! {
+            const CLASSES: &[LatencyClass] = &[#(LatencyClass::#classes),*];
+            let p = *CLASSES.get(producer as usize)?;
+            let c = *CLASSES.get(consumer? as usize)?;
+            latency(p, c, operand, generation)
+        }
+    };
+    let kind_names = kinds.iter().map(|k| k.as_str());
+    let covers = if covered.is_empty() {
+        quote! { { let _ = opcode; false } }
+    } else {
+        quote! { matches!(opcode, #(#covered)|*) }
+    };
+    quote! {
+        /// Simulator generated from the spec's `machine` and `semantics`:
+        /// register files, operand decoders and one function per
+        /// instruction (see `lathe_isa::sim` for the run-time side).
+        pub mod sim {
+            #![allow(clippy::all, unused_imports, unreachable_code)]
+            use super::*;
+
+            /// The register files the spec's `machine` block declares.
+            pub static FILES: &[::lathe_isa::sim::FileInfo] = &[#(#files),*];
+
+            /// Sync kinds (index + 1 is the kind number in hazards).
+            pub static SYNC_KINDS: &[&str] = &[#(#kind_names),*];
+
+            /// A machine of `lanes` threads in lockstep over [`FILES`].
+            pub fn machine(lanes: usize) -> ::lathe_isa::sim::Machine {
+                ::lathe_isa::sim::Machine::new(FILES, lanes)
+            }
+
+            fn needed(producer: u16, consumer: Option<u16>, operand: Option<&str>, generation: u32) -> Option<u32> {
+                #needed
+            }
+
+            fn target(pc: usize, offset: i64) -> Result<usize, ::lathe_isa::sim::SimError> {
+                usize::try_from(pc as i64 + offset).map_err(|_| ::lathe_isa::sim::SimError::Flow(format!("instruction {pc} jumps before the program start")))
+            }
+
+            #(#operand_fns)*
+            #(#execs)*
+
+            /// Whether the spec gives `opcode` semantics.
+            pub fn covers(opcode: Opcode) -> bool {
+                #covers
+            }
+
+            /// Executes the instruction `word` (at index `pc`) for the
+            /// machine's active lanes.
+            pub fn step(m: &mut ::lathe_isa::sim::Machine, word: u64, generation: u32, pc: usize) -> Result<(), ::lathe_isa::sim::SimError> {
+                let Some(opcode) = Opcode::decode(word, generation) else {
+                    return Err(::lathe_isa::sim::SimError::Decode { pc, word });
+                };
+                match opcode {
+                    #(#arms)*
+                    other => Err(::lathe_isa::sim::SimError::Unsupported { pc, name: other.info().name }),
+                }
+            }
+
+            /// Runs `program` from index 0 until every lane stops (`end`, a
+            /// kill, or running off the end), at most `max_steps` issues.
+            pub fn run(m: &mut ::lathe_isa::sim::Machine, program: &[u64], generation: u32, max_steps: u64) -> Result<(), ::lathe_isa::sim::SimError> {
+                let mut steps = 0u64;
+                while let Some(pc) = m.schedule() {
+                    if pc >= program.len() {
+                        for l in 0..m.lanes {
+                            if m.active[l] {
+                                m.pc[l] = None;
+                            }
+                        }
+                        continue;
+                    }
+                    if steps >= max_steps {
+                        return Err(::lathe_isa::sim::SimError::Flow(format!("stopped after {max_steps} instructions")));
+                    }
+                    step(m, program[pc], generation, pc)?;
+                    m.advance();
+                    steps += 1;
+                }
+                Ok(())
+            }
+        }
+    }
+}

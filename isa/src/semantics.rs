@@ -1,0 +1,1231 @@
+//! Instruction semantics: the `machine { … }` register files and the
+//! `semantics ENC { … }` blocks of a spec, resolved and type-checked.
+//!
+//! A semantics block belongs to an encoding and is inherited by every leaf
+//! below it: a family block declares type aliases (`type F = FULL ? f32 :
+//! f16;`) and operand modifiers (`mods DST half(DST_HALF) sat(SAT);`), a
+//! leaf block says what is computed and written. On an operand
+//! sub-encoding the block says where the operand lives (`reg r[GPR * 4 +
+//! SWIZ];`, `imm …;`, `immf …;`, `use SRC;`) and which modifiers apply.
+//! The language is described in `docs/isa-language.md` ("Semantics");
+//! [`crate::gen_sim`] turns it into a simulator and [`crate::sim`] holds
+//! the primitives it calls.
+
+use crate::ast::Name;
+use crate::diag::{Diagnostic, Diagnostics, Span};
+use crate::expr::{Expr, ExprKind};
+use crate::model::{EncId, FieldType, Isa};
+
+/// A register file of the `machine` block: `regs r[64 x 4] : 32 half hr;`.
+#[derive(Clone, Debug)]
+pub struct RegFile {
+    pub name: String,
+    pub doc: String,
+    /// Registers, and components per register (`r0.x` … `r0.w` is 4).
+    pub regs: u32,
+    pub comps: u32,
+    /// Bits per component (1..=32).
+    pub bits: u32,
+    /// Name of the half-precision view: half component `h` is the low
+    /// (even `h`) or high (odd `h`) 16 bits of component `h / 2`.
+    pub half: Option<String>,
+    /// One copy shared by all threads (constants, uniforms), read-only to
+    /// instructions.
+    pub uniform: bool,
+    pub span: Span,
+}
+
+impl RegFile {
+    /// Components in the file.
+    pub fn len(&self) -> u32 {
+        self.regs * self.comps
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A `machine { … }` item as parsed.
+#[derive(Clone, Debug, Default)]
+pub struct MachineDecl {
+    pub files: Vec<RegFile>,
+    /// `sync meta KEY;`: the per-instruction metadata key (an ident) that
+    /// names the sync kind a consumer must wait for (`none`: no wait).
+    pub sync_key: Option<Name>,
+}
+
+/// Operand modifiers (`mods FIELD half(E) abs(E) …;` and operand blocks).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mod {
+    /// The operand is in the half-precision view of its file.
+    Half,
+    /// Absolute value on read (float: clear sign; signed int: |x|).
+    Abs,
+    /// Negate on read (float: flip sign; signed: 0 - x; unsigned: !x).
+    Neg,
+    /// Under `(rptN)` the operand advances one component per repetition.
+    Repeat,
+    /// Clamp float results to [0, 1] on write (NaN gives 0).
+    Sat,
+}
+
+impl Mod {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mod::Half => "half",
+            Mod::Abs => "abs",
+            Mod::Neg => "neg",
+            Mod::Repeat => "repeat",
+            Mod::Sat => "sat",
+        }
+    }
+    pub fn from_name(s: &str) -> Option<Mod> {
+        Some(match s {
+            "half" => Mod::Half,
+            "abs" => Mod::Abs,
+            "neg" => Mod::Neg,
+            "repeat" => Mod::Repeat,
+            "sat" => Mod::Sat,
+            _ => return None,
+        })
+    }
+}
+
+/// One statement of a semantics block.
+#[derive(Clone, Debug)]
+pub enum Stmt {
+    /// `if (EXPR) { … } else { … }` on field values (decided per
+    /// instruction word, not per thread).
+    If {
+        cond: Expr,
+        then: Vec<Stmt>,
+        els: Vec<Stmt>,
+    },
+    /// `type NAME = C1 ? A : C2 ? B : D;` (or just `type NAME = A;`):
+    /// the first choice whose condition holds.
+    Type {
+        name: Name,
+        choices: Vec<(Option<Expr>, Name)>,
+    },
+    /// `mods FIELD half(E) …;` — modifiers of an operand field.
+    Mods { field: Name, mods: Vec<(Mod, Expr)> },
+    /// Operand location: `reg FILE[ADDR[K] + INDEX];`
+    Reg {
+        file: Name,
+        addr: Option<(Name, Expr)>,
+        index: Expr,
+    },
+    /// Operand location: an integer (`imm`) or float-bits (`immf`) immediate.
+    Imm { float: bool, value: Expr },
+    /// Operand location: that of the sub-encoding field named.
+    Use(Name),
+    /// `let NAME = VALUE;`
+    Let { name: Name, value: SExpr },
+    /// `do NAME(ARGS);` — control flow effects.
+    Effect {
+        name: Name,
+        args: Vec<SArg>,
+        span: Span,
+    },
+    /// `FIELD = VALUE;` — write an operand.
+    Write { dst: Name, value: SExpr },
+}
+
+/// A typed value expression (per thread).
+#[derive(Clone, Debug)]
+pub struct SExpr {
+    pub kind: SExprKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum SExprKind {
+    /// `FIELD as T`: read an operand after its modifiers.
+    Read {
+        field: Name,
+        ty: Name,
+    },
+    /// `FILE[INDEX] as T`: read a register named by a field expression.
+    RegRead {
+        file: Name,
+        index: Expr,
+        ty: Name,
+    },
+    /// `1.5 as T`, `3 as T`, `0x3f800000 as T` (raw bits).
+    Lit {
+        text: String,
+        ty: Name,
+    },
+    /// A `let` value (or a type name, as the last argument of `cvt`).
+    Local(Name),
+    Call(Name, Vec<SArg>),
+    /// `c ? a : b` per thread.
+    Select(Box<SExpr>, Box<SExpr>, Box<SExpr>),
+    /// `if (EXPR) a else b` on field values.
+    Static(Expr, Box<SExpr>, Box<SExpr>),
+}
+
+#[derive(Clone, Debug)]
+pub enum SArg {
+    Value(SExpr),
+    /// `[EXPR]`: a field expression (constant per instruction word).
+    Static(Expr),
+}
+
+/// A `semantics ENC { … }` item as parsed.
+#[derive(Clone, Debug)]
+pub struct SemDecl {
+    pub doc: String,
+    pub enc: Name,
+    pub body: Vec<Stmt>,
+    pub span: Span,
+}
+
+/// A resolved semantics block.
+#[derive(Clone, Debug)]
+pub struct SemBlock {
+    pub enc: EncId,
+    pub doc: String,
+    pub body: Vec<Stmt>,
+    pub span: Span,
+}
+
+/// The machine and semantics of a spec.
+#[derive(Clone, Debug, Default)]
+pub struct Semantics {
+    pub files: Vec<RegFile>,
+    /// See [`MachineDecl::sync_key`].
+    pub sync_key: Option<String>,
+    pub blocks: Vec<SemBlock>,
+}
+
+/// Value types of the semantics language.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Ty {
+    F32,
+    F16,
+    U32,
+    U16,
+    S32,
+    S16,
+    Bool,
+}
+
+impl Ty {
+    pub const ALL: [Ty; 7] = [
+        Ty::F32,
+        Ty::F16,
+        Ty::U32,
+        Ty::U16,
+        Ty::S32,
+        Ty::S16,
+        Ty::Bool,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            Ty::F32 => "f32",
+            Ty::F16 => "f16",
+            Ty::U32 => "u32",
+            Ty::U16 => "u16",
+            Ty::S32 => "s32",
+            Ty::S16 => "s16",
+            Ty::Bool => "bool",
+        }
+    }
+    pub fn from_name(s: &str) -> Option<Ty> {
+        Ty::ALL.into_iter().find(|t| t.name() == s)
+    }
+    pub fn is_float(self) -> bool {
+        matches!(self, Ty::F32 | Ty::F16)
+    }
+    pub fn is_int(self) -> bool {
+        matches!(self, Ty::U32 | Ty::U16 | Ty::S32 | Ty::S16)
+    }
+}
+
+/// A type as the checker sees it: concrete, or an alias whose concrete
+/// choice depends on the instruction word (kept distinct: `F` and `f32`
+/// do not mix even where `F` may be `f32`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TyRef {
+    Concrete(Ty),
+    Alias(String, Vec<Ty>),
+}
+
+impl TyRef {
+    fn choices(&self) -> Vec<Ty> {
+        match self {
+            TyRef::Concrete(t) => vec![*t],
+            TyRef::Alias(_, v) => v.clone(),
+        }
+    }
+    pub fn text(&self) -> String {
+        match self {
+            TyRef::Concrete(t) => t.name().into(),
+            TyRef::Alias(n, _) => n.clone(),
+        }
+    }
+}
+
+/// Which types a primitive argument accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Class {
+    Float,
+    Int,
+    Signed,
+    /// Integers and bool (bitwise operations).
+    Bits,
+}
+
+impl Class {
+    fn accepts(self, t: Ty) -> bool {
+        match self {
+            Class::Float => t.is_float(),
+            Class::Int => t.is_int(),
+            Class::Signed => matches!(t, Ty::S32 | Ty::S16),
+            Class::Bits => t.is_int() || t == Ty::Bool,
+        }
+    }
+    fn text(self) -> &'static str {
+        match self {
+            Class::Float => "a float",
+            Class::Int => "an integer",
+            Class::Signed => "a signed integer",
+            Class::Bits => "an integer or bool",
+        }
+    }
+}
+
+/// The shape of a primitive.
+#[derive(Clone, Copy, Debug)]
+enum Shape {
+    /// `n` values of one type of the class; the result has that type.
+    Same(usize, Class),
+    /// A transcendental approximation: one float and the `[ULP]` bound.
+    Approx,
+    /// Two values of one numeric type and four static flags; bool result.
+    Compare,
+    /// A value and a type name: value conversion / bit reinterpretation.
+    Convert,
+}
+
+/// Every primitive of the language: name, shape, and what it computes
+/// (the text appears in the generated docs).
+pub const PRIMITIVES: &[(&str, &str)] = &[
+    ("fadd", "IEEE-754 addition, round to nearest even"),
+    ("fsub", "IEEE-754 subtraction, round to nearest even"),
+    ("fmul", "IEEE-754 multiplication, round to nearest even"),
+    ("ffma", "fused multiply-add (one rounding)"),
+    (
+        "fmin",
+        "minimum; a NaN operand gives the other one (IEEE minNum)",
+    ),
+    (
+        "fmax",
+        "maximum; a NaN operand gives the other one (IEEE maxNum)",
+    ),
+    ("fneg", "sign flip"),
+    ("fabs", "sign clear"),
+    ("ffloor", "round toward -inf"),
+    ("fceil", "round toward +inf"),
+    ("ftrunc", "round toward zero"),
+    ("frndne", "round to nearest, ties to even"),
+    ("frndaz", "round to nearest, ties away from zero"),
+    ("fsign", "-1, 0 or 1 (signed zero kept, NaN gives 0)"),
+    ("fsat", "clamp to [0, 1], NaN gives 0"),
+    ("rcp", "1/x, declared ULP bound"),
+    ("rsq", "1/sqrt(x), declared ULP bound"),
+    ("sqrt", "sqrt(x), declared ULP bound"),
+    ("log2", "log2(x), declared ULP bound"),
+    ("exp2", "2^x, declared ULP bound"),
+    ("sin", "sin(x), declared ULP bound"),
+    ("cos", "cos(x), declared ULP bound"),
+    ("iadd", "wrapping addition"),
+    ("isub", "wrapping subtraction"),
+    ("imul", "wrapping multiplication (low bits)"),
+    (
+        "imul24",
+        "product of the low 24 bits (sign-extended for signed types)",
+    ),
+    ("imin", "minimum (signedness of the type)"),
+    ("imax", "maximum (signedness of the type)"),
+    ("ineg", "two's complement negation"),
+    ("iabs", "absolute value (wrapping)"),
+    ("iand", "bitwise and"),
+    ("ior", "bitwise or"),
+    ("ixor", "bitwise xor"),
+    ("inot", "bitwise not"),
+    ("ishl", "shift left; the count is taken modulo the width"),
+    (
+        "ishr",
+        "shift right, arithmetic for signed types; count modulo the width",
+    ),
+    ("clz", "leading zero bits"),
+    ("cls", "leading bits equal to the sign bit"),
+    ("popcount", "set bits"),
+    ("bitrev", "bit reversal"),
+    (
+        "compare",
+        "compare(a, b, [LT], [EQ], [GT], [UNORDERED]): true when the relation of a to b is one of the flagged ones",
+    ),
+    (
+        "cvt",
+        "cvt(x, T): value conversion (float rounding to nearest even; float to integer rounds toward zero and saturates, NaN gives 0; bool is 1/0)",
+    ),
+    (
+        "bitcast",
+        "bitcast(x, T): the same bits (zero-extended or truncated)",
+    ),
+];
+
+fn shape(name: &str) -> Option<Shape> {
+    Some(match name {
+        "fadd" | "fsub" | "fmul" | "fmin" | "fmax" => Shape::Same(2, Class::Float),
+        "ffma" => Shape::Same(3, Class::Float),
+        "fneg" | "fabs" | "ffloor" | "fceil" | "ftrunc" | "frndne" | "frndaz" | "fsign"
+        | "fsat" => Shape::Same(1, Class::Float),
+        "rcp" | "rsq" | "sqrt" | "log2" | "exp2" | "sin" | "cos" => Shape::Approx,
+        "iadd" | "isub" | "imul" | "imul24" | "imin" | "imax" | "ishl" | "ishr" => {
+            Shape::Same(2, Class::Int)
+        }
+        "ineg" | "clz" | "cls" | "popcount" | "bitrev" => Shape::Same(1, Class::Int),
+        "iabs" => Shape::Same(1, Class::Signed),
+        "iand" | "ior" | "ixor" => Shape::Same(2, Class::Bits),
+        "inot" => Shape::Same(1, Class::Bits),
+        "compare" => Shape::Compare,
+        "cvt" | "bitcast" => Shape::Convert,
+        _ => return None,
+    })
+}
+
+/// Control-flow effects (`do NAME(…);`): name, (value args, static args).
+pub const EFFECTS: &[(&str, usize, usize, &str)] = &[
+    (
+        "wait",
+        1,
+        1,
+        "wait(KIND, [E]): when E holds, results pending on sync KIND are ready before this instruction reads",
+    ),
+    (
+        "repeat",
+        0,
+        1,
+        "repeat([N]): the instruction runs N + 1 times, one cycle each; `repeat` operands advance",
+    ),
+    (
+        "stall",
+        0,
+        1,
+        "stall([N]): N idle cycles after the instruction",
+    ),
+    (
+        "jump",
+        0,
+        1,
+        "jump([OFFSET]): continue at this instruction + OFFSET",
+    ),
+    (
+        "branch",
+        1,
+        1,
+        "branch(c, [OFFSET]): threads where c holds continue at this instruction + OFFSET",
+    ),
+    ("end", 0, 0, "end(): the thread stops"),
+    (
+        "nop",
+        0,
+        0,
+        "nop(): nothing (the instruction only takes its cycles)",
+    ),
+    (
+        "kill",
+        1,
+        0,
+        "kill(c): threads where c holds are discarded (they stop)",
+    ),
+];
+
+impl Semantics {
+    /// The register file named `name`, or the full file whose half view
+    /// it is: (file index, half).
+    pub fn file(&self, name: &str) -> Option<(usize, bool)> {
+        self.files.iter().enumerate().find_map(|(i, f)| {
+            if f.name == name {
+                Some((i, false))
+            } else if f.half.as_deref() == Some(name) {
+                Some((i, true))
+            } else {
+                None
+            }
+        })
+    }
+
+    /// Blocks on `enc` and its ancestors, root-most first.
+    pub fn chain<'a>(&'a self, isa: &'a Isa, enc: EncId) -> Vec<&'a SemBlock> {
+        let mut chain: Vec<EncId> = isa.chain(enc).collect();
+        chain.reverse();
+        chain
+            .into_iter()
+            .flat_map(|e| self.blocks.iter().filter(move |b| b.enc == e))
+            .collect()
+    }
+
+    /// Whether the instruction `enc` has semantics: some block of its
+    /// chain writes an operand or has an effect.
+    pub fn covers(&self, isa: &Isa, enc: EncId) -> bool {
+        self.chain(isa, enc).iter().any(|b| body_acts(&b.body))
+    }
+}
+
+/// Effects that shape the issue (timing), not what the instruction does.
+pub const ISSUE_EFFECTS: &[&str] = &["wait", "repeat", "stall"];
+
+fn body_acts(body: &[Stmt]) -> bool {
+    body.iter().any(|s| match s {
+        Stmt::Write { .. } => true,
+        Stmt::Effect { name, .. } => !ISSUE_EFFECTS.contains(&name.node.as_str()),
+        Stmt::If { then, els, .. } => body_acts(then) || body_acts(els),
+        _ => false,
+    })
+}
+
+fn body_locates(body: &[Stmt]) -> bool {
+    body.iter().any(|s| match s {
+        Stmt::Reg { .. } | Stmt::Imm { .. } | Stmt::Use(_) => true,
+        Stmt::If { then, els, .. } => body_locates(then) || body_locates(els),
+        _ => false,
+    })
+}
+
+/// Resolves and checks `machine` and `semantics` items against `isa`.
+pub fn resolve(
+    isa: &Isa,
+    machines: Vec<MachineDecl>,
+    decls: Vec<SemDecl>,
+) -> Result<Semantics, Diagnostics> {
+    let mut errors = Vec::new();
+    let err = |errors: &mut Vec<Diagnostic>, span: Span, msg: String| {
+        errors.push(isa.sources.diagnostic(span, msg));
+    };
+    let mut files = Vec::new();
+    let mut sync_key = None;
+    for m in machines {
+        files.extend(m.files);
+        if let Some(k) = m.sync_key {
+            match isa.meta_keys.iter().find(|d| d.name == k.node) {
+                Some(d) if d.ty == crate::ast::MetaType::Ident => sync_key = Some(k.node),
+                Some(_) => err(
+                    &mut errors,
+                    k.span,
+                    format!("`sync meta {}`: the key must have type ident", k.node),
+                ),
+                None => err(
+                    &mut errors,
+                    k.span,
+                    format!("unknown metadata key `{}`", k.node),
+                ),
+            }
+        }
+    }
+    for (i, f) in files.iter().enumerate() {
+        if !(1..=32).contains(&f.bits) {
+            err(
+                &mut errors,
+                f.span,
+                format!("register file `{}`: bits must be 1..=32", f.name),
+            );
+        }
+        if f.half.is_some() && f.bits != 32 {
+            err(
+                &mut errors,
+                f.span,
+                format!(
+                    "register file `{}`: a half view needs 32-bit components",
+                    f.name
+                ),
+            );
+        }
+        let names = |g: &RegFile| [Some(g.name.clone()), g.half.clone()];
+        for other in &files[..i] {
+            for n in names(f).into_iter().flatten() {
+                if names(other).contains(&Some(n.clone())) {
+                    err(
+                        &mut errors,
+                        f.span,
+                        format!("register file `{n}` declared twice"),
+                    );
+                }
+            }
+        }
+    }
+    let mut sem = Semantics {
+        files,
+        sync_key,
+        blocks: Vec::new(),
+    };
+    for d in decls {
+        match isa.encoding(&d.enc.node) {
+            Some(enc) => sem.blocks.push(SemBlock {
+                enc,
+                doc: d.doc,
+                body: d.body,
+                span: d.span,
+            }),
+            None => err(
+                &mut errors,
+                d.enc.span,
+                format!("unknown encoding `{}`", d.enc.node),
+            ),
+        }
+    }
+    if errors.is_empty() {
+        // Every leaf below a block is checked with its whole chain.
+        let mut leaves: Vec<EncId> = Vec::new();
+        for b in &sem.blocks {
+            for (i, e) in isa.encodings.iter().enumerate() {
+                if e.is_leaf() && isa.chain(i).any(|x| x == b.enc) && !leaves.contains(&i) {
+                    leaves.push(i);
+                }
+            }
+        }
+        leaves.sort_unstable();
+        for leaf in leaves {
+            Checker::new(isa, &sem, leaf, &mut errors).check();
+        }
+        for b in &sem.blocks {
+            let enc = &isa.encodings[b.enc];
+            let instruction = enc.root == isa.root;
+            if instruction && enc.is_leaf() && !body_acts(&b.body) {
+                err(
+                    &mut errors,
+                    b.span,
+                    format!(
+                        "the semantics of `{}` write nothing (no operand write and no `do` effect)",
+                        enc.name
+                    ),
+                );
+            }
+        }
+    }
+    // One diagnostic per position.
+    errors.dedup_by(|a, b| a.line == b.line && a.col == b.col && a.path == b.path);
+    if errors.is_empty() {
+        Ok(sem)
+    } else {
+        Err(Diagnostics(errors))
+    }
+}
+
+/// Type checker for one leaf (its chain's blocks, in order).
+struct Checker<'a> {
+    isa: &'a Isa,
+    sem: &'a Semantics,
+    leaf: EncId,
+    errors: &'a mut Vec<Diagnostic>,
+    aliases: Vec<(String, Vec<Ty>)>,
+    locals: Vec<(String, TyRef)>,
+}
+
+impl<'a> Checker<'a> {
+    fn new(isa: &'a Isa, sem: &'a Semantics, leaf: EncId, errors: &'a mut Vec<Diagnostic>) -> Self {
+        Checker {
+            isa,
+            sem,
+            leaf,
+            errors,
+            aliases: Vec::new(),
+            locals: Vec::new(),
+        }
+    }
+
+    fn err(&mut self, span: Span, msg: impl Into<String>) {
+        let d = self.isa.sources.diagnostic(span, msg);
+        self.errors.push(d);
+    }
+
+    fn check(&mut self) {
+        let blocks = self.sem.chain(self.isa, self.leaf);
+        let instruction = self.isa.encodings[self.leaf].root == self.isa.root;
+        let mut locates = false;
+        for b in &blocks {
+            locates |= body_locates(&b.body);
+            self.stmts(&b.body, instruction);
+        }
+        if !instruction && !locates {
+            if let Some(b) = blocks.last() {
+                let name = self.isa.encodings[self.leaf].name.clone();
+                self.err(b.span, format!("operand `{name}` has semantics but no location (`reg`, `imm`, `immf` or `use`)"));
+            }
+        }
+    }
+
+    /// The field or derived value `name` of the leaf's chain, or a param.
+    fn item_type(&self, name: &str) -> Option<Option<&'a FieldType>> {
+        for e in self.isa.chain(self.leaf) {
+            let enc = &self.isa.encodings[e];
+            if let Some(i) = enc.plain.item(name) {
+                return Some(Some(i.ty()));
+            }
+            for w in &enc.whens {
+                if let Some(i) = w.level.item(name) {
+                    return Some(Some(i.ty()));
+                }
+            }
+        }
+        let root = self.isa.encodings[self.leaf].root;
+        self.isa.encodings[root]
+            .params
+            .iter()
+            .any(|p| p == name)
+            .then_some(None)
+    }
+
+    fn expr(&mut self, e: &Expr) {
+        let mut bad = Vec::new();
+        walk_names(e, &mut |n, span| bad.push((n.to_string(), span)));
+        for (n, span) in bad {
+            if let Some(stripped) = n.strip_prefix('@') {
+                if !self.isa.exprs.iter().any(|x| x.name == stripped) {
+                    self.err(span, format!("unknown named expression `@{stripped}`"));
+                }
+            } else if self.item_type(&n).is_none() {
+                let leaf = self.isa.encodings[self.leaf].name.clone();
+                self.err(
+                    span,
+                    format!("unknown name `{n}` (no field, derived value or param of `{leaf}`)"),
+                );
+            }
+        }
+    }
+
+    fn operand(&mut self, name: &Name) -> bool {
+        match self.item_type(&name.node) {
+            Some(Some(FieldType::Sub(root, _))) => {
+                let root = *root;
+                let located = self.isa.leaves(root).any(|l| {
+                    self.sem
+                        .chain(self.isa, l)
+                        .iter()
+                        .any(|b| body_locates(&b.body))
+                });
+                if !located {
+                    let r = self.isa.encodings[root].name.clone();
+                    self.err(
+                        name.span,
+                        format!(
+                            "`{}` is no operand: its encoding `{r}` has no location semantics",
+                            name.node
+                        ),
+                    );
+                }
+                located
+            }
+            Some(_) => {
+                self.err(
+                    name.span,
+                    format!("`{}` is no operand (not a sub-encoding field)", name.node),
+                );
+                false
+            }
+            None => {
+                let leaf = self.isa.encodings[self.leaf].name.clone();
+                self.err(
+                    name.span,
+                    format!(
+                        "unknown operand `{}` (no such field in `{leaf}`)",
+                        name.node
+                    ),
+                );
+                false
+            }
+        }
+    }
+
+    fn ty(&mut self, name: &Name) -> Option<TyRef> {
+        if let Some(t) = Ty::from_name(&name.node) {
+            return Some(TyRef::Concrete(t));
+        }
+        if let Some((n, v)) = self.aliases.iter().rev().find(|(n, _)| *n == name.node) {
+            return Some(TyRef::Alias(n.clone(), v.clone()));
+        }
+        self.err(
+            name.span,
+            format!(
+                "unknown type `{}` (f32, f16, u32, u16, s32, s16, bool or a `type` alias)",
+                name.node
+            ),
+        );
+        None
+    }
+
+    fn stmts(&mut self, body: &[Stmt], instruction: bool) {
+        for s in body {
+            match s {
+                Stmt::If { cond, then, els } => {
+                    self.expr(cond);
+                    let saved = self.locals.len();
+                    self.stmts(then, instruction);
+                    self.locals.truncate(saved);
+                    self.stmts(els, instruction);
+                    self.locals.truncate(saved);
+                }
+                Stmt::Type { name, choices } => {
+                    let mut v = Vec::new();
+                    for (c, t) in choices {
+                        if let Some(c) = c {
+                            self.expr(c);
+                        }
+                        match Ty::from_name(&t.node) {
+                            Some(t) => v.push(t),
+                            None => self.err(t.span, format!("unknown type `{}`", t.node)),
+                        }
+                    }
+                    self.aliases.push((name.node.clone(), v));
+                }
+                Stmt::Mods { field, mods } => {
+                    if instruction {
+                        self.operand(field);
+                    } else if field.node != "self" {
+                        self.err(
+                            field.span,
+                            "an operand encoding's modifiers are `mods self …;`",
+                        );
+                    }
+                    for (_, e) in mods {
+                        self.expr(e);
+                    }
+                }
+                Stmt::Reg { file, addr, index } => {
+                    if instruction {
+                        self.err(
+                            file.span,
+                            "`reg` belongs in an operand encoding's semantics",
+                        );
+                    }
+                    if self.sem.file(&file.node).is_none() {
+                        self.err(file.span, format!("unknown register file `{}`", file.node));
+                    }
+                    if let Some((a, e)) = addr {
+                        if self.sem.file(&a.node).is_none() {
+                            self.err(a.span, format!("unknown register file `{}`", a.node));
+                        }
+                        self.expr(e);
+                    }
+                    self.expr(index);
+                }
+                Stmt::Imm { value, .. } => self.expr(value),
+                Stmt::Use(f) => match self.item_type(&f.node) {
+                    Some(Some(FieldType::Sub(..))) => {}
+                    _ => self.err(
+                        f.span,
+                        format!("`use {}`: not a sub-encoding field", f.node),
+                    ),
+                },
+                Stmt::Let { name, value } => {
+                    if let Some(t) = self.value(value) {
+                        self.locals.push((name.node.clone(), t));
+                    }
+                }
+                Stmt::Effect { name, args, span } => {
+                    let Some(&(_, nv, ns, _)) = EFFECTS.iter().find(|e| e.0 == name.node) else {
+                        self.err(
+                            name.span,
+                            format!("unknown effect `{}` (jump, branch, end, kill)", name.node),
+                        );
+                        continue;
+                    };
+                    if name.node == "wait" {
+                        if let Some(SArg::Value(SExpr {
+                            kind: SExprKind::Local(_),
+                            ..
+                        })) = args.first()
+                        {
+                            if let Some(SArg::Static(e)) = args.get(1) {
+                                self.expr(e);
+                                continue;
+                            }
+                        }
+                        self.err(
+                            *span,
+                            "`wait` takes a sync kind and a field expression: `do wait(ss, [SS]);`",
+                        );
+                        continue;
+                    }
+                    self.args(args, nv, ns, *span, &name.node, Some(Ty::Bool));
+                }
+                Stmt::Write { dst, value } => {
+                    self.operand(dst);
+                    if let Some(t) = self.value(value) {
+                        if t == TyRef::Concrete(Ty::Bool) {
+                            self.err(
+                                value.span,
+                                format!(
+                                    "writing a bool to `{}`: convert it with cvt(…, T) first",
+                                    dst.node
+                                ),
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Checks `nv` value args (each `want` if given) then `ns` static args.
+    fn args(
+        &mut self,
+        args: &[SArg],
+        nv: usize,
+        ns: usize,
+        span: Span,
+        name: &str,
+        want: Option<Ty>,
+    ) {
+        if args.len() != nv + ns {
+            self.err(
+                span,
+                format!("`{name}` takes {} arguments, {} given", nv + ns, args.len()),
+            );
+            return;
+        }
+        for (i, a) in args.iter().enumerate() {
+            match (a, i < nv) {
+                (SArg::Value(v), true) => {
+                    if let (Some(t), Some(w)) = (self.value(v), want) {
+                        if t != TyRef::Concrete(w) {
+                            self.err(
+                                v.span,
+                                format!("`{name}` wants a {} here, this is {}", w.name(), t.text()),
+                            );
+                        }
+                    }
+                }
+                (SArg::Static(e), false) => self.expr(e),
+                (SArg::Value(v), false) => self.err(
+                    v.span,
+                    format!(
+                        "argument {} of `{name}` is a field expression in `[…]`",
+                        i + 1
+                    ),
+                ),
+                (SArg::Static(e), true) => self.err(
+                    e.span,
+                    format!("argument {} of `{name}` is a value, not `[…]`", i + 1),
+                ),
+            }
+        }
+    }
+
+    fn value(&mut self, v: &SExpr) -> Option<TyRef> {
+        match &v.kind {
+            SExprKind::Read { field, ty } => {
+                let t = self.ty(ty);
+                self.operand(field);
+                t
+            }
+            SExprKind::RegRead { file, index, ty } => {
+                if self.sem.file(&file.node).is_none() {
+                    self.err(file.span, format!("unknown register file `{}`", file.node));
+                }
+                self.expr(index);
+                self.ty(ty)
+            }
+            SExprKind::Lit { text, ty } => {
+                let t = self.ty(ty)?;
+                if parse_literal(text).is_none() {
+                    self.err(v.span, format!("bad number `{text}`"));
+                }
+                Some(t)
+            }
+            SExprKind::Local(n) => {
+                if let Some((_, t)) = self.locals.iter().rev().find(|(x, _)| *x == n.node) {
+                    return Some(t.clone());
+                }
+                if self.item_type(&n.node).is_some() {
+                    self.err(n.span, format!("`{}` is a field: read an operand with `{} as T`, or use `[{}]` for a field value", n.node, n.node, n.node));
+                } else {
+                    self.err(
+                        n.span,
+                        format!("unknown value `{}` (no `let` of that name)", n.node),
+                    );
+                }
+                None
+            }
+            SExprKind::Select(c, a, b) => {
+                let ct = self.value(c);
+                if let Some(ct) = ct {
+                    if ct != TyRef::Concrete(Ty::Bool) {
+                        self.err(
+                            c.span,
+                            format!("a `?` condition is a bool, this is {}", ct.text()),
+                        );
+                    }
+                }
+                let (ta, tb) = (self.value(a), self.value(b));
+                self.same(v.span, ta, tb)
+            }
+            SExprKind::Static(e, a, b) => {
+                self.expr(e);
+                let (ta, tb) = (self.value(a), self.value(b));
+                self.same(v.span, ta, tb)
+            }
+            SExprKind::Call(name, args) => self.call(name, args, v.span),
+        }
+    }
+
+    fn same(&mut self, span: Span, a: Option<TyRef>, b: Option<TyRef>) -> Option<TyRef> {
+        match (a, b) {
+            (Some(a), Some(b)) if a != b => {
+                self.err(span, format!("mixed types: {} and {}", a.text(), b.text()));
+                None
+            }
+            (Some(a), Some(_)) => Some(a),
+            _ => None,
+        }
+    }
+
+    fn call(&mut self, name: &Name, args: &[SArg], span: Span) -> Option<TyRef> {
+        let Some(shape) = shape(&name.node) else {
+            self.err(name.span, format!("unknown primitive `{}`", name.node));
+            return None;
+        };
+        let n = &name.node;
+        match shape {
+            Shape::Same(k, class) => {
+                if args.len() != k {
+                    self.err(
+                        span,
+                        format!("`{n}` takes {k} arguments, {} given", args.len()),
+                    );
+                    return None;
+                }
+                let mut t: Option<TyRef> = None;
+                let mut ok = true;
+                for a in args {
+                    let SArg::Value(v) = a else {
+                        self.err(span, format!("`{n}` takes values, not `[…]`"));
+                        return None;
+                    };
+                    let Some(at) = self.value(v) else {
+                        ok = false;
+                        continue;
+                    };
+                    if let Some(bad) = at.choices().into_iter().find(|c| !class.accepts(*c)) {
+                        self.err(
+                            v.span,
+                            format!(
+                                "`{n}` wants {}, this is {} ({})",
+                                class.text(),
+                                at.text(),
+                                bad.name()
+                            ),
+                        );
+                        ok = false;
+                    }
+                    match &t {
+                        Some(prev) if *prev != at => {
+                            self.err(
+                                v.span,
+                                format!("mixed types in `{n}`: {} and {}", prev.text(), at.text()),
+                            );
+                            ok = false;
+                        }
+                        _ => t = Some(at),
+                    }
+                }
+                if ok { t } else { None }
+            }
+            Shape::Approx => {
+                if args.len() != 2 {
+                    self.err(
+                        span,
+                        format!("`{n}` takes a value and its declared error bound `[ULP]`"),
+                    );
+                    return None;
+                }
+                let SArg::Static(ulp) = &args[1] else {
+                    self.err(
+                        span,
+                        format!("the second argument of `{n}` is its ULP bound in `[…]`"),
+                    );
+                    return None;
+                };
+                self.expr(ulp);
+                let SArg::Value(v) = &args[0] else {
+                    self.err(span, format!("`{n}` approximates a float value"));
+                    return None;
+                };
+                let t = self.value(v)?;
+                if t.choices().iter().any(|c| !c.is_float()) {
+                    self.err(v.span, format!("`{n}` wants a float, this is {}", t.text()));
+                    return None;
+                }
+                Some(t)
+            }
+            Shape::Compare => {
+                if args.len() != 6 {
+                    self.err(
+                        span,
+                        "`compare` takes (a, b, [LT], [EQ], [GT], [UNORDERED])",
+                    );
+                    return None;
+                }
+                let mut ts = Vec::new();
+                for (i, a) in args.iter().enumerate() {
+                    match (a, i < 2) {
+                        (SArg::Value(v), true) => ts.push(self.value(v)),
+                        (SArg::Static(e), false) => self.expr(e),
+                        _ => {
+                            self.err(
+                                span,
+                                "`compare` takes (a, b, [LT], [EQ], [GT], [UNORDERED])",
+                            );
+                            return None;
+                        }
+                    }
+                }
+                let t = self.same(span, ts[0].clone(), ts[1].clone())?;
+                if t.choices().contains(&Ty::Bool) {
+                    self.err(span, "`compare` compares numbers, not bools");
+                }
+                Some(TyRef::Concrete(Ty::Bool))
+            }
+            Shape::Convert => {
+                let (
+                    Some(SArg::Value(x)),
+                    Some(SArg::Value(SExpr {
+                        kind: SExprKind::Local(tn),
+                        ..
+                    })),
+                    2,
+                ) = (args.first(), args.get(1), args.len())
+                else {
+                    self.err(span, format!("`{n}` takes a value and a type: `{n}(x, T)`"));
+                    return None;
+                };
+                let from = self.value(x);
+                let to = self.ty(tn)?;
+                if n == "bitcast" {
+                    if let Some(from) = from {
+                        if from.choices().contains(&Ty::Bool) || to.choices().contains(&Ty::Bool) {
+                            self.err(span, "`bitcast` does not take or give a bool; use cvt");
+                        }
+                    }
+                }
+                Some(to)
+            }
+        }
+    }
+}
+
+/// Calls `f` with every name an expression uses (named expressions as
+/// `@name`).
+fn walk_names(e: &Expr, f: &mut dyn FnMut(&str, Span)) {
+    match &e.kind {
+        ExprKind::Name(n) => f(n, e.span),
+        ExprKind::Named(n, _, args) => {
+            f(&format!("@{n}"), e.span);
+            for a in args {
+                walk_names(a, f);
+            }
+        }
+        ExprKind::Unary(_, a) => walk_names(a, f),
+        ExprKind::Binary(_, a, b) => {
+            walk_names(a, f);
+            walk_names(b, f);
+        }
+        ExprKind::Cond(c, a, b) => {
+            walk_names(c, f);
+            walk_names(a, f);
+            walk_names(b, f);
+        }
+        _ => {}
+    }
+}
+
+/// A literal of the semantics language: `Float(v)` (has `.` or an
+/// exponent), `Int(v)` (decimal integer, converted to the type) or
+/// `Bits(b)` (`0x…`: raw bits of the type).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Literal {
+    Float(f64),
+    Int(i64),
+    Bits(u32),
+}
+
+pub fn parse_literal(text: &str) -> Option<Literal> {
+    let (neg, body) = match text.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, text),
+    };
+    if let Some(h) = body.strip_prefix("0x") {
+        let v = u32::from_str_radix(h, 16).ok()?;
+        return (!neg).then_some(Literal::Bits(v));
+    }
+    if body.contains(['.', 'e', 'E']) {
+        return text.parse::<f64>().ok().map(Literal::Float);
+    }
+    text.parse::<i64>().ok().map(Literal::Int)
+}
+
+/// The source text of a block (for the generated docs).
+pub fn source_text(isa: &Isa, span: Span) -> &str {
+    &isa.sources.files[span.file].text[span.start..span.end]
+}
+
+/// The generated docs' "Machine state" section (nothing without a
+/// `machine` block).
+pub fn write_machine_doc(isa: &Isa, o: &mut String) {
+    use std::fmt::Write as _;
+    let sem = &isa.semantics;
+    if sem.files.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "## Machine state\n\n| file | registers | bits | half view | shared |\n|---|---|---|---|---|"
+    );
+    for f in &sem.files {
+        let _ = writeln!(
+            o,
+            "| `{}` | {} × {} | {} | {} | {} |",
+            f.name,
+            f.regs,
+            f.comps,
+            f.bits,
+            f.half
+                .as_deref()
+                .map_or("—".to_string(), |h| format!("`{h}`")),
+            if f.uniform { "yes" } else { "no" }
+        );
+    }
+    let covered = isa.instructions().filter(|&l| sem.covers(isa, l)).count();
+    let _ = writeln!(
+        o,
+        "\n{covered} of {} instructions have semantics.\n",
+        isa.instructions().count()
+    );
+}
+
+/// An instruction's semantics in the generated docs: the blocks of its
+/// chain, root-most first, as written in the spec.
+pub fn write_doc(isa: &Isa, leaf: EncId, o: &mut String) {
+    use std::fmt::Write as _;
+    let blocks = isa.semantics.chain(isa, leaf);
+    if blocks.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "Semantics{}:\n\n```text",
+        if isa.semantics.covers(isa, leaf) {
+            ""
+        } else {
+            " (none of its own; inherited context only)"
+        }
+    );
+    for b in blocks {
+        let _ = writeln!(o, "{}", source_text(isa, b.span));
+    }
+    let _ = writeln!(o, "```\n");
+}

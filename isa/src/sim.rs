@@ -1,0 +1,1099 @@
+//! Run-time support of generated simulators: value types and the
+//! primitives of the semantics language, operand locations, and the
+//! machine state of a group of threads with its timing model.
+//!
+//! Nothing here knows an instruction set: the register files, operand
+//! decoders and per-instruction code come from `isa!` (see
+//! [`crate::gen_sim`]). Floats follow IEEE-754 with round to nearest
+//! even; denormals are kept (no flushing); a NaN result is the host's
+//! quiet NaN. Half floats are implemented here independently of
+//! `lathe_ir::f16`, which the tests use as the reference.
+
+use std::fmt;
+
+/// Binary16 value (its bits).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct F16(pub u16);
+
+impl F16 {
+    /// Widens exactly.
+    pub fn to_f32(self) -> f32 {
+        let h = self.0;
+        let sign = if h & 0x8000 != 0 { -1.0f32 } else { 1.0 };
+        let exp = (h >> 10) & 0x1f;
+        let mant = (h & 0x3ff) as u32;
+        match exp {
+            // Subnormals are mant * 2^-24: exact products in f32.
+            0 => sign * mant as f32 * f32::from_bits(0x3380_0000),
+            0x1f if mant == 0 => sign * f32::INFINITY,
+            0x1f => f32::from_bits(((h as u32 & 0x8000) << 16) | 0x7fc0_0000 | (mant << 13)),
+            _ => f32::from_bits(
+                ((h as u32 & 0x8000) << 16) | ((exp as u32 + 112) << 23) | (mant << 13),
+            ),
+        }
+    }
+
+    /// Rounds to nearest even (one rounding from `x`).
+    pub fn from_f64(x: f64) -> F16 {
+        let sign: u16 = if x.is_sign_negative() { 0x8000 } else { 0 };
+        if x.is_nan() {
+            let payload = ((x.to_bits() >> 42) & 0x3ff) as u16;
+            return F16(sign | 0x7e00 | payload);
+        }
+        let a = x.abs();
+        if a >= 65520.0 {
+            return F16(sign | 0x7c00);
+        }
+        if a < f64::from_bits(0x3f10_0000_0000_0000) {
+            // Below 2^-14: a multiple of 2^-24 after rounding (1024 is the
+            // smallest normal, whose bits are 0x400 as well).
+            let q = (a * 16_777_216.0).round_ties_even() as u16;
+            return F16(sign | q);
+        }
+        let e = ((a.to_bits() >> 52) as i32) - 1023;
+        let mut q = (a * f64::powi(2.0, 10 - e)).round_ties_even() as u32;
+        let mut e = e;
+        if q == 2048 {
+            q = 1024;
+            e += 1;
+        }
+        if e > 15 {
+            return F16(sign | 0x7c00);
+        }
+        F16(sign | (((e + 15) as u16) << 10) | (q as u16 - 1024))
+    }
+
+    pub fn from_f32(x: f32) -> F16 {
+        F16::from_f64(x as f64)
+    }
+
+    /// `a * b + c` with one rounding: the sum is formed exactly as an
+    /// integer multiple of 2^-48.
+    pub fn fma(a: F16, b: F16, c: F16) -> F16 {
+        let (fa, fb, fc) = (a.to_f32(), b.to_f32(), c.to_f32());
+        if !(fa.is_finite() && fb.is_finite() && fc.is_finite()) {
+            return F16::from_f32(fa * fb + fc);
+        }
+        // Every finite f16 is k * 2^-24 with |k| < 2^40.
+        let units = |v: f32| (v as f64 * 16_777_216.0) as i128;
+        let s = units(fa) * units(fb) + (units(fc) << 24);
+        if s == 0 {
+            let p_neg = (fa * fb).is_sign_negative();
+            let both_neg = p_neg && fc.is_sign_negative() && fa * fb == 0.0;
+            return F16(if both_neg { 0x8000 } else { 0 });
+        }
+        let sign: u16 = if s < 0 { 0x8000 } else { 0 };
+        let m = s.unsigned_abs();
+        let top = 127 - m.leading_zeros() as i32; // 2^top <= m
+        let e = top - 48;
+        let q_shift = (e - 10).max(-24) + 48;
+        let q = round_shift(m, q_shift as u32);
+        if e < -14 {
+            return F16(sign | q as u16);
+        }
+        let (mut q, mut e) = (q, e);
+        if q == 2048 {
+            q = 1024;
+            e += 1;
+        }
+        if e > 15 {
+            return F16(sign | 0x7c00);
+        }
+        F16(sign | (((e + 15) as u16) << 10) | (q as u16 - 1024))
+    }
+}
+
+/// `m / 2^shift` rounded to nearest even.
+fn round_shift(m: u128, shift: u32) -> u128 {
+    if shift == 0 {
+        return m;
+    }
+    let q = m >> shift;
+    let rem = m & ((1u128 << shift) - 1);
+    let half = 1u128 << (shift - 1);
+    if rem > half || (rem == half && q & 1 == 1) {
+        q + 1
+    } else {
+        q
+    }
+}
+
+/// A value type of the semantics language as the simulator stores it.
+pub trait Value: Copy + PartialEq + fmt::Debug {
+    /// Bits in a register: 16 or 32 (bool: 32).
+    const BITS: u32;
+    /// From register bits of the given precision (converting the value
+    /// when it differs from the type's: floats change precision, integers
+    /// extend by their signedness or truncate).
+    fn from_reg(bits: u32, half: bool) -> Self;
+    /// To register bits of the given precision (the inverse conversion).
+    fn to_reg(self, half: bool) -> u32;
+    /// An integer immediate (floats convert the value).
+    fn from_int(v: i64) -> Self;
+    /// Float bits of an immediate table, binary16 when `half`.
+    fn from_float_bits(bits: u32, half: bool) -> Self;
+    /// Source modifiers: see [`crate::semantics::Mod`].
+    fn modify(self, abs: bool, neg: bool) -> Self;
+    /// The `sat` destination modifier (floats clamp to [0, 1]).
+    fn saturate(self) -> Self;
+    /// Value conversion (see the `cvt` primitive).
+    fn to_f64(self) -> f64;
+    fn from_f64(v: f64) -> Self;
+    /// Raw bits (zero-extended) and back (truncated).
+    fn to_bits(self) -> u32;
+    fn from_bits(b: u32) -> Self;
+}
+
+fn float_from_reg(bits: u32, half: bool) -> f64 {
+    if half {
+        F16(bits as u16).to_f32() as f64
+    } else {
+        f32::from_bits(bits) as f64
+    }
+}
+
+impl Value for f32 {
+    const BITS: u32 = 32;
+    fn from_reg(bits: u32, half: bool) -> Self {
+        if half {
+            F16(bits as u16).to_f32()
+        } else {
+            f32::from_bits(bits)
+        }
+    }
+    fn to_reg(self, half: bool) -> u32 {
+        if half {
+            F16::from_f32(self).0 as u32
+        } else {
+            self.to_bits()
+        }
+    }
+    fn from_int(v: i64) -> Self {
+        v as f32
+    }
+    fn from_float_bits(bits: u32, half: bool) -> Self {
+        Self::from_reg(bits, half)
+    }
+    fn modify(self, abs: bool, neg: bool) -> Self {
+        let a = if abs { self.abs() } else { self };
+        if neg { -a } else { a }
+    }
+    fn saturate(self) -> Self {
+        if self.is_nan() {
+            0.0
+        } else {
+            self.clamp(0.0, 1.0)
+        }
+    }
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+    fn from_f64(v: f64) -> Self {
+        v as f32
+    }
+    fn to_bits(self) -> u32 {
+        f32::to_bits(self)
+    }
+    fn from_bits(b: u32) -> Self {
+        f32::from_bits(b)
+    }
+}
+
+impl Value for F16 {
+    const BITS: u32 = 16;
+    fn from_reg(bits: u32, half: bool) -> Self {
+        if half {
+            F16(bits as u16)
+        } else {
+            F16::from_f32(f32::from_bits(bits))
+        }
+    }
+    fn to_reg(self, half: bool) -> u32 {
+        if half {
+            self.0 as u32
+        } else {
+            self.to_f32().to_bits()
+        }
+    }
+    fn from_int(v: i64) -> Self {
+        F16::from_f64(v as f64)
+    }
+    fn from_float_bits(bits: u32, half: bool) -> Self {
+        Self::from_reg(bits, half)
+    }
+    fn modify(self, abs: bool, neg: bool) -> Self {
+        let a = if abs { self.0 & 0x7fff } else { self.0 };
+        F16(if neg { a ^ 0x8000 } else { a })
+    }
+    fn saturate(self) -> Self {
+        F16::from_f32(self.to_f32().saturate())
+    }
+    fn to_f64(self) -> f64 {
+        self.to_f32() as f64
+    }
+    fn from_f64(v: f64) -> Self {
+        F16::from_f64(v)
+    }
+    fn to_bits(self) -> u32 {
+        self.0 as u32
+    }
+    fn from_bits(b: u32) -> Self {
+        F16(b as u16)
+    }
+}
+
+macro_rules! int_value {
+    ($t:ty, $bits:expr, $signed:expr) => {
+        impl Value for $t {
+            const BITS: u32 = $bits;
+            fn from_reg(bits: u32, half: bool) -> Self {
+                let v: i64 = match (half, $signed) {
+                    (true, true) => bits as u16 as i16 as i64,
+                    (true, false) => (bits & 0xffff) as i64,
+                    (false, true) => bits as i32 as i64,
+                    (false, false) => bits as i64,
+                };
+                v as $t
+            }
+            fn to_reg(self, half: bool) -> u32 {
+                if half {
+                    (self as u32) & 0xffff
+                } else {
+                    self as i64 as u32
+                }
+            }
+            fn from_int(v: i64) -> Self {
+                v as $t
+            }
+            fn from_float_bits(bits: u32, half: bool) -> Self {
+                Self::from_f64(float_from_reg(bits, half))
+            }
+            fn modify(self, abs: bool, neg: bool) -> Self {
+                if $signed {
+                    let a = if abs {
+                        (self as i64).wrapping_abs() as $t
+                    } else {
+                        self
+                    };
+                    if neg { (0 as $t).wrapping_sub(a) } else { a }
+                } else if neg {
+                    !self
+                } else {
+                    self
+                }
+            }
+            fn saturate(self) -> Self {
+                self
+            }
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            fn from_f64(v: f64) -> Self {
+                v as $t
+            }
+            fn to_bits(self) -> u32 {
+                (self as u32) & (u32::MAX >> (32 - $bits))
+            }
+            fn from_bits(b: u32) -> Self {
+                b as $t
+            }
+        }
+    };
+}
+
+int_value!(u32, 32, false);
+int_value!(i32, 32, true);
+int_value!(u16, 16, false);
+int_value!(i16, 16, true);
+
+impl Value for bool {
+    const BITS: u32 = 32;
+    fn from_reg(bits: u32, half: bool) -> Self {
+        if half { bits & 0xffff != 0 } else { bits != 0 }
+    }
+    fn to_reg(self, _half: bool) -> u32 {
+        self as u32
+    }
+    fn from_int(v: i64) -> Self {
+        v != 0
+    }
+    fn from_float_bits(bits: u32, half: bool) -> Self {
+        float_from_reg(bits, half) != 0.0
+    }
+    fn modify(self, _abs: bool, neg: bool) -> Self {
+        self ^ neg
+    }
+    fn saturate(self) -> Self {
+        self
+    }
+    fn to_f64(self) -> f64 {
+        self as u32 as f64
+    }
+    fn from_f64(v: f64) -> Self {
+        v != 0.0
+    }
+    fn to_bits(self) -> u32 {
+        self as u32
+    }
+    fn from_bits(b: u32) -> Self {
+        b != 0
+    }
+}
+
+/// Float primitives.
+pub trait Float: Value {
+    fn add(self, o: Self) -> Self;
+    fn sub(self, o: Self) -> Self;
+    fn mul(self, o: Self) -> Self;
+    fn fma(self, b: Self, c: Self) -> Self;
+    fn is_nan(self) -> bool;
+}
+
+impl Float for f32 {
+    fn add(self, o: Self) -> Self {
+        self + o
+    }
+    fn sub(self, o: Self) -> Self {
+        self - o
+    }
+    fn mul(self, o: Self) -> Self {
+        self * o
+    }
+    fn fma(self, b: Self, c: Self) -> Self {
+        self.mul_add(b, c)
+    }
+    fn is_nan(self) -> bool {
+        f32::is_nan(self)
+    }
+}
+
+impl Float for F16 {
+    // f32 has 24 >= 2 * 11 + 2 bits, so one f32 rounding then one f16
+    // rounding equals the correctly rounded f16 result.
+    fn add(self, o: Self) -> Self {
+        F16::from_f32(self.to_f32() + o.to_f32())
+    }
+    fn sub(self, o: Self) -> Self {
+        F16::from_f32(self.to_f32() - o.to_f32())
+    }
+    fn mul(self, o: Self) -> Self {
+        F16::from_f32(self.to_f32() * o.to_f32())
+    }
+    fn fma(self, b: Self, c: Self) -> Self {
+        F16::fma(self, b, c)
+    }
+    fn is_nan(self) -> bool {
+        self.0 & 0x7c00 == 0x7c00 && self.0 & 0x3ff != 0
+    }
+}
+
+pub fn fadd<T: Float>(a: T, b: T) -> T {
+    a.add(b)
+}
+pub fn fsub<T: Float>(a: T, b: T) -> T {
+    a.sub(b)
+}
+pub fn fmul<T: Float>(a: T, b: T) -> T {
+    a.mul(b)
+}
+pub fn ffma<T: Float>(a: T, b: T, c: T) -> T {
+    a.fma(b, c)
+}
+pub fn fmin<T: Float>(a: T, b: T) -> T {
+    if a.is_nan() {
+        b
+    } else if b.is_nan() || a.to_f64() < b.to_f64() {
+        a
+    } else if a.to_f64() == b.to_f64() && a.to_f64() == 0.0 {
+        // -0 < +0 for min/max.
+        if a.to_f64().is_sign_negative() { a } else { b }
+    } else {
+        b
+    }
+}
+pub fn fmax<T: Float>(a: T, b: T) -> T {
+    if a.is_nan() {
+        b
+    } else if b.is_nan() || a.to_f64() > b.to_f64() {
+        a
+    } else if a.to_f64() == b.to_f64() && a.to_f64() == 0.0 {
+        if a.to_f64().is_sign_negative() { b } else { a }
+    } else {
+        b
+    }
+}
+pub fn fneg<T: Float>(a: T) -> T {
+    a.modify(false, true)
+}
+pub fn fabs<T: Float>(a: T) -> T {
+    a.modify(true, false)
+}
+fn round_with<T: Float>(a: T, f: fn(f64) -> f64) -> T {
+    if a.is_nan() {
+        a
+    } else {
+        T::from_f64(f(a.to_f64()))
+    }
+}
+pub fn ffloor<T: Float>(a: T) -> T {
+    round_with(a, f64::floor)
+}
+pub fn fceil<T: Float>(a: T) -> T {
+    round_with(a, f64::ceil)
+}
+pub fn ftrunc<T: Float>(a: T) -> T {
+    round_with(a, f64::trunc)
+}
+pub fn frndne<T: Float>(a: T) -> T {
+    round_with(a, f64::round_ties_even)
+}
+pub fn frndaz<T: Float>(a: T) -> T {
+    round_with(a, f64::round)
+}
+pub fn fsign<T: Float>(a: T) -> T {
+    let x = a.to_f64();
+    if x.is_nan() || x == 0.0 {
+        T::from_f64(if x.is_nan() { 0.0 } else { x })
+    } else {
+        T::from_f64(x.signum())
+    }
+}
+pub fn fsat<T: Float>(a: T) -> T {
+    a.saturate()
+}
+/// Transcendentals: evaluated in f64 and rounded once; the `_ulp` bound
+/// the spec declares is the hardware's, used by tests as their tolerance.
+fn approx<T: Float>(a: T, f: fn(f64) -> f64) -> T {
+    T::from_f64(f(a.to_f64()))
+}
+pub fn rcp<T: Float>(a: T, _ulp: i64) -> T {
+    approx(a, |x| 1.0 / x)
+}
+pub fn rsq<T: Float>(a: T, _ulp: i64) -> T {
+    approx(a, |x| 1.0 / x.sqrt())
+}
+pub fn sqrt<T: Float>(a: T, _ulp: i64) -> T {
+    approx(a, f64::sqrt)
+}
+pub fn log2<T: Float>(a: T, _ulp: i64) -> T {
+    approx(a, f64::log2)
+}
+pub fn exp2<T: Float>(a: T, _ulp: i64) -> T {
+    approx(a, f64::exp2)
+}
+pub fn sin<T: Float>(a: T, _ulp: i64) -> T {
+    approx(a, f64::sin)
+}
+pub fn cos<T: Float>(a: T, _ulp: i64) -> T {
+    approx(a, f64::cos)
+}
+
+/// Integer primitives, on the type's width and signedness.
+pub trait Int: Value {
+    const SIGNED: bool;
+    fn from_i64(v: i64) -> Self;
+    fn to_i64(self) -> i64;
+}
+macro_rules! int_impl {
+    ($t:ty, $s:expr) => {
+        impl Int for $t {
+            const SIGNED: bool = $s;
+            fn from_i64(v: i64) -> Self {
+                v as $t
+            }
+            fn to_i64(self) -> i64 {
+                self as i64
+            }
+        }
+    };
+}
+int_impl!(u32, false);
+int_impl!(i32, true);
+int_impl!(u16, false);
+int_impl!(i16, true);
+
+pub fn iadd<T: Int>(a: T, b: T) -> T {
+    T::from_i64(a.to_i64().wrapping_add(b.to_i64()))
+}
+pub fn isub<T: Int>(a: T, b: T) -> T {
+    T::from_i64(a.to_i64().wrapping_sub(b.to_i64()))
+}
+pub fn imul<T: Int>(a: T, b: T) -> T {
+    T::from_i64(a.to_i64().wrapping_mul(b.to_i64()))
+}
+pub fn imul24<T: Int>(a: T, b: T) -> T {
+    let low = |x: T| {
+        let v = x.to_i64() & 0xff_ffff;
+        if T::SIGNED && v & 0x80_0000 != 0 {
+            v - 0x100_0000
+        } else {
+            v
+        }
+    };
+    T::from_i64(low(a).wrapping_mul(low(b)))
+}
+pub fn imin<T: Int>(a: T, b: T) -> T {
+    if a.to_i64() <= b.to_i64() { a } else { b }
+}
+pub fn imax<T: Int>(a: T, b: T) -> T {
+    if a.to_i64() >= b.to_i64() { a } else { b }
+}
+pub fn ineg<T: Int>(a: T) -> T {
+    T::from_i64(a.to_i64().wrapping_neg())
+}
+pub fn iabs<T: Int>(a: T) -> T {
+    T::from_i64(a.to_i64().abs())
+}
+pub fn ishl<T: Int>(a: T, b: T) -> T {
+    let n = (b.to_bits() % T::BITS) as i64;
+    T::from_i64(a.to_i64() << n)
+}
+pub fn ishr<T: Int>(a: T, b: T) -> T {
+    let n = b.to_bits() % T::BITS;
+    // to_i64 sign-extends signed types and zero-extends unsigned ones.
+    T::from_i64(a.to_i64() >> n)
+}
+pub fn clz<T: Int>(a: T) -> T {
+    T::from_i64((a.to_bits().leading_zeros() - (32 - T::BITS)) as i64)
+}
+pub fn cls<T: Int>(a: T) -> T {
+    let b = a.to_bits() << (32 - T::BITS);
+    let same = if (b as i32) < 0 {
+        (!b).leading_zeros()
+    } else {
+        b.leading_zeros()
+    };
+    T::from_i64(same.min(T::BITS) as i64)
+}
+pub fn popcount<T: Int>(a: T) -> T {
+    T::from_i64(a.to_bits().count_ones() as i64)
+}
+pub fn bitrev<T: Int>(a: T) -> T {
+    T::from_bits(a.to_bits().reverse_bits() >> (32 - T::BITS))
+}
+
+/// Bitwise primitives (integers and bool).
+pub trait Bits: Value {
+    fn and(self, o: Self) -> Self;
+    fn or(self, o: Self) -> Self;
+    fn xor(self, o: Self) -> Self;
+    fn not(self) -> Self;
+}
+macro_rules! bits_impl {
+    ($($t:ty),*) => {$(
+        impl Bits for $t {
+            fn and(self, o: Self) -> Self { self & o }
+            fn or(self, o: Self) -> Self { self | o }
+            fn xor(self, o: Self) -> Self { self ^ o }
+            fn not(self) -> Self { !self }
+        }
+    )*};
+}
+bits_impl!(u32, i32, u16, i16, bool);
+
+pub fn iand<T: Bits>(a: T, b: T) -> T {
+    a.and(b)
+}
+pub fn ior<T: Bits>(a: T, b: T) -> T {
+    a.or(b)
+}
+pub fn ixor<T: Bits>(a: T, b: T) -> T {
+    a.xor(b)
+}
+pub fn inot<T: Bits>(a: T) -> T {
+    a.not()
+}
+
+/// `compare(a, b, [LT], [EQ], [GT], [UNORDERED])`.
+pub fn compare<T: Value>(a: T, b: T, lt: i64, eq: i64, gt: i64, unordered: i64) -> bool {
+    let (x, y) = (a.to_f64(), b.to_f64());
+    if x.is_nan() || y.is_nan() {
+        unordered != 0
+    } else if x < y {
+        lt != 0
+    } else if x == y {
+        eq != 0
+    } else {
+        gt != 0
+    }
+}
+
+/// Value conversion. Float to integer rounds toward zero and saturates
+/// (NaN gives 0), as Rust's `as` does.
+pub fn cvt<A: Value, B: Value>(a: A) -> B {
+    B::from_f64(a.to_f64())
+}
+
+/// Same bits, zero-extended or truncated.
+pub fn bitcast<A: Value, B: Value>(a: A) -> B {
+    B::from_bits(a.to_bits())
+}
+
+// ---------------------------------------------------------------------
+// Machine state
+
+/// A register file as the generated code declares it.
+#[derive(Clone, Copy, Debug)]
+pub struct FileInfo {
+    pub name: &'static str,
+    pub half: Option<&'static str>,
+    pub regs: u32,
+    pub comps: u32,
+    pub bits: u32,
+    pub uniform: bool,
+}
+
+impl FileInfo {
+    pub fn len(&self) -> u32 {
+        self.regs * self.comps
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Where an operand lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Loc {
+    Reg {
+        file: u8,
+        index: u32,
+    },
+    /// `file[addr_file[addr_index] + offset]`.
+    Rel {
+        file: u8,
+        addr_file: u8,
+        addr_index: u32,
+        offset: i32,
+    },
+    Imm(i64),
+    ImmF(u32),
+}
+
+/// A decoded operand with its modifiers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Operand {
+    pub loc: Loc,
+    pub half: bool,
+    pub abs: bool,
+    pub neg: bool,
+    pub repeat: bool,
+    pub sat: bool,
+}
+
+impl Operand {
+    /// Drops the half flag of a register operand whose file has no half
+    /// view (a half instruction naming a predicate or address register).
+    pub fn fit(mut self, files: &[FileInfo]) -> Operand {
+        if let Loc::Reg { file, .. } | Loc::Rel { file, .. } = self.loc {
+            if files.get(file as usize).is_some_and(|f| f.half.is_none()) {
+                self.half = false;
+            }
+        }
+        self
+    }
+
+    pub fn at(loc: Loc) -> Operand {
+        Operand {
+            loc,
+            half: false,
+            abs: false,
+            neg: false,
+            repeat: false,
+            sat: false,
+        }
+    }
+}
+
+/// Why a simulation stopped.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SimError {
+    /// A read before the producer's result is ready.
+    #[error(
+        "hazard: instruction {consumer} reads {reg} {wait} after instruction {producer} wrote it"
+    )]
+    Hazard {
+        consumer: usize,
+        producer: usize,
+        reg: String,
+        /// What was missing: "N cycles too early" or "without (ss)".
+        wait: String,
+    },
+    /// The word at `pc` is no instruction of the generation.
+    #[error("instruction {pc}: 0x{word:016x} does not decode")]
+    Decode { pc: usize, word: u64 },
+    /// The instruction has no semantics in the spec.
+    #[error("unsupported: instruction {pc} ({name}) has no semantics")]
+    Unsupported { pc: usize, name: &'static str },
+    /// An operand outside its register file, or a write to a read-only one.
+    #[error("instruction {pc}: {message}")]
+    Operand { pc: usize, message: String },
+    /// Control left the program or the step limit was reached.
+    #[error("{0}")]
+    Flow(String),
+}
+
+/// Timing of one register component: who wrote it, when, and what a
+/// reader must wait for.
+#[derive(Clone, Copy, Debug, Default)]
+struct Stamp {
+    cycle: u64,
+    producer: u32,
+    class: u16,
+    /// Sync kind the reader needs (0: none), until a wait clears it.
+    sync: u8,
+    valid: bool,
+}
+
+/// A group of threads executing in lockstep, with register files and the
+/// timing model (cycles, producer stamps, outstanding syncs).
+#[derive(Clone, Debug)]
+pub struct Machine {
+    pub files: &'static [FileInfo],
+    pub lanes: usize,
+    storage: Vec<Vec<u32>>,
+    stamps: Vec<Vec<Stamp>>,
+    /// Issue cycle of the instruction being executed.
+    pub cycle: u64,
+    /// Per lane: next instruction index, or None when stopped.
+    pub pc: Vec<Option<usize>>,
+    /// Per lane: whether the lane takes part in the current instruction.
+    pub active: Vec<bool>,
+    /// Per lane: where it goes after the current instruction.
+    pub next: Vec<Option<usize>>,
+    /// Per lane: discarded by a kill.
+    pub killed: Vec<bool>,
+}
+
+impl Machine {
+    pub fn new(files: &'static [FileInfo], lanes: usize) -> Machine {
+        let storage = files
+            .iter()
+            .map(|f| vec![0u32; f.len() as usize * if f.uniform { 1 } else { lanes }])
+            .collect();
+        let stamps = files
+            .iter()
+            .map(|f| vec![Stamp::default(); f.len() as usize])
+            .collect();
+        Machine {
+            files,
+            lanes,
+            storage,
+            stamps,
+            cycle: 0,
+            pc: vec![Some(0); lanes],
+            active: vec![false; lanes],
+            next: vec![None; lanes],
+            killed: vec![false; lanes],
+        }
+    }
+
+    /// Parses a register name as the disassembly prints it (`r0.x`,
+    /// `hr1.y`, `c4.w`, `p0.x`; files without components: `r0`, `u4`):
+    /// (file, half, component index).
+    pub fn parse_reg(&self, name: &str) -> Option<(usize, bool, u32)> {
+        let split = name.find(|c: char| c.is_ascii_digit())?;
+        let (file, rest) = name.split_at(split);
+        let (fi, half) = self.files.iter().enumerate().find_map(|(i, f)| {
+            if f.name == file {
+                Some((i, false))
+            } else if f.half == Some(file) {
+                Some((i, true))
+            } else {
+                None
+            }
+        })?;
+        let f = &self.files[fi];
+        let (num, comp) = match rest.split_once('.') {
+            Some((n, c)) if f.comps == 4 => {
+                let c = "xyzw".find(c).filter(|_| c.len() == 1)? as u32;
+                (n, c)
+            }
+            None if f.comps == 1 => (rest, 0),
+            _ => return None,
+        };
+        let n: u32 = num.parse().ok()?;
+        let index = n.checked_mul(f.comps)?.checked_add(comp)?;
+        let limit = if half { f.len() * 2 } else { f.len() };
+        (n < if half { f.regs * 2 } else { f.regs } && index < limit).then_some((fi, half, index))
+    }
+
+    fn slot(&self, file: usize, half: bool, index: u32, lane: usize) -> Option<(usize, u32)> {
+        let f = &self.files[file];
+        let comp = if half { index / 2 } else { index };
+        if comp >= f.len() {
+            return None;
+        }
+        let shift = if half { (index & 1) * 16 } else { 0 };
+        let base = if f.uniform {
+            0
+        } else {
+            lane * f.len() as usize
+        };
+        Some((base + comp as usize, shift))
+    }
+
+    /// Raw bits of a register component (16 bits for a half view).
+    pub fn get(&self, file: usize, half: bool, index: u32, lane: usize) -> Option<u32> {
+        let (i, shift) = self.slot(file, half, index, lane)?;
+        let v = self.storage[file][i];
+        Some(if half { (v >> shift) & 0xffff } else { v })
+    }
+
+    /// Sets raw bits of a register component (masked to its width).
+    pub fn set(
+        &mut self,
+        file: usize,
+        half: bool,
+        index: u32,
+        lane: usize,
+        bits: u32,
+    ) -> Option<()> {
+        let width = self.files[file].bits;
+        let (i, shift) = self.slot(file, half, index, lane)?;
+        let cell = &mut self.storage[file][i];
+        if half {
+            *cell = (*cell & !(0xffff << shift)) | ((bits & 0xffff) << shift);
+        } else {
+            *cell = bits & (u32::MAX >> (32 - width));
+        }
+        Some(())
+    }
+
+    /// The component an operand names at repetition `rep` for `lane`.
+    pub fn resolve(
+        &self,
+        op: &Operand,
+        rep: u32,
+        lane: usize,
+        pc: usize,
+    ) -> Result<Option<(usize, u32)>, SimError> {
+        let step = if op.repeat { rep } else { 0 };
+        let (file, index) = match op.loc {
+            Loc::Reg { file, index } => (file as usize, index as i64 + step as i64),
+            Loc::Rel {
+                file,
+                addr_file,
+                addr_index,
+                offset,
+            } => {
+                let a = self
+                    .get(addr_file as usize, false, addr_index, lane)
+                    .ok_or_else(|| self.bad(pc, "address register out of range"))?;
+                let bits = self.files[addr_file as usize].bits;
+                let a = ((a << (32 - bits)) as i32 >> (32 - bits)) as i64;
+                (file as usize, a + offset as i64 + step as i64)
+            }
+            Loc::Imm(_) | Loc::ImmF(_) => return Ok(None),
+        };
+        let limit = self.files[file].len() as i64 * if op.half { 2 } else { 1 };
+        if index < 0 || index >= limit {
+            return Err(self.bad(
+                pc,
+                &format!(
+                    "register {} out of range",
+                    self.name(file, op.half, index.max(0) as u32)
+                ),
+            ));
+        }
+        Ok(Some((file, index as u32)))
+    }
+
+    fn bad(&self, pc: usize, message: &str) -> SimError {
+        SimError::Operand {
+            pc,
+            message: message.to_string(),
+        }
+    }
+
+    /// The disassembly name of a component.
+    pub fn name(&self, file: usize, half: bool, index: u32) -> String {
+        let f = &self.files[file];
+        let n = if half {
+            f.half.unwrap_or(f.name)
+        } else {
+            f.name
+        };
+        if f.comps == 4 {
+            format!(
+                "{n}{}.{}",
+                index / 4,
+                ["x", "y", "z", "w"][(index % 4) as usize]
+            )
+        } else {
+            format!("{n}{}", index / f.comps.max(1))
+        }
+    }
+
+    /// Reads an operand as `T` after its modifiers.
+    #[inline]
+    pub fn read<T: Value>(
+        &self,
+        op: &Operand,
+        rep: u32,
+        lane: usize,
+        pc: usize,
+    ) -> Result<T, SimError> {
+        let v = match op.loc {
+            Loc::Imm(v) => T::from_int(v),
+            Loc::ImmF(b) => T::from_float_bits(b, op.half),
+            _ => {
+                let (file, index) = self.resolve(op, rep, lane, pc)?.expect("register operand");
+                let bits = self
+                    .get(file, op.half, index, lane)
+                    .expect("resolved in range");
+                T::from_reg(bits, op.half)
+            }
+        };
+        Ok(v.modify(op.abs, op.neg))
+    }
+
+    /// Reads a register component directly (`FILE[INDEX] as T`).
+    pub fn read_reg<T: Value>(
+        &self,
+        file: usize,
+        half: bool,
+        index: i64,
+        lane: usize,
+        pc: usize,
+    ) -> Result<T, SimError> {
+        let op = Operand {
+            half,
+            ..Operand::at(Loc::Reg {
+                file: file as u8,
+                index: u32::try_from(index).map_err(|_| self.bad(pc, "negative register index"))?,
+            })
+        };
+        self.read(&op, 0, lane, pc)
+    }
+
+    /// Writes `v` to an operand (converted to the operand's precision,
+    /// saturated if it says so).
+    #[inline]
+    pub fn write<T: Value>(
+        &mut self,
+        op: &Operand,
+        rep: u32,
+        lane: usize,
+        pc: usize,
+        v: T,
+    ) -> Result<(), SimError> {
+        let Some((file, index)) = self.resolve(op, rep, lane, pc)? else {
+            return Err(self.bad(pc, "write to an immediate"));
+        };
+        if self.files[file].uniform {
+            return Err(self.bad(
+                pc,
+                &format!("write to read-only {}", self.name(file, op.half, index)),
+            ));
+        }
+        let v = if op.sat { v.saturate() } else { v };
+        self.set(file, op.half, index, lane, v.to_reg(op.half));
+        Ok(())
+    }
+
+    /// The full-file components an operand covers at `rep` (for timing;
+    /// uniform files and immediates have none). Relative operands use the
+    /// first active lane's address.
+    fn comps(&self, op: &Operand, rep: u32, pc: usize) -> Result<Option<(usize, u32)>, SimError> {
+        let lane = self.active.iter().position(|a| *a).unwrap_or(0);
+        Ok(match self.resolve(op, rep, lane, pc)? {
+            Some((file, index)) if !self.files[file].uniform => {
+                Some((file, if op.half { index / 2 } else { index }))
+            }
+            _ => None,
+        })
+    }
+
+    /// Checks that a read of `op` at `rep` is covered: `needed(class)` is
+    /// the latency in slots from a producer of that class to this reader.
+    pub fn check_read(
+        &self,
+        op: &Operand,
+        rep: u32,
+        pc: usize,
+        needed: impl Fn(u16) -> Option<u32>,
+    ) -> Result<(), SimError> {
+        let Some((file, comp)) = self.comps(op, rep, pc)? else {
+            return Ok(());
+        };
+        let s = self.stamps[file][comp as usize];
+        if !s.valid {
+            return Ok(());
+        }
+        let reg = self.name(file, false, comp);
+        let now = self.cycle + rep as u64;
+        if s.sync != 0 {
+            return Err(SimError::Hazard {
+                consumer: pc,
+                producer: s.producer as usize,
+                reg,
+                wait: format!("without waiting for its sync ({})", s.sync),
+            });
+        }
+        let slots = now.saturating_sub(s.cycle + 1);
+        if let Some(n) = needed(s.class) {
+            if slots < n as u64 {
+                return Err(SimError::Hazard {
+                    consumer: pc,
+                    producer: s.producer as usize,
+                    reg,
+                    wait: format!("{slots} cycles after (needs {n})"),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Records that `op` at `rep` was written by instruction `pc` of
+    /// latency class `class`, needing sync kind `sync` (0: none).
+    pub fn stamp_write(
+        &mut self,
+        op: &Operand,
+        rep: u32,
+        pc: usize,
+        class: u16,
+        sync: u8,
+    ) -> Result<(), SimError> {
+        if let Some((file, comp)) = self.comps(op, rep, pc)? {
+            self.stamps[file][comp as usize] = Stamp {
+                cycle: self.cycle + rep as u64,
+                producer: pc as u32,
+                class,
+                sync,
+                valid: true,
+            };
+        }
+        Ok(())
+    }
+
+    /// A wait for sync kind `sync`: every result it covers is ready.
+    pub fn wait(&mut self, sync: u8) {
+        for file in &mut self.stamps {
+            for s in file.iter_mut().filter(|s| s.sync == sync) {
+                s.sync = 0;
+            }
+        }
+    }
+
+    /// Picks the next group of lanes: those at the smallest pc (so
+    /// diverged lanes reconverge where their paths meet). None when all
+    /// lanes stopped.
+    pub fn schedule(&mut self) -> Option<usize> {
+        let pc = self.pc.iter().flatten().min().copied()?;
+        for l in 0..self.lanes {
+            self.active[l] = self.pc[l] == Some(pc);
+            self.next[l] = Some(pc + 1);
+        }
+        Some(pc)
+    }
+
+    /// Moves the active lanes to where the instruction sent them.
+    pub fn advance(&mut self) {
+        for l in 0..self.lanes {
+            if self.active[l] {
+                self.pc[l] = self.next[l];
+            }
+        }
+    }
+}

@@ -1,0 +1,133 @@
+//! `lathe sim` end to end: registers set and dumped, hazards (exit 3),
+//! bad input (exit 1).
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn lathe(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lathe"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("lathe runs");
+    let mut input = child.stdin.take().expect("stdin is piped");
+    // A run that fails before reading its input closes the pipe early.
+    let _ = input.write_all(stdin.as_bytes());
+    drop(input);
+    child.wait_with_output().expect("lathe finishes")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn runs_the_bundled_example_and_dumps_registers() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/ir3-sim.asm");
+    let out = lathe(
+        &[
+            "sim",
+            "--gpu",
+            "a630",
+            "--set",
+            "r1.x=1.5",
+            "--set",
+            "r1.y=2.25",
+            "--dump",
+            "r0.x,r0.y",
+            "--dump",
+            "hr4.x",
+            path,
+        ],
+        "",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // 1.5 - 2.25 = -0.75 (0xbf400000), 1.5 * 1.5 = 2.25 (0x40100000),
+    // -0.75 as f16 is 0xba00.
+    assert_eq!(
+        text(&out.stdout),
+        "r0.x = 0xbf400000\nr0.y = 0x40100000\nhr4.x = 0x0000ba00\n"
+    );
+}
+
+#[test]
+fn values_are_floats_integers_or_bits_on_a7xx() {
+    let out = lathe(
+        &[
+            "sim",
+            "--gpu",
+            "a730",
+            "--set",
+            "r1.x=42",
+            "--set",
+            "r1.y=-3",
+            "--set",
+            "c0.x=0x10",
+            "--dump",
+            "r0.x,r0.y",
+            "-",
+        ],
+        "add.s r0.x, r1.x, r1.y\n(nop3) add.u r0.y, r1.x, c0.x\nend\n",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "r0.x = 0x00000027\nr0.y = 0x0000003a\n");
+}
+
+#[test]
+fn a_hazard_names_both_instructions_and_exits_3() {
+    let out = lathe(
+        &["sim", "--gpu", "a630", "--dump", "r2.x", "-"],
+        "; comment line\nrcp r0.x, r1.x\n\nadd.f r2.x, r0.x, r1.x\n",
+    );
+    assert_eq!(out.status.code(), Some(3));
+    let err = text(&out.stderr);
+    assert!(
+        err.starts_with("hazard: line 4: `add.f r2.x, r0.x, r1.x` (instruction 1) reads r0.x"),
+        "{err}"
+    );
+    assert!(
+        err.contains("`rcp r0.x, r1.x` (line 2, instruction 0)"),
+        "{err}"
+    );
+    assert!(text(&out.stdout).is_empty());
+}
+
+#[test]
+fn errors_exit_1_with_one_message() {
+    let bad_reg = lathe(&["sim", "--gpu", "a630", "--dump", "q9", "-"], "end\n");
+    assert_eq!(bad_reg.status.code(), Some(1));
+    assert!(
+        text(&bad_reg.stderr).contains("unknown register `q9`"),
+        "{}",
+        text(&bad_reg.stderr)
+    );
+
+    let bad_asm = lathe(&["sim", "--gpu", "a630", "-"], "frob r0.x\n");
+    assert_eq!(bad_asm.status.code(), Some(1));
+    assert!(
+        text(&bad_asm.stderr).starts_with("lathe: <stdin>:1:1:"),
+        "{}",
+        text(&bad_asm.stderr)
+    );
+
+    let unsupported = lathe(&["sim", "--gpu", "a630", "-"], "bar.g\n");
+    assert_eq!(
+        unsupported.status.code(),
+        Some(1),
+        "{}",
+        text(&unsupported.stderr)
+    );
+    assert!(
+        text(&unsupported.stderr).contains("unsupported:"),
+        "{}",
+        text(&unsupported.stderr)
+    );
+
+    let mali = lathe(&["sim", "--gpu", "g610", "-"], "NOP\n");
+    assert_eq!(mali.status.code(), Some(1));
+    assert!(
+        text(&mali.stderr).contains("unsupported: the Valhall spec has no instruction semantics")
+    );
+}
