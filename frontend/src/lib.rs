@@ -17,6 +17,7 @@
 
 mod consts;
 pub mod error;
+pub mod fuzzing;
 pub mod interface;
 mod lower;
 mod module;

@@ -57,10 +57,10 @@ impl Lowerer<'_, '_, '_> {
     /// Apply `f` lane by lane to operand 0 (cast to the result's lane type).
     fn map1(&mut self, f: impl Fn(&mut Self, Value, Type) -> Value) -> Result<(), Error> {
         let tys = self.result_types()?;
-        let a = self.leaves(self.id(0)?)?;
+        let a = self.leaves_n(self.id(0)?, tys.len())?;
         let mut out = Vec::with_capacity(tys.len());
         for (k, &t) in tys.iter().enumerate() {
-            let x = self.cast(a[k.min(a.len() - 1)], t);
+            let x = self.cast(a[k], t);
             out.push(f(self, x, t));
         }
         let id = self.result_id()?;
@@ -71,12 +71,12 @@ impl Lowerer<'_, '_, '_> {
     /// Apply `f` lane by lane to operands 0 and 1 (cast to the result's lane type).
     fn map2(&mut self, f: impl Fn(&mut Self, Value, Value, Type) -> Value) -> Result<(), Error> {
         let tys = self.result_types()?;
-        let a = self.leaves(self.id(0)?)?;
-        let b = self.leaves(self.id(1)?)?;
+        let a = self.leaves_n(self.id(0)?, tys.len())?;
+        let b = self.leaves_n(self.id(1)?, tys.len())?;
         let mut out = Vec::with_capacity(tys.len());
         for (k, &t) in tys.iter().enumerate() {
-            let x = self.cast(a[k.min(a.len() - 1)], t);
-            let y = self.cast(b[k.min(b.len() - 1)], t);
+            let x = self.cast(a[k], t);
+            let y = self.cast(b[k], t);
             out.push(f(self, x, y, t));
         }
         let id = self.result_id()?;
@@ -89,11 +89,12 @@ impl Lowerer<'_, '_, '_> {
     }
 
     fn compare(&mut self, cmp: Cmp) -> Result<(), Error> {
-        let a = self.leaves(self.id(0)?)?;
-        let b = self.leaves(self.id(1)?)?;
+        let n = self.result_types()?.len();
+        let a = self.leaves_n(self.id(0)?, n)?;
+        let b = self.leaves_n(self.id(1)?, n)?;
         let mut out = Vec::with_capacity(a.len());
         for k in 0..a.len() {
-            let (x, y) = (a[k], b[k.min(b.len() - 1)]);
+            let (x, y) = (a[k], b[k]);
             let t = self.b.type_of(x);
             let v = match cmp {
                 Cmp::Direct(op, want) | Cmp::Swapped(op, want) => {
@@ -153,7 +154,11 @@ impl Lowerer<'_, '_, '_> {
 
     /// Sum of lane products.
     pub(super) fn dot(&mut self, a: &[Value], b: &[Value]) -> Value {
-        let mut acc = self.b.fmul(a[0], b[0]);
+        let (Some(&a0), Some(&b0)) = (a.first(), b.first()) else {
+            // Only reached for malformed input, which check_new then reports.
+            return self.constant(Type::BOOL, 0);
+        };
+        let mut acc = self.b.fmul(a0, b0);
         for k in 1..a.len().min(b.len()) {
             acc = self.b.ffma(a[k], b[k], acc);
         }
@@ -237,8 +242,9 @@ impl Lowerer<'_, '_, '_> {
             Op::FUnordEqual => self.compare(Cmp::Negated(G::FNe)),
             Op::FOrdNotEqual => {
                 // Ordered and unequal: a < b or b < a.
-                let a = self.leaves(self.id(0)?)?;
-                let b = self.leaves(self.id(1)?)?;
+                let n = self.result_types()?.len();
+                let a = self.leaves_n(self.id(0)?, n)?;
+                let b = self.leaves_n(self.id(1)?, n)?;
                 let out: Vec<Value> = a
                     .iter()
                     .zip(b.iter())
@@ -276,6 +282,9 @@ impl Lowerer<'_, '_, '_> {
             }
             Op::Any | Op::All => {
                 let a = self.leaves(self.id(0)?)?;
+                if a.is_empty() {
+                    return Err(self.invalid("Any/All of an empty value"));
+                }
                 let mut acc = a[0];
                 for &x in &a[1..] {
                     acc = if op == Op::Any {
@@ -291,8 +300,11 @@ impl Lowerer<'_, '_, '_> {
             Op::Select => {
                 let tys = self.result_types()?;
                 let c = self.leaves(self.id(0)?)?;
-                let a = self.leaves(self.id(1)?)?;
-                let b = self.leaves(self.id(2)?)?;
+                let a = self.leaves_n(self.id(1)?, tys.len())?;
+                let b = self.leaves_n(self.id(2)?, tys.len())?;
+                if c.len() != 1 && c.len() != tys.len() {
+                    return Err(self.invalid("select condition of the wrong size"));
+                }
                 let out: Vec<Value> = (0..tys.len())
                     .map(|k| {
                         let (x, y) = (self.cast(a[k], tys[k]), self.cast(b[k], tys[k]));
@@ -359,6 +371,9 @@ impl Lowerer<'_, '_, '_> {
                 let ty = self.operand_type(0)?;
                 let a = self.leaves(self.id(0)?)?;
                 let (start, _, len) = self.composite_range(ty, 1)?;
+                if start + len > a.len() {
+                    return Err(self.invalid("composite index out of range"));
+                }
                 let id = self.result_id()?;
                 self.set_leaves(id, a[start..start + len].to_vec());
                 Ok(())
@@ -368,7 +383,7 @@ impl Lowerer<'_, '_, '_> {
                 let obj = self.leaves(self.id(0)?)?;
                 let mut a = self.leaves(self.id(1)?)?.to_vec();
                 let (start, _, len) = self.composite_range(ty, 2)?;
-                if obj.len() != len {
+                if obj.len() != len || start + len > a.len() {
                     return Err(self.invalid("inserted object does not fit"));
                 }
                 a[start..start + len].copy_from_slice(&obj);
@@ -398,9 +413,12 @@ impl Lowerer<'_, '_, '_> {
             }
             Op::VectorExtractDynamic => {
                 let a = self.leaves(self.id(0)?)?;
-                let idx = self.leaves(self.id(1)?)?[0];
+                let idx = self.scalar(self.id(1)?)?;
                 let idx = self.cast(idx, Type::U32);
-                let mut r = a[0];
+                let Some(&first) = a.first() else {
+                    return Err(self.invalid("extract from an empty vector"));
+                };
+                let mut r = first;
                 for (k, &x) in a.iter().enumerate().skip(1) {
                     let c = self.const_u32(k as u32);
                     let eq = self.b.ieq(idx, c);
@@ -412,8 +430,8 @@ impl Lowerer<'_, '_, '_> {
             }
             Op::VectorInsertDynamic => {
                 let a = self.leaves(self.id(0)?)?;
-                let x = self.leaves(self.id(1)?)?[0];
-                let idx = self.leaves(self.id(2)?)?[0];
+                let x = self.scalar(self.id(1)?)?;
+                let idx = self.scalar(self.id(2)?)?;
                 let idx = self.cast(idx, Type::U32);
                 let out: Vec<Value> = a
                     .iter()
@@ -430,7 +448,7 @@ impl Lowerer<'_, '_, '_> {
             }
             Op::Dot => {
                 let a = self.leaves(self.id(0)?)?;
-                let b = self.leaves(self.id(1)?)?;
+                let b = self.leaves_n(self.id(1)?, a.len())?;
                 let d = self.dot(&a, &b);
                 let id = self.result_id()?;
                 self.set_leaves(id, vec![d]);
@@ -438,7 +456,7 @@ impl Lowerer<'_, '_, '_> {
             }
             Op::VectorTimesScalar | Op::MatrixTimesScalar => {
                 let a = self.leaves(self.id(0)?)?;
-                let s = self.leaves(self.id(1)?)?[0];
+                let s = self.scalar(self.id(1)?)?;
                 let out: Vec<Value> = a.iter().map(|&x| self.b.fmul(x, s)).collect();
                 let id = self.result_id()?;
                 self.set_leaves(id, out);
@@ -446,8 +464,8 @@ impl Lowerer<'_, '_, '_> {
             }
             Op::MatrixTimesVector => {
                 let (cols, rows) = self.shape(self.operand_type(0)?)?;
-                let m = self.leaves(self.id(0)?)?;
-                let v = self.leaves(self.id(1)?)?;
+                let m = self.leaves_n(self.id(0)?, (cols * rows) as usize)?;
+                let v = self.leaves_n(self.id(1)?, cols as usize)?;
                 let out = self.mat_mul(&m, cols, rows, &v, 1);
                 let id = self.result_id()?;
                 self.set_leaves(id, out);
@@ -456,8 +474,8 @@ impl Lowerer<'_, '_, '_> {
             Op::VectorTimesMatrix => {
                 // v^T M: lane c is dot(v, column c).
                 let (cols, rows) = self.shape(self.operand_type(1)?)?;
-                let v = self.leaves(self.id(0)?)?;
-                let m = self.leaves(self.id(1)?)?;
+                let v = self.leaves_n(self.id(0)?, rows as usize)?;
+                let m = self.leaves_n(self.id(1)?, (cols * rows) as usize)?;
                 let out: Vec<Value> = (0..cols as usize)
                     .map(|c| {
                         let col = m[c * rows as usize..(c + 1) * rows as usize].to_vec();
@@ -470,9 +488,12 @@ impl Lowerer<'_, '_, '_> {
             }
             Op::MatrixTimesMatrix => {
                 let (cols, rows) = self.shape(self.operand_type(0)?)?;
-                let (rcols, _) = self.shape(self.operand_type(1)?)?;
-                let a = self.leaves(self.id(0)?)?;
-                let b = self.leaves(self.id(1)?)?;
+                let (rcols, rrows) = self.shape(self.operand_type(1)?)?;
+                if rrows != cols {
+                    return Err(self.invalid("matrix product of mismatched shapes"));
+                }
+                let a = self.leaves_n(self.id(0)?, (cols * rows) as usize)?;
+                let b = self.leaves_n(self.id(1)?, (rcols * cols) as usize)?;
                 let out = self.mat_mul(&a, cols, rows, &b, rcols);
                 let id = self.result_id()?;
                 self.set_leaves(id, out);
@@ -493,7 +514,7 @@ impl Lowerer<'_, '_, '_> {
             }
             Op::Transpose => {
                 let (cols, rows) = self.shape(self.operand_type(0)?)?;
-                let m = self.leaves(self.id(0)?)?;
+                let m = self.leaves_n(self.id(0)?, (cols * rows) as usize)?;
                 let mut out = Vec::with_capacity(m.len());
                 for r in 0..rows as usize {
                     for c in 0..cols as usize {

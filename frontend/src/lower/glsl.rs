@@ -48,6 +48,53 @@ impl Lowerer<'_, '_, '_> {
         for k in 0..nargs {
             args.push(self.leaves(self.id(2 + k)?)?);
         }
+        let arity = match op {
+            G::Atan2
+            | G::Pow
+            | G::FMin
+            | G::NMin
+            | G::FMax
+            | G::NMax
+            | G::UMin
+            | G::UMax
+            | G::SMin
+            | G::SMax
+            | G::Step
+            | G::Distance
+            | G::Cross
+            | G::Reflect => 2,
+            G::FClamp
+            | G::NClamp
+            | G::UClamp
+            | G::SClamp
+            | G::FMix
+            | G::SmoothStep
+            | G::Fma
+            | G::FaceForward
+            | G::Refract => 3,
+            _ => 1,
+        };
+        if nargs != arity {
+            return Err(self.invalid(format!(
+                "GLSL.std.450 {op:?} takes {arity} operand(s), has {nargs}"
+            )));
+        }
+        let n = tys.len();
+        let fits = |k: usize, len: usize| args.get(k).is_some_and(|a| a.len() == len && len > 0);
+        let shapes_ok = match op {
+            G::Length => n == 1 && fits(0, args[0].len()),
+            G::Distance => n == 1 && fits(0, args[0].len()) && fits(1, args[0].len()),
+            G::Cross => n == 3 && fits(0, 3) && fits(1, 3),
+            G::Refract => fits(0, n) && fits(1, n) && fits(2, 1),
+            G::Determinant => n == 1,
+            G::MatrixInverse => true,
+            _ => (0..nargs).all(|k| fits(k, n)),
+        };
+        if !shapes_ok {
+            return Err(self.invalid(format!(
+                "operands of GLSL.std.450 {op:?} do not fit its result"
+            )));
+        }
         let arg = |k: usize| args[k].clone();
         // Lane-wise operations.
         let lanes = |l: &mut Self, f: &dyn Fn(&mut Self, &[Value], Type) -> Value| -> Vec<Value> {
@@ -313,15 +360,17 @@ impl Lowerer<'_, '_, '_> {
                     })
                     .collect()
             }
-            G::Determinant => {
-                let (n, _) = self.shape(self.operand_ty(2)?)?;
+            G::Determinant | G::MatrixInverse => {
+                let (cols, rows) = self.shape(self.operand_ty(2)?)?;
                 let m = arg(0);
-                vec![self.determinant(&m, n as usize)]
-            }
-            G::MatrixInverse => {
-                let (n, _) = self.shape(self.operand_ty(2)?)?;
-                let m = arg(0);
-                self.inverse(&m, n as usize)?
+                if cols != rows || m.len() != (cols * rows) as usize || cols > 4 {
+                    return Err(self.invalid("determinant or inverse of a non-square matrix"));
+                }
+                if op == G::Determinant {
+                    vec![self.determinant(&m, cols as usize)]
+                } else {
+                    self.inverse(&m, cols as usize)?
+                }
             }
             _ => return Err(self.unsupported(format!("GLSL.std.450 {op:?}"))),
         };

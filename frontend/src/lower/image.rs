@@ -57,6 +57,9 @@ impl Lowerer<'_, '_, '_> {
                     return Err(self.unsupported("sampling an integer texture"));
                 }
                 let coord = self.leaves(self.id(1)?)?;
+                if coord.len() < 2 {
+                    return Err(self.invalid("texture coordinate with too few components"));
+                }
                 let (t, s) = (
                     u8::try_from(image).map_err(|_| self.unsupported("texture index above 255"))?,
                     u8::try_from(sampler)

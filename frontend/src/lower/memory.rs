@@ -86,7 +86,7 @@ impl Lowerer<'_, '_, '_> {
                     let idx_id = self.id(k)?;
                     let index = match self.const_value(idx_id) {
                         Some(c) => Index::Const(c),
-                        None => Index::Dynamic(self.leaves(idx_id)?[0]),
+                        None => Index::Dynamic(self.scalar(idx_id)?),
                     };
                     ty = self.step_type(ty, index)?;
                     path.push(index);

@@ -162,13 +162,15 @@ pub(crate) fn lower<'a>(
     let used = l.used_globals(entry.function)?;
     l.declare_globals(&used)?;
 
-    let exit = l.b.new_block();
+    // The exit block goes last in the layout, after the body.
+    let exit = l.b.shader().create_block();
     l.returns.push(ReturnTo {
         block: exit,
         vars: Vec::new(),
     });
     l.inline(entry.function, &[])?;
     l.ssa.seal(l.b.shader(), exit);
+    l.b.shader().append_to_layout(exit);
     l.b.switch_to(exit);
     l.store_outputs();
     l.b.ret();
@@ -325,6 +327,67 @@ impl<'a> Lowerer<'_, '_, 'a> {
         match self.get(id)? {
             Val::Leaves(l) => Ok(l),
             _ => Err(self.invalid(format!("%{id} is not a value"))),
+        }
+    }
+
+    /// A one-leaf value.
+    fn scalar(&mut self, id: u32) -> Result<Value, Error> {
+        match *self.leaves(id)? {
+            [v] => Ok(v),
+            _ => Err(self.invalid(format!("%{id} is not a scalar"))),
+        }
+    }
+
+    /// A value of exactly `n` leaves.
+    fn leaves_n(&mut self, id: u32, n: usize) -> Result<Rc<[Value]>, Error> {
+        let l = self.leaves(id)?;
+        if l.len() != n || n == 0 {
+            return Err(self.invalid(format!("%{id} has {} components, expected {n}", l.len())));
+        }
+        Ok(l)
+    }
+
+    /// Check the IR instructions made since `from` against their opcodes'
+    /// operand rules, so that an ill-typed SPIR-V instruction is reported
+    /// as such instead of producing IR that does not validate.
+    fn check_new(&mut self, from: usize) -> Result<(), Error> {
+        let shader = self.b.shader();
+        let mut types = Vec::new();
+        let mut problem = None;
+        for i in from..shader.inst_capacity() {
+            let data = shader.inst(lathe_ir::Inst(i as u32));
+            types.clear();
+            types.extend(data.args.iter().map(|&a| shader.value_type(a)));
+            let result = data.result.map(|r| shader.value_type(r));
+            let verdict = match data.op {
+                lathe_ir::Op::Opcode(o) => lathe_ir::Opcode::check(
+                    &o,
+                    &lathe_ir::Signature {
+                        operands: &types,
+                        result,
+                        has_address: data.address.is_some(),
+                        arrays: shader.arrays(),
+                    },
+                ),
+                lathe_ir::Op::Collect if types.windows(2).any(|w| w[0] != w[1]) => {
+                    Err("collect of mixed types".to_string())
+                }
+                lathe_ir::Op::Branch if types.first() != Some(&Type::BOOL) => {
+                    Err("branch condition is not bool".to_string())
+                }
+                _ => Ok(()),
+            };
+            if let Err(msg) = verdict {
+                problem = Some(msg);
+                break;
+            }
+        }
+        match problem {
+            Some(msg) => {
+                let name = self.m.insts.get(self.at).map_or("?", |i| i.class.opname);
+                Err(self.invalid(format!("operands of Op{name} do not fit its types ({msg})")))
+            }
+            None => Ok(()),
         }
     }
 
@@ -592,7 +655,11 @@ impl<'a> Lowerer<'_, '_, 'a> {
                         self.block_end.insert(label, self.b.current_block());
                         self.terminator(&cfg)?;
                     }
-                    _ => self.instruction()?,
+                    _ => {
+                        let from = self.b.shader().inst_capacity();
+                        self.instruction()?;
+                        self.check_new(from)?;
+                    }
                 }
             }
         }
@@ -663,12 +730,14 @@ impl<'a> Lowerer<'_, '_, 'a> {
                 continue;
             };
             let leaves = self.leaves(v)?;
+            if leaves.len() != phis.len() {
+                return Err(self.invalid("OpPhi operand of the wrong type"));
+            }
             for (j, &l) in leaves.iter().enumerate() {
-                if j < per_leaf.len() {
-                    let ty = self.b.shader().value_type(phis[j]);
-                    let l = self.cast(l, ty);
-                    per_leaf[j].push((l, pred_block));
+                if self.b.type_of(l) != self.b.type_of(phis[j]) {
+                    return Err(self.invalid("OpPhi operand of the wrong type"));
                 }
+                per_leaf[j].push((l, pred_block));
             }
         }
         let _ = block;
@@ -688,7 +757,10 @@ impl<'a> Lowerer<'_, '_, 'a> {
                 self.ssa.edge(self.b.shader(), here, t);
             }
             Op::BranchConditional => {
-                let cond = self.leaves(self.id(0)?)?[0];
+                let cond = self.scalar(self.id(0)?)?;
+                if self.b.type_of(cond) != Type::BOOL {
+                    return Err(self.invalid("branch condition is not a bool"));
+                }
                 let (tl, fl) = (self.id(1)?, self.id(2)?);
                 let t = self.block_for(tl, cfg);
                 if tl == fl {
@@ -702,8 +774,11 @@ impl<'a> Lowerer<'_, '_, 'a> {
                 }
             }
             Op::Switch => {
-                let sel = self.leaves(self.id(0)?)?[0];
+                let sel = self.scalar(self.id(0)?)?;
                 let ty = self.b.type_of(sel);
+                if !ty.scalar.is_int() {
+                    return Err(self.invalid("switch selector is not an integer"));
+                }
                 let default = self.id(1)?;
                 let n = (inst.operands.len() - 2) / 2;
                 for k in 0..n {
