@@ -82,10 +82,6 @@ impl Ssa {
         }
     }
 
-    pub fn preds(&self, b: Block) -> &[Block] {
-        self.blocks.get(b.index()).map_or(&[], |s| &s.preds)
-    }
-
     /// Record the CFG edge `from -> to`.
     pub fn edge(&mut self, shader: &mut Shader<'_, GenericOp>, from: Block, to: Block) {
         let st = self.state(to);
@@ -93,10 +89,6 @@ impl Ssa {
         if st.preds.len() as u32 == st.expected && !st.sealed {
             self.seal(shader, to);
         }
-    }
-
-    pub fn is_sealed(&self, b: Block) -> bool {
-        self.blocks.get(b.index()).is_some_and(|s| s.sealed)
     }
 
     pub fn write(&mut self, var: Var, block: Block, v: Value) {

@@ -174,8 +174,7 @@ pub(crate) fn lower<'a>(
     l.b.switch_to(exit);
     l.store_outputs();
     l.b.ret();
-    let Lowerer { ssa, b, iface, .. } = l;
-    drop(b);
+    let Lowerer { ssa, iface, .. } = l;
     ssa.finish(shader, entry_block);
     Ok(iface)
 }
@@ -268,10 +267,6 @@ impl<'a> Lowerer<'_, '_, 'a> {
         self.ssa.prologue.push(i);
         self.const_cache.insert((ty, bits), v);
         v
-    }
-
-    fn const_f32(&mut self, x: f32) -> Value {
-        self.constant(Type::F32, x.to_bits())
     }
 
     fn const_u32(&mut self, x: u32) -> Value {
