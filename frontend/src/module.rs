@@ -122,6 +122,8 @@ pub struct Module {
     pub functions: HashMap<u32, Function>,
     /// The id of the `GLSL.std.450` import, if any.
     pub glsl_ext: Option<u32>,
+    /// Imports of `NonSemantic.*` sets (debug printf, shader debug info): no effect on results.
+    pub nonsemantic_ext: Vec<u32>,
     /// Global `OpVariable`s in order.
     pub globals: Vec<u32>,
     pub capabilities: Vec<(rspirv::spirv::Capability, usize)>,
@@ -191,6 +193,7 @@ impl Module {
             exec_modes: Vec::new(),
             functions: HashMap::new(),
             glsl_ext: None,
+            nonsemantic_ext: Vec::new(),
             globals: Vec::new(),
             capabilities: Vec::new(),
         };
@@ -260,10 +263,12 @@ impl Module {
                     }
                 }
                 Op::ExtInstImport => {
-                    if let Some(Operand::LiteralString(s)) = inst.operands.first()
-                        && s == "GLSL.std.450"
-                    {
-                        self.glsl_ext = inst.result_id;
+                    if let Some(Operand::LiteralString(s)) = inst.operands.first() {
+                        if s == "GLSL.std.450" {
+                            self.glsl_ext = inst.result_id;
+                        } else if s.starts_with("NonSemantic.") {
+                            self.nonsemantic_ext.extend(inst.result_id);
+                        }
                     }
                 }
                 Op::EntryPoint => {

@@ -26,6 +26,10 @@ impl Lowerer<'_, '_, '_> {
     pub(super) fn ext_inst(&mut self) -> Result<(), Error> {
         let inst = &self.m.insts[self.at];
         let set = self.id(0)?;
+        if self.m.nonsemantic_ext.contains(&set) {
+            // Debug printf and debug info have no effect on the shader's results.
+            return Ok(());
+        }
         if Some(set) != self.m.glsl_ext {
             return Err(self.unsupported("extended instruction set other than GLSL.std.450"));
         }

@@ -37,9 +37,11 @@ pub(crate) enum Storage {
         base: Var,
         count: u32,
     },
-    /// An IR array, one element per leaf.
+    /// An IR array, one element per leaf; leaves of mixed types are kept
+    /// as `u32` bits (`tys` then holds each leaf's own type).
     Array {
         array: ArrayId,
+        tys: Option<Rc<[Type]>>,
     },
     /// Shader inputs: entry `k` of the lowerer's input table per leaf.
     Input {
@@ -205,12 +207,17 @@ impl Lowerer<'_, '_, '_> {
                     .collect();
                 Ok(Val::Leaves(leaves.into()))
             }
-            Storage::Array { array } => {
+            Storage::Array { array, tys } => {
                 let (offset, dynamic) = self.leaf_offset(var_ty, &ptr.path)?;
-                let n = self.leaf_count(ptr.ty)?;
-                let leaves: Vec<Value> = (0..n)
-                    .map(|k| self.b.array_load(array, offset + k, dynamic))
-                    .collect();
+                let want = self.leaf_types(ptr.ty)?;
+                let mut leaves = Vec::with_capacity(want.len());
+                for (k, &t) in want.iter().enumerate() {
+                    let v = self.b.array_load(array, offset + k as u32, dynamic);
+                    leaves.push(match &tys {
+                        Some(_) => self.from_bits(v, t),
+                        None => v,
+                    });
+                }
                 Ok(Val::Leaves(leaves.into()))
             }
             Storage::Output { first } => {
@@ -308,10 +315,13 @@ impl Lowerer<'_, '_, '_> {
                     self.ssa.write(var, cur, l);
                 }
             }
-            Storage::Array { array } => {
+            Storage::Array { array, tys } => {
                 let elem = self.b.shader().arrays()[array.index()].elem;
                 for (k, &l) in leaves.iter().enumerate() {
-                    let l = self.cast(l, elem);
+                    let l = match tys {
+                        Some(_) => self.to_bits(l),
+                        None => self.cast(l, elem),
+                    };
                     self.b.array_store(array, offset + k as u32, dynamic, l);
                 }
             }
@@ -330,6 +340,26 @@ impl Lowerer<'_, '_, '_> {
             _ => unreachable!("filtered above"),
         }
         Ok(())
+    }
+
+    /// A leaf as `u32` bits (bool as 0 or 1).
+    fn to_bits(&mut self, v: Value) -> Value {
+        if self.b.type_of(v) == Type::BOOL {
+            let (one, zero) = (self.const_u32(1), self.const_u32(0));
+            self.b.sel(v, one, zero)
+        } else {
+            self.cast(v, Type::U32)
+        }
+    }
+
+    /// The inverse of [`Self::to_bits`].
+    fn from_bits(&mut self, v: Value, t: Type) -> Value {
+        if t == Type::BOOL {
+            let zero = self.const_u32(0);
+            self.b.ine(v, zero)
+        } else {
+            self.cast(v, t)
+        }
     }
 
     /// The pointee type of a variable.

@@ -890,14 +890,24 @@ impl<'a> Lowerer<'_, '_, 'a> {
         let Some(&elem) = tys.first() else {
             return Err(self.unsupported("empty dynamically indexed variable"));
         };
-        if tys.iter().any(|&t| t != elem) {
-            return Err(self.unsupported("dynamically indexed local of mixed scalar types"));
+        let mixed = tys.iter().any(|&t| t != elem);
+        if mixed
+            && tys
+                .iter()
+                .any(|t| t.scalar.bits() != 32 && t.scalar != lathe_ir::Scalar::Bool)
+        {
+            return Err(
+                self.unsupported("dynamically indexed local mixing 16-bit and other scalars")
+            );
         }
         let id: ArrayId = self.b.shader().add_array(lathe_ir::ArrayDecl {
-            elem,
+            elem: if mixed { Type::U32 } else { elem },
             len: tys.len() as u32,
         });
-        Ok(Storage::Array { array: id })
+        Ok(Storage::Array {
+            array: id,
+            tys: mixed.then_some(tys),
+        })
     }
 
     /// One non-terminator instruction.
