@@ -21,7 +21,6 @@ pub mod fuzzing;
 pub mod interface;
 mod lower;
 mod module;
-mod slot;
 mod ssa;
 pub mod wgsl;
 

@@ -25,19 +25,21 @@ pub(crate) struct IoLeaf {
 
 /// The IR slot and component of a built-in output (or varying input) element.
 fn builtin_slot(b: BuiltIn, element: u32) -> Option<(u16, u8)> {
-    use crate::slot;
-    let one = |s: u16| Some((s, element as u8));
+    use lathe_ir::slot;
+    let one = |s: u16| (element < 4).then_some((s, element as u8));
     match b {
         BuiltIn::Position => one(slot::POS),
         BuiltIn::PointSize => one(slot::PSIZ),
-        BuiltIn::ClipDistance => {
+        // Eight distances over two four-component slots.
+        BuiltIn::ClipDistance if element < 8 => {
             Some((slot::CLIP_DIST0 + (element / 4) as u16, (element % 4) as u8))
         }
-        BuiltIn::CullDistance => {
+        BuiltIn::CullDistance if element < 8 => {
             Some((slot::CULL_DIST0 + (element / 4) as u16, (element % 4) as u8))
         }
         BuiltIn::Layer => one(slot::LAYER),
         BuiltIn::ViewportIndex => one(slot::VIEWPORT),
+        BuiltIn::PrimitiveId => one(slot::PRIMITIVE_ID),
         BuiltIn::FragDepth => one(slot::FRAG_DEPTH),
         BuiltIn::SampleMask => one(slot::SAMPLE_MASK),
         _ => None,
@@ -486,12 +488,42 @@ impl Lowerer<'_, '_, '_> {
         Ok(locations)
     }
 
-    /// A built-in input (vertex/instance index, fragment coordinate, ...).
+    /// A built-in input: a system value, or a varying slot for the few
+    /// built-ins the previous stage writes.
     pub(super) fn builtin_input(&mut self, leaf: IoLeaf, ty: Type) -> Result<Value, Error> {
-        let _ = ty;
-        Err(self.unsupported(format!(
-            "built-in input {:?}",
-            leaf.builtin.unwrap_or(BuiltIn::Position)
-        )))
+        use lathe_ir::Sysval as S;
+        let b = leaf.builtin.unwrap_or(BuiltIn::Position);
+        let sysval = match b {
+            BuiltIn::FragCoord => S::FragCoord,
+            BuiltIn::FrontFacing => S::FrontFacing,
+            BuiltIn::SampleId => S::SampleId,
+            BuiltIn::SamplePosition => S::SamplePos,
+            BuiltIn::SampleMask => S::SampleMaskIn,
+            BuiltIn::PointCoord => S::PointCoord,
+            BuiltIn::HelperInvocation => S::HelperInvocation,
+            BuiltIn::VertexIndex => S::VertexIndex,
+            BuiltIn::InstanceIndex => S::InstanceIndex,
+            BuiltIn::BaseVertex => S::BaseVertex,
+            BuiltIn::BaseInstance => S::BaseInstance,
+            BuiltIn::ViewIndex => S::ViewIndex,
+            BuiltIn::LocalInvocationId => S::LocalInvocationId,
+            BuiltIn::GlobalInvocationId => S::GlobalInvocationId,
+            BuiltIn::WorkgroupId => S::WorkgroupId,
+            BuiltIn::NumWorkgroups => S::NumWorkgroups,
+            BuiltIn::LocalInvocationIndex => S::LocalInvocationIndex,
+            BuiltIn::PrimitiveId | BuiltIn::Layer | BuiltIn::ViewportIndex | BuiltIn::ClipDistance | BuiltIn::CullDistance
+                if self.stage == Stage::Fragment =>
+            {
+                let Some((slot, comp)) = builtin_slot(b, leaf.element) else {
+                    return Err(self.unsupported(format!("built-in input {b:?}")));
+                };
+                return Ok(self.b.load_input(slot, comp, Interp::FLAT, ty));
+            }
+            _ => return Err(self.unsupported(format!("built-in input {b:?}"))),
+        };
+        if leaf.element >= sysval.comps() as u32 {
+            return Err(self.unsupported(format!("component {} of built-in {b:?}", leaf.element)));
+        }
+        Ok(self.b.load_sysval(sysval, leaf.element as u8, ty))
     }
 }
