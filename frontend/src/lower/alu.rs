@@ -125,31 +125,31 @@ impl Lowerer<'_, '_, '_> {
 
     /// `a / b` in float.
     pub(super) fn fdiv(&mut self, a: Value, b: Value) -> Value {
-        let r = self.b.rcp(b);
-        self.b.fmul(a, r)
+        let ty = self.b.type_of(a);
+        self.b.op(GenericOp::FDiv, &[a, b], ty)
+    }
+
+    fn unary_op(&mut self, op: GenericOp, x: Value) -> Value {
+        let ty = self.b.type_of(x);
+        self.b.op(op, &[x], ty)
     }
 
     /// Truncation toward zero.
     pub(super) fn ftrunc(&mut self, x: Value) -> Value {
-        let t = self.b.type_of(x);
-        let zero = self.const_float(t, 0.0);
-        let neg = self.b.flt(x, zero);
-        let ax = self.b.fabs(x);
-        let f = self.b.floor(ax);
-        let nf = self.b.fneg(f);
-        self.b.sel(neg, nf, f)
+        self.unary_op(GenericOp::Trunc, x)
     }
 
     /// Fractional part `x - floor(x)`.
     pub(super) fn ffract(&mut self, x: Value) -> Value {
-        let f = self.b.floor(x);
-        self.b.fsub(x, f)
+        self.unary_op(GenericOp::Fract, x)
     }
 
     pub(super) fn fceil(&mut self, x: Value) -> Value {
-        let n = self.b.fneg(x);
-        let f = self.b.floor(n);
-        self.b.fneg(f)
+        self.unary_op(GenericOp::Ceil, x)
+    }
+
+    pub(super) fn int_unary(&mut self, op: GenericOp, x: Value) -> Value {
+        self.unary_op(op, x)
     }
 
     /// Sum of lane products.
@@ -525,8 +525,54 @@ impl Lowerer<'_, '_, '_> {
                 self.set_leaves(id, out);
                 Ok(())
             }
-            Op::ControlBarrier | Op::MemoryBarrier => {
+            Op::ControlBarrier => {
+                self.b.op_void(G::ControlBarrier, &[]);
+                Ok(())
+            }
+            Op::MemoryBarrier => {
                 self.b.barrier();
+                Ok(())
+            }
+            Op::BitReverse => self.map1(|l, x, _| l.b.op(G::BitReverse, &[x], l.b.type_of(x))),
+            Op::BitCount => self.map1(|l, x, t| {
+                let v = l.b.op(G::BitCount, &[x], t);
+                l.cast(v, t)
+            }),
+            Op::BitFieldInsert => {
+                let tys = self.result_types()?;
+                let base = self.leaves_n(self.id(0)?, tys.len())?;
+                let ins = self.leaves_n(self.id(1)?, tys.len())?;
+                let off = self.scalar(self.id(2)?)?;
+                let count = self.scalar(self.id(3)?)?;
+                let mut out = Vec::new();
+                for k in 0..tys.len() {
+                    let t = tys[k];
+                    let (o, c) = (self.cast(off, t), self.cast(count, t));
+                    out.push(self.b.op(G::BitfieldInsert, &[base[k], ins[k], o, c], t));
+                }
+                let id = self.result_id()?;
+                self.set_leaves(id, out);
+                Ok(())
+            }
+            Op::BitFieldSExtract | Op::BitFieldUExtract => {
+                let tys = self.result_types()?;
+                let base = self.leaves_n(self.id(0)?, tys.len())?;
+                let off = self.scalar(self.id(1)?)?;
+                let count = self.scalar(self.id(2)?)?;
+                let (g, as_ty) = if op == Op::BitFieldSExtract {
+                    (G::IBitfieldExtract, Type::I32)
+                } else {
+                    (G::UBitfieldExtract, Type::U32)
+                };
+                let mut out = Vec::new();
+                for k in 0..tys.len() {
+                    let x = self.cast(base[k], as_ty);
+                    let (o, c) = (self.cast(off, as_ty), self.cast(count, as_ty));
+                    let v = self.b.op(g, &[x, o, c], as_ty);
+                    out.push(self.cast(v, tys[k]));
+                }
+                let id = self.result_id()?;
+                self.set_leaves(id, out);
                 Ok(())
             }
             _ => self.more_ops(),

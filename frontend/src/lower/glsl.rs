@@ -91,7 +91,17 @@ impl Lowerer<'_, '_, '_> {
             G::Cross => n == 3 && fits(0, 3) && fits(1, 3),
             G::Refract => fits(0, n) && fits(1, n) && fits(2, 1),
             G::Determinant => n == 1,
-            G::MatrixInverse => true,
+            G::MatrixInverse
+            | G::PackHalf2x16
+            | G::PackUnorm4x8
+            | G::PackSnorm4x8
+            | G::PackUnorm2x16
+            | G::PackSnorm2x16
+            | G::UnpackHalf2x16
+            | G::UnpackUnorm4x8
+            | G::UnpackSnorm4x8
+            | G::UnpackUnorm2x16
+            | G::UnpackSnorm2x16 => true,
             _ => (0..nargs).all(|k| fits(k, n)),
         };
         if !shapes_ok {
@@ -112,29 +122,15 @@ impl Lowerer<'_, '_, '_> {
         };
         let out: Vec<Value> = match op {
             G::FAbs => lanes(self, &|l, x, _| l.b.fabs(x[0])),
-            G::SAbs => lanes(self, &|l, x, t| {
-                let z = l.constant(t, 0);
-                let neg = l.b.ilt(x[0], z);
-                let n = l.b.isub(z, x[0]);
-                l.b.sel(neg, n, x[0])
-            }),
-            G::FSign => lanes(self, &|l, x, t| {
-                let (z, one, m1) = (
-                    l.const_float(t, 0.0),
-                    l.const_float(t, 1.0),
-                    l.const_float(t, -1.0),
-                );
-                let pos = l.b.flt(z, x[0]);
-                let neg = l.b.flt(x[0], z);
-                let s = l.b.sel(neg, m1, z);
-                l.b.sel(pos, one, s)
-            }),
-            G::SSign => lanes(self, &|l, x, t| {
-                let (z, one, m1) = (l.constant(t, 0), l.constant(t, 1), l.constant(t, u32::MAX));
-                let pos = l.b.ilt(z, x[0]);
-                let neg = l.b.ilt(x[0], z);
-                let s = l.b.sel(neg, m1, z);
-                l.b.sel(pos, one, s)
+            G::SAbs => lanes(self, &|l, x, t| l.signed1(lathe_ir::GenericOp::IAbs, x[0], t)),
+            G::FSign => lanes(self, &|l, x, _| l.int_unary(lathe_ir::GenericOp::FSign, x[0])),
+            G::SSign => lanes(self, &|l, x, t| l.signed1(lathe_ir::GenericOp::ISign, x[0], t)),
+            G::FindILsb => lanes(self, &|l, x, _| l.int_unary(lathe_ir::GenericOp::FindLsb, x[0])),
+            G::FindSMsb => lanes(self, &|l, x, t| l.signed1(lathe_ir::GenericOp::IFindMsb, x[0], t)),
+            G::FindUMsb => lanes(self, &|l, x, t| {
+                let u = l.cast(x[0], Type::U32);
+                let v = l.b.op(lathe_ir::GenericOp::UFindMsb, &[u], Type::U32);
+                l.cast(v, t)
             }),
             G::Floor => lanes(self, &|l, x, _| l.b.floor(x[0])),
             G::Ceil => lanes(self, &|l, x, _| l.fceil(x[0])),
@@ -152,20 +148,7 @@ impl Lowerer<'_, '_, '_> {
                 let s = l.b.fadd(x[0], half);
                 l.ftrunc(s)
             }),
-            G::RoundEven => lanes(self, &|l, x, t| {
-                // floor(x + 0.5), minus one when x + 0.5 is an odd integer tie.
-                let h = l.const_float(t, 0.5);
-                let s = l.b.fadd(x[0], h);
-                let f = l.b.floor(s);
-                let tie = l.b.feq(f, s);
-                let halff = l.b.fmul(f, h);
-                let hf = l.b.floor(halff);
-                let odd = l.b.fne(hf, halff);
-                let fix = l.b.and(tie, odd);
-                let one = l.const_float(t, 1.0);
-                let fm = l.b.fsub(f, one);
-                l.b.sel(fix, fm, f)
-            }),
+            G::RoundEven => lanes(self, &|l, x, _| l.int_unary(lathe_ir::GenericOp::RoundEven, x[0])),
             G::Radians => lanes(self, &|l, x, t| {
                 let k = l.const_float(t, std::f32::consts::PI / 180.0);
                 l.b.fmul(x[0], k)
@@ -376,10 +359,37 @@ impl Lowerer<'_, '_, '_> {
                     self.inverse(&m, cols as usize)?
                 }
             }
+            G::PackHalf2x16 | G::PackUnorm4x8 | G::PackSnorm4x8 | G::PackUnorm2x16 | G::PackSnorm2x16 => {
+                let format = pack_format(op);
+                let a = arg(0);
+                if a.len() != format.lanes() as usize || tys.len() != 1 {
+                    return Err(self.invalid("pack of the wrong number of lanes"));
+                }
+                let v = self.b.op(lathe_ir::GenericOp::Pack { format }, &a, Type::U32);
+                vec![self.cast(v, tys[0])]
+            }
+            G::UnpackHalf2x16 | G::UnpackUnorm4x8 | G::UnpackSnorm4x8 | G::UnpackUnorm2x16 | G::UnpackSnorm2x16 => {
+                let format = pack_format(op);
+                let a = arg(0);
+                if a.len() != 1 || tys.len() != format.lanes() as usize {
+                    return Err(self.invalid("unpack into the wrong number of lanes"));
+                }
+                let w = self.cast(a[0], Type::U32);
+                (0..format.lanes())
+                    .map(|lane| self.b.op(lathe_ir::GenericOp::Unpack { format, lane }, &[w], Type::F32))
+                    .collect()
+            }
             _ => return Err(self.unsupported(format!("GLSL.std.450 {op:?}"))),
         };
         self.set_leaves(id, out);
         Ok(())
+    }
+
+    /// A signed-integer unary op, result reinterpreted as `t`.
+    fn signed1(&mut self, op: lathe_ir::GenericOp, x: Value, t: Type) -> Value {
+        let x = self.cast(x, Type::I32);
+        let v = self.b.op(op, &[x], Type::I32);
+        self.cast(v, t)
     }
 
     fn operand_ty(&self, k: usize) -> Result<u32, Error> {
@@ -514,6 +524,17 @@ impl Lowerer<'_, '_, '_> {
             }
         }
         Ok(out)
+    }
+}
+
+fn pack_format(op: G) -> lathe_ir::PackFormat {
+    use lathe_ir::PackFormat as P;
+    match op {
+        G::PackHalf2x16 | G::UnpackHalf2x16 => P::Half2x16,
+        G::PackUnorm4x8 | G::UnpackUnorm4x8 => P::Unorm4x8,
+        G::PackSnorm4x8 | G::UnpackSnorm4x8 => P::Snorm4x8,
+        G::PackUnorm2x16 | G::UnpackUnorm2x16 => P::Unorm2x16,
+        _ => P::Snorm2x16,
     }
 }
 

@@ -51,6 +51,7 @@ impl Lowerer<'_, '_, '_> {
     pub(super) fn declare_globals(&mut self, used: &HashSet<u32>) -> Result<(), Error> {
         let mut resources: Vec<(u32, u32, u32, String, Option<u32>, u32)> = Vec::new();
         let mut push: Option<PushConstants> = None;
+        let mut shared_bytes = 0u32;
         let globals = self.m.globals.clone();
         for var in globals {
             if !used.contains(&var) {
@@ -117,7 +118,9 @@ impl Lowerer<'_, '_, '_> {
                     resources.push((set, binding, var, kind.to_string(), count, pointee));
                 }
                 StorageClass::Workgroup => {
-                    return Err(self.unsupported("workgroup (shared) memory"));
+                    let words = self.leaf_count(pointee)?;
+                    self.vars.insert(var, Storage::Workgroup { base: shared_bytes });
+                    shared_bytes += 4 * words;
                 }
                 other => return Err(self.unsupported(format!("{other:?} variables"))),
             }
@@ -155,7 +158,7 @@ impl Lowerer<'_, '_, '_> {
                     self.vars.insert(var, Storage::UniformBuffer { index });
                 }
                 "storage_buffer" => {
-                    // Storage buffers need the SSBO vocabulary.
+                    self.vars.insert(var, Storage::StorageBuffer { index });
                 }
                 _ => {
                     self.vars.insert(

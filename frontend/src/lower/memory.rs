@@ -12,6 +12,7 @@ use crate::module::Ty;
 use crate::ssa::Var;
 use lathe_ir::{ArrayId, GenericOp, Type, Value};
 use rspirv::spirv::Op;
+
 use std::rc::Rc;
 
 /// One step of an access chain.
@@ -53,6 +54,13 @@ pub(crate) enum Storage {
     },
     UniformBuffer {
         index: u32,
+    },
+    StorageBuffer {
+        index: u32,
+    },
+    /// Workgroup memory at byte `base`, one 32-bit word per leaf.
+    Workgroup {
+        base: u32,
     },
     PushConstant,
     /// A texture, image or sampler (or an array of them) at IR index `index`.
@@ -249,10 +257,25 @@ impl Lowerer<'_, '_, '_> {
                 }
                 Ok(Val::Leaves(leaves.into()))
             }
-            Storage::UniformBuffer { .. } | Storage::PushConstant => {
+            Storage::UniformBuffer { .. } | Storage::PushConstant | Storage::StorageBuffer { .. } => {
                 let pos = self.buffer_pos(var_ty, &ptr.path)?;
-                let mut out = Vec::new();
-                self.buffer_load(&storage, pos, &mut out)?;
+                let mut words = Vec::new();
+                self.buffer_words(pos, &mut words)?;
+                let mut out = Vec::with_capacity(words.len());
+                for (offset, t) in words {
+                    out.push(self.buffer_word(&storage, offset, pos.dynamic, t)?);
+                }
+                Ok(Val::Leaves(out.into()))
+            }
+            Storage::Workgroup { base } => {
+                let (offset, dynamic) = self.leaf_offset(var_ty, &ptr.path)?;
+                let tys = self.leaf_types(ptr.ty)?;
+                let mut out = Vec::with_capacity(tys.len());
+                for (k, &t) in tys.iter().enumerate() {
+                    let at = self.shared_address(base, offset + k as u32, dynamic);
+                    let w = self.b.load_shared(at, if t == Type::BOOL { Type::U32 } else { t });
+                    out.push(self.from_bits(w, t));
+                }
                 Ok(Val::Leaves(out.into()))
             }
             Storage::Handle { index, sampler, ty } => {
@@ -296,8 +319,23 @@ impl Lowerer<'_, '_, '_> {
         })?;
         let var_ty = self.var_type(ptr.var)?;
         let (offset, dynamic) = match storage {
-            Storage::Ssa { .. } | Storage::Array { .. } | Storage::Output { .. } => {
+            Storage::Ssa { .. } | Storage::Array { .. } | Storage::Output { .. } | Storage::Workgroup { .. } => {
                 self.leaf_offset(var_ty, &ptr.path)?
+            }
+            Storage::StorageBuffer { index } => {
+                let pos = self.buffer_pos(var_ty, &ptr.path)?;
+                let mut words = Vec::new();
+                self.buffer_words(pos, &mut words)?;
+                if words.len() != leaves.len() {
+                    return Err(self.invalid("stored value does not fit the pointer's type"));
+                }
+                let binding = self.index_u8_buffer(index)?;
+                for ((off, t), &l) in words.into_iter().zip(leaves.iter()) {
+                    let at = self.byte_address(off, pos.dynamic);
+                    let l = self.cast(l, t);
+                    self.b.store_ssbo(binding, at, l);
+                }
+                return Ok(());
             }
             _ => return Err(self.unsupported("store to a read-only or unsupported storage class")),
         };
@@ -337,7 +375,181 @@ impl Lowerer<'_, '_, '_> {
                     self.outputs[entry].2 = true;
                 }
             }
+            Storage::Workgroup { base } => {
+                for (k, &l) in leaves.iter().enumerate() {
+                    let at = self.shared_address(base, offset + k as u32, dynamic);
+                    let w = self.to_bits(l);
+                    self.b.store_shared(at, w);
+                }
+            }
             _ => unreachable!("filtered above"),
+        }
+        Ok(())
+    }
+
+    /// `offset + dynamic` as a u32 value.
+    fn byte_address(&mut self, offset: u32, dynamic: Option<Value>) -> Value {
+        let c = self.const_u32(offset);
+        match dynamic {
+            Some(d) if offset == 0 => d,
+            Some(d) => self.b.iadd(d, c),
+            None => c,
+        }
+    }
+
+    /// Byte address of leaf `leaf` (+ `dynamic` leaves) of a workgroup variable at `base`.
+    fn shared_address(&mut self, base: u32, leaf: u32, dynamic: Option<Value>) -> Value {
+        let dynamic = dynamic.map(|d| {
+            let four = self.const_u32(4);
+            self.b.imul(d, four)
+        });
+        self.byte_address(base + 4 * leaf, dynamic)
+    }
+
+    fn index_u8_buffer(&self, index: u32) -> Result<u8, Error> {
+        u8::try_from(index).map_err(|_| self.unsupported("more than 256 buffers"))
+    }
+
+    /// Where the 32-bit scalar a pointer designates lives, for atomics.
+    fn word_of(&mut self, ptr: &Ptr) -> Result<(Storage, Value, Type), Error> {
+        let storage = self
+            .vars
+            .get(&ptr.var)
+            .cloned()
+            .ok_or_else(|| self.unsupported("atomic on an unsupported storage class"))?;
+        let var_ty = self.var_type(ptr.var)?;
+        let t = match self.leaf_types(ptr.ty)?.as_ref() {
+            [t] if t.scalar.bits() == 32 && t.scalar.is_int() => *t,
+            _ => return Err(self.unsupported("atomic on something other than a 32-bit integer")),
+        };
+        let at = match storage {
+            Storage::StorageBuffer { .. } => {
+                let pos = self.buffer_pos(var_ty, &ptr.path)?;
+                self.byte_address(pos.offset, pos.dynamic)
+            }
+            Storage::Workgroup { base } => {
+                let (offset, dynamic) = self.leaf_offset(var_ty, &ptr.path)?;
+                self.shared_address(base, offset, dynamic)
+            }
+            _ => return Err(self.unsupported("atomic outside storage buffers and workgroup memory")),
+        };
+        Ok((storage, at, t))
+    }
+
+    /// Atomics and `OpArrayLength`.
+    pub(super) fn buffer_op(&mut self) -> Result<(), Error> {
+        use lathe_ir::AtomicOp as A;
+        let inst = &self.m.insts[self.at];
+        let op = inst.class.opcode;
+        let result = inst.result_id;
+        if op == Op::ArrayLength {
+            let ptr = self.pointer(self.id(0)?)?;
+            let member = self.lit(1)?;
+            let Some(Storage::StorageBuffer { index }) = self.vars.get(&ptr.var).cloned() else {
+                return Err(self.unsupported("OpArrayLength outside a storage buffer"));
+            };
+            let Ty::Struct { members } = self.ty(ptr.ty)?.clone() else {
+                return Err(self.invalid("OpArrayLength of a non-struct"));
+            };
+            let Some(&arr) = members.get(member as usize) else {
+                return Err(self.invalid("OpArrayLength member out of range"));
+            };
+            let off = self.m.member_deco(ptr.ty, member).and_then(|d| d.offset).unwrap_or(0);
+            let stride = self
+                .m
+                .deco(arr)
+                .and_then(|d| d.array_stride)
+                .filter(|&s| s > 0)
+                .ok_or_else(|| self.unsupported("runtime array without an ArrayStride decoration"))?;
+            if !ptr.path.is_empty() {
+                return Err(self.unsupported("OpArrayLength through an access chain"));
+            }
+            let binding = self.index_u8_buffer(index)?;
+            let size = self.b.ssbo_size(binding);
+            let o = self.const_u32(off);
+            let rest = self.b.isub(size, o);
+            let s = self.const_u32(stride);
+            let n = self.b.udiv(rest, s);
+            let id = result.ok_or_else(|| self.invalid("no result id"))?;
+            self.set_leaves(id, vec![n]);
+            return Ok(());
+        }
+        let atomic = match op {
+            Op::AtomicLoad | Op::AtomicStore => None,
+            Op::AtomicExchange => Some(A::Exchange),
+            Op::AtomicCompareExchange => Some(A::CompareExchange),
+            Op::AtomicIIncrement | Op::AtomicIDecrement | Op::AtomicIAdd | Op::AtomicISub => Some(A::Add),
+            Op::AtomicSMin => Some(A::IMin),
+            Op::AtomicUMin => Some(A::UMin),
+            Op::AtomicSMax => Some(A::IMax),
+            Op::AtomicUMax => Some(A::UMax),
+            Op::AtomicAnd => Some(A::And),
+            Op::AtomicOr => Some(A::Or),
+            Op::AtomicXor => Some(A::Xor),
+            _ => return Err(self.unsupported_op()),
+        };
+        let ptr = self.pointer(self.id(0)?)?;
+        let (storage, at, t) = self.word_of(&ptr)?;
+        let t = match atomic {
+            Some(A::IMin | A::IMax) => Type::I32,
+            Some(A::UMin | A::UMax) => Type::U32,
+            _ => t,
+        };
+        // Operands: pointer, scope, semantics [, unequal semantics], value [, comparator].
+        let value = match op {
+            Op::AtomicLoad => None,
+            Op::AtomicIIncrement => Some(self.constant(t, 1)),
+            Op::AtomicIDecrement => Some(self.constant(t, u32::MAX)),
+            Op::AtomicCompareExchange => Some(self.scalar(self.id(4)?)?),
+            _ => Some(self.scalar(self.id(3)?)?),
+        };
+        let value = value.map(|v| self.cast(v, t));
+        let value = match (op, value) {
+            (Op::AtomicISub, Some(v)) => {
+                let z = self.constant(t, 0);
+                Some(self.b.isub(z, v))
+            }
+            (_, v) => v,
+        };
+        let comparator = if op == Op::AtomicCompareExchange {
+            let c = self.scalar(self.id(5)?)?;
+            Some(self.cast(c, t))
+        } else {
+            None
+        };
+        let old = match (storage, atomic, value) {
+            (Storage::StorageBuffer { index }, None, None) => {
+                let b = self.index_u8_buffer(index)?;
+                Some(self.b.load_ssbo(b, at, t))
+            }
+            (Storage::StorageBuffer { index }, None, Some(v)) => {
+                let b = self.index_u8_buffer(index)?;
+                self.b.store_ssbo(b, at, v);
+                None
+            }
+            (Storage::StorageBuffer { index }, Some(a), Some(v)) => {
+                let b = self.index_u8_buffer(index)?;
+                Some(self.b.ssbo_atomic(b, a, at, v, comparator))
+            }
+            (Storage::Workgroup { .. }, None, None) => Some(self.b.load_shared(at, t)),
+            (Storage::Workgroup { .. }, None, Some(v)) => {
+                self.b.store_shared(at, v);
+                None
+            }
+            (Storage::Workgroup { .. }, Some(a), Some(v)) => {
+                let (args, n) = match comparator {
+                    Some(c) => ([at, v, c], 3),
+                    None => ([at, v, v], 2),
+                };
+                Some(self.b.op(lathe_ir::GenericOp::SharedAtomic { op: a }, &args[..n], t))
+            }
+            _ => return Err(self.invalid("malformed atomic")),
+        };
+        if let (Some(id), Some(old)) = (result, old) {
+            let rty = self.m.insts[self.at].result_type.ok_or_else(|| self.invalid("no result type"))?;
+            let want = *self.leaf_types(rty)?.first().unwrap_or(&t);
+            let old = self.cast(old, want);
+            self.set_leaves(id, vec![old]);
         }
         Ok(())
     }
@@ -437,12 +649,9 @@ impl Lowerer<'_, '_, '_> {
         Ok(pos)
     }
 
-    fn buffer_load(
-        &mut self,
-        storage: &Storage,
-        pos: BufPos,
-        out: &mut Vec<Value>,
-    ) -> Result<(), Error> {
+    /// Byte offsets and scalar types of the 32-bit words of the value at
+    /// `pos`, in leaf order (the run-time part, `pos.dynamic`, adds to all).
+    fn buffer_words(&mut self, pos: BufPos, out: &mut Vec<(u32, Type)>) -> Result<(), Error> {
         let ty = self.ty(pos.ty)?.clone();
         let at = |pos: BufPos, extra: u32, ty: u32| BufPos {
             offset: pos.offset + extra,
@@ -452,7 +661,7 @@ impl Lowerer<'_, '_, '_> {
         match ty {
             Ty::Vector { elem, n } => {
                 for k in 0..n {
-                    self.buffer_load(storage, at(pos, k * pos.comp_stride, elem), out)?;
+                    self.buffer_words(at(pos, k * pos.comp_stride, elem), out)?;
                 }
             }
             Ty::Matrix { column, n } => {
@@ -471,7 +680,7 @@ impl Lowerer<'_, '_, '_> {
                             ..at(pos, k * stride, column)
                         }
                     };
-                    self.buffer_load(storage, col, out)?;
+                    self.buffer_words(col, out)?;
                 }
             }
             Ty::Array { elem, len } => {
@@ -485,7 +694,7 @@ impl Lowerer<'_, '_, '_> {
                         self.unsupported("buffer array without an ArrayStride decoration")
                     })?;
                 for k in 0..n {
-                    self.buffer_load(storage, at(pos, k * stride, elem), out)?;
+                    self.buffer_words(at(pos, k * stride, elem), out)?;
                 }
             }
             Ty::Struct { members } => {
@@ -500,11 +709,11 @@ impl Lowerer<'_, '_, '_> {
                         comp_stride: 4,
                         ..at(pos, off, mem)
                     };
-                    self.buffer_load(storage, p, out)?;
+                    self.buffer_words(p, out)?;
                 }
             }
             Ty::RuntimeArray { .. } => {
-                return Err(self.unsupported("loading a whole runtime array"));
+                return Err(self.unsupported("loading or storing a whole runtime array"));
             }
             other => {
                 let Some(t) = crate::consts::scalar_type(&other) else {
@@ -513,7 +722,7 @@ impl Lowerer<'_, '_, '_> {
                 if t.scalar.bits() != 32 {
                     return Err(self.unsupported(format!("{t} in a buffer")));
                 }
-                out.push(self.buffer_word(storage, pos.offset, pos.dynamic, t)?);
+                out.push((pos.offset, t));
             }
         }
         Ok(())
@@ -545,6 +754,11 @@ impl Lowerer<'_, '_, '_> {
                     self.b.shr(d, two)
                 });
                 Ok(self.b.load_uniform(offset / 4, words, t))
+            }
+            Storage::StorageBuffer { index } => {
+                let at = self.byte_address(offset, dynamic);
+                let b = self.index_u8_buffer(*index)?;
+                Ok(self.b.load_ssbo(b, at, t))
             }
             _ => Err(self.invalid("not a buffer")),
         }
