@@ -122,11 +122,21 @@ impl Lowerer<'_, '_, '_> {
         };
         let out: Vec<Value> = match op {
             G::FAbs => lanes(self, &|l, x, _| l.b.fabs(x[0])),
-            G::SAbs => lanes(self, &|l, x, t| l.signed1(lathe_ir::GenericOp::IAbs, x[0], t)),
-            G::FSign => lanes(self, &|l, x, _| l.int_unary(lathe_ir::GenericOp::FSign, x[0])),
-            G::SSign => lanes(self, &|l, x, t| l.signed1(lathe_ir::GenericOp::ISign, x[0], t)),
-            G::FindILsb => lanes(self, &|l, x, _| l.int_unary(lathe_ir::GenericOp::FindLsb, x[0])),
-            G::FindSMsb => lanes(self, &|l, x, t| l.signed1(lathe_ir::GenericOp::IFindMsb, x[0], t)),
+            G::SAbs => lanes(self, &|l, x, t| {
+                l.signed1(lathe_ir::GenericOp::IAbs, x[0], t)
+            }),
+            G::FSign => lanes(self, &|l, x, _| {
+                l.int_unary(lathe_ir::GenericOp::FSign, x[0])
+            }),
+            G::SSign => lanes(self, &|l, x, t| {
+                l.signed1(lathe_ir::GenericOp::ISign, x[0], t)
+            }),
+            G::FindILsb => lanes(self, &|l, x, _| {
+                l.int_unary(lathe_ir::GenericOp::FindLsb, x[0])
+            }),
+            G::FindSMsb => lanes(self, &|l, x, t| {
+                l.signed1(lathe_ir::GenericOp::IFindMsb, x[0], t)
+            }),
             G::FindUMsb => lanes(self, &|l, x, t| {
                 let u = l.cast(x[0], Type::U32);
                 let v = l.b.op(lathe_ir::GenericOp::UFindMsb, &[u], Type::U32);
@@ -148,7 +158,9 @@ impl Lowerer<'_, '_, '_> {
                 let s = l.b.fadd(x[0], half);
                 l.ftrunc(s)
             }),
-            G::RoundEven => lanes(self, &|l, x, _| l.int_unary(lathe_ir::GenericOp::RoundEven, x[0])),
+            G::RoundEven => lanes(self, &|l, x, _| {
+                l.int_unary(lathe_ir::GenericOp::RoundEven, x[0])
+            }),
             G::Radians => lanes(self, &|l, x, t| {
                 let k = l.const_float(t, std::f32::consts::PI / 180.0);
                 l.b.fmul(x[0], k)
@@ -359,16 +371,26 @@ impl Lowerer<'_, '_, '_> {
                     self.inverse(&m, cols as usize)?
                 }
             }
-            G::PackHalf2x16 | G::PackUnorm4x8 | G::PackSnorm4x8 | G::PackUnorm2x16 | G::PackSnorm2x16 => {
+            G::PackHalf2x16
+            | G::PackUnorm4x8
+            | G::PackSnorm4x8
+            | G::PackUnorm2x16
+            | G::PackSnorm2x16 => {
                 let format = pack_format(op);
                 let a = arg(0);
                 if a.len() != format.lanes() as usize || tys.len() != 1 {
                     return Err(self.invalid("pack of the wrong number of lanes"));
                 }
-                let v = self.b.op(lathe_ir::GenericOp::Pack { format }, &a, Type::U32);
+                let v = self
+                    .b
+                    .op(lathe_ir::GenericOp::Pack { format }, &a, Type::U32);
                 vec![self.cast(v, tys[0])]
             }
-            G::UnpackHalf2x16 | G::UnpackUnorm4x8 | G::UnpackSnorm4x8 | G::UnpackUnorm2x16 | G::UnpackSnorm2x16 => {
+            G::UnpackHalf2x16
+            | G::UnpackUnorm4x8
+            | G::UnpackSnorm4x8
+            | G::UnpackUnorm2x16
+            | G::UnpackSnorm2x16 => {
                 let format = pack_format(op);
                 let a = arg(0);
                 if a.len() != 1 || tys.len() != format.lanes() as usize {
@@ -376,7 +398,13 @@ impl Lowerer<'_, '_, '_> {
                 }
                 let w = self.cast(a[0], Type::U32);
                 (0..format.lanes())
-                    .map(|lane| self.b.op(lathe_ir::GenericOp::Unpack { format, lane }, &[w], Type::F32))
+                    .map(|lane| {
+                        self.b.op(
+                            lathe_ir::GenericOp::Unpack { format, lane },
+                            &[w],
+                            Type::F32,
+                        )
+                    })
                     .collect()
             }
             _ => return Err(self.unsupported(format!("GLSL.std.450 {op:?}"))),

@@ -32,8 +32,14 @@ impl Lowerer<'_, '_, '_> {
         };
         let texel = match self.ty(img.sampled_type)? {
             Ty::Float { bits: 32 } => Scalar::F32,
-            Ty::Int { bits: 32, signed: true } => Scalar::I32,
-            Ty::Int { bits: 32, signed: false } => Scalar::U32,
+            Ty::Int {
+                bits: 32,
+                signed: true,
+            } => Scalar::I32,
+            Ty::Int {
+                bits: 32,
+                signed: false,
+            } => Scalar::U32,
             other => return Err(self.unsupported(format!("images of {other:?} texels"))),
         };
         if img.multisampled && (dim != Dim::D2) {
@@ -119,20 +125,32 @@ impl Lowerer<'_, '_, '_> {
         if parts.iter().any(|&p| self.b.type_of(p) != ty) {
             return Err(self.invalid("image coordinate or offset of the wrong type"));
         }
-        Ok(if n == 1 { parts[0] } else { self.b.collect(&parts) })
+        Ok(if n == 1 {
+            parts[0]
+        } else {
+            self.b.collect(&parts)
+        })
     }
 
     /// Split a texel vector into the result's leaves.
     fn texel_result(&mut self, texel: Value, count: usize) -> Result<(), Error> {
-        let id = self.m.insts[self.at].result_id.ok_or_else(|| self.invalid("no result id"))?;
-        let rty = self.m.insts[self.at].result_type.ok_or_else(|| self.invalid("no result type"))?;
+        let id = self.m.insts[self.at]
+            .result_id
+            .ok_or_else(|| self.invalid("no result id"))?;
+        let rty = self.m.insts[self.at]
+            .result_type
+            .ok_or_else(|| self.invalid("no result type"))?;
         let tys = self.leaf_types(rty)?;
         if tys.len() > count {
             return Err(self.invalid("image result wider than the texel"));
         }
         let mut out = Vec::with_capacity(tys.len());
         for (k, &t) in tys.iter().enumerate() {
-            let v = if count == 1 { texel } else { self.b.split(texel, k as u8) };
+            let v = if count == 1 {
+                texel
+            } else {
+                self.b.split(texel, k as u8)
+            };
             out.push(self.cast(v, t));
         }
         self.set_leaves(id, out);
@@ -168,12 +186,18 @@ impl Lowerer<'_, '_, '_> {
             // Divide by the last used component.
             let l = self.leaves(coord_id)?;
             if l.len() < n as usize + 1 || shape.array || shape.dim == Dim::Cube {
-                return Err(self.invalid("projective sample of a cube or array, or a short coordinate"));
+                return Err(
+                    self.invalid("projective sample of a cube or array, or a short coordinate")
+                );
             }
             let q = l[n as usize];
             let r = self.b.rcp(q);
             let parts: Vec<Value> = l[..n as usize].iter().map(|&c| self.b.fmul(c, r)).collect();
-            if n == 1 { parts[0] } else { self.b.collect(&parts) }
+            if n == 1 {
+                parts[0]
+            } else {
+                self.b.collect(&parts)
+            }
         } else {
             self.lanes(coord_id, n, Type::F32)?
         };
@@ -206,7 +230,10 @@ impl Lowerer<'_, '_, '_> {
             lod,
             offset,
         };
-        let (t, s) = (self.index_u8(image, "texture")?, self.index_u8(sampler, "sampler")?);
+        let (t, s) = (
+            self.index_u8(image, "texture")?,
+            self.index_u8(sampler, "sampler")?,
+        );
         let v = self.b.sample_with(t, s, shape, texel, &operands);
         self.texel_result(v, if dref { 1 } else { 4 })
     }
@@ -222,7 +249,14 @@ impl Lowerer<'_, '_, '_> {
                 else {
                     return Err(self.invalid("OpSampledImage of a non-image or non-sampler"));
                 };
-                self.set(id, Val::SampledImage { image: index, sampler, ty });
+                self.set(
+                    id,
+                    Val::SampledImage {
+                        image: index,
+                        sampler,
+                        ty,
+                    },
+                );
                 Ok(())
             }
             Op::Image => {
@@ -264,8 +298,13 @@ impl Lowerer<'_, '_, '_> {
                     Some(o) => Some(self.lanes(o, shape.offset_coords(), Type::I32)?),
                     None => None,
                 };
-                let (t, s) = (self.index_u8(image, "texture")?, self.index_u8(sampler, "sampler")?);
-                let v = self.b.gather(t, s, shape, comp as u8, texel, coord, compare, offset);
+                let (t, s) = (
+                    self.index_u8(image, "texture")?,
+                    self.index_u8(sampler, "sampler")?,
+                );
+                let v = self
+                    .b
+                    .gather(t, s, shape, comp as u8, texel, coord, compare, offset);
                 self.texel_result(v, 4)
             }
             Op::ImageFetch => {
@@ -280,7 +319,9 @@ impl Lowerer<'_, '_, '_> {
                     (false, Some(l), _) => self.scalar(l)?,
                     (false, None, _) => self.constant(Type::I32, 0),
                     (true, _, Some(s)) => self.scalar(s)?,
-                    (true, _, None) => return Err(self.invalid("multisampled fetch without a sample")),
+                    (true, _, None) => {
+                        return Err(self.invalid("multisampled fetch without a sample"));
+                    }
                 };
                 let lod_or_sample = self.cast(lod_or_sample, Type::I32);
                 let offset = match e.offset {
@@ -288,7 +329,9 @@ impl Lowerer<'_, '_, '_> {
                     None => None,
                 };
                 let t = self.index_u8(index, "texture")?;
-                let v = self.b.texel_fetch(t, shape, texel, coord, lod_or_sample, offset);
+                let v = self
+                    .b
+                    .texel_fetch(t, shape, texel, coord, lod_or_sample, offset);
                 self.texel_result(v, 4)
             }
             Op::ImageQuerySizeLod | Op::ImageQuerySize => {
@@ -333,7 +376,7 @@ impl Lowerer<'_, '_, '_> {
                 };
                 let img = self.image_type(ty)?;
                 if img.dim == spirv::Dim::DimSubpassData {
-                    return Err(self.unsupported("input attachments (subpass loads)"));
+                    return self.subpass_load(index, img);
                 }
                 let (shape, texel) = self.tex_shape(&img)?;
                 let coord = self.lanes(self.id(1)?, shape.texel_coords(), Type::I32)?;
@@ -345,7 +388,9 @@ impl Lowerer<'_, '_, '_> {
                         let s = self.scalar(s)?;
                         Some(self.cast(s, Type::I32))
                     }
-                    (true, None) => return Err(self.invalid("multisampled image access without a sample")),
+                    (true, None) => {
+                        return Err(self.invalid("multisampled image access without a sample"));
+                    }
                     (false, _) => None,
                 };
                 match value_at {
@@ -370,20 +415,114 @@ impl Lowerer<'_, '_, '_> {
                     }
                 }
             }
-            Op::DPdx | Op::DPdy | Op::DPdxFine | Op::DPdyFine | Op::DPdxCoarse | Op::DPdyCoarse | Op::Fwidth
-            | Op::FwidthFine | Op::FwidthCoarse => self.derivative(op),
+            Op::ImageTexelPointer => {
+                let id = self.m.insts[self.at]
+                    .result_id
+                    .ok_or_else(|| self.invalid("no result id"))?;
+                let ptr = self.pointer_of_image(self.id(0)?)?;
+                let Val::Image { index, ty } = ptr else {
+                    return Err(self.invalid("texel pointer into a non-image"));
+                };
+                let img = self.image_type(ty)?;
+                let (shape, _) = self.tex_shape(&img)?;
+                let coord = self.lanes(self.id(1)?, shape.texel_coords(), Type::I32)?;
+                let sample = if shape.ms {
+                    let s = self.scalar(self.id(2)?)?;
+                    Some(self.cast(s, Type::I32))
+                } else {
+                    None
+                };
+                let image = self.index_u8(index, "image")?;
+                self.set(
+                    id,
+                    Val::TexelPtr {
+                        image,
+                        shape,
+                        coord,
+                        sample,
+                    },
+                );
+                Ok(())
+            }
+            Op::DPdx
+            | Op::DPdy
+            | Op::DPdxFine
+            | Op::DPdyFine
+            | Op::DPdxCoarse
+            | Op::DPdyCoarse
+            | Op::Fwidth
+            | Op::FwidthFine
+            | Op::FwidthCoarse => self.derivative(op),
             Op::DemoteToHelperInvocation => {
                 self.b.op_void(lathe_ir::GenericOp::Demote, &[]);
                 Ok(())
             }
             Op::IsHelperInvocationEXT => {
-                let id = self.m.insts[self.at].result_id.ok_or_else(|| self.invalid("no result id"))?;
-                let v = self.b.load_sysval(lathe_ir::Sysval::HelperInvocation, 0, Type::BOOL);
+                let id = self.m.insts[self.at]
+                    .result_id
+                    .ok_or_else(|| self.invalid("no result id"))?;
+                let v = self
+                    .b
+                    .load_sysval(lathe_ir::Sysval::HelperInvocation, 0, Type::BOOL);
                 self.set_leaves(id, vec![v]);
                 Ok(())
             }
             _ => self.buffer_op(),
         }
+    }
+
+    /// An input-attachment read: a texel fetch at the fragment's pixel
+    /// plus the instruction's (constant) offset, from the same sample.
+    fn subpass_load(&mut self, index: u32, img: ImageTy) -> Result<(), Error> {
+        if self.stage != lathe_ir::Stage::Fragment
+            || self.m.insts[self.at].class.opcode != Op::ImageRead
+        {
+            return Err(self.invalid("input attachments are read in fragment shaders"));
+        }
+        let texel = match self.ty(img.sampled_type)? {
+            Ty::Float { bits: 32 } => Scalar::F32,
+            Ty::Int {
+                bits: 32,
+                signed: true,
+            } => Scalar::I32,
+            Ty::Int {
+                bits: 32,
+                signed: false,
+            } => Scalar::U32,
+            other => return Err(self.unsupported(format!("input attachments of {other:?}"))),
+        };
+        if img.arrayed {
+            return Err(self.unsupported("arrayed (multiview) input attachments"));
+        }
+        let offset = self.leaves(self.id(1)?)?;
+        if offset.len() < 2 {
+            return Err(self.invalid("input attachment coordinate with too few components"));
+        }
+        let mut parts = Vec::with_capacity(2);
+        for (k, &o) in offset[..2].iter().enumerate() {
+            let f = self
+                .b
+                .load_sysval(lathe_ir::Sysval::FragCoord, k as u8, Type::F32);
+            let i = self.b.cvt(f, Type::I32);
+            let o = self.cast(o, Type::I32);
+            parts.push(self.b.iadd(i, o));
+        }
+        let coord = self.b.collect(&parts);
+        let shape = TexShape {
+            dim: Dim::D2,
+            array: false,
+            ms: img.multisampled,
+        };
+        let lod_or_sample = if img.multisampled {
+            self.b.load_sysval(lathe_ir::Sysval::SampleId, 0, Type::I32)
+        } else {
+            self.constant(Type::I32, 0)
+        };
+        let t = self.index_u8(index, "texture")?;
+        let v = self
+            .b
+            .texel_fetch(t, shape, texel, coord, lod_or_sample, None);
+        self.texel_result(v, 4)
     }
 
     fn derivative(&mut self, op: Op) -> Result<(), Error> {
@@ -393,7 +532,9 @@ impl Lowerer<'_, '_, '_> {
             Op::DPdxCoarse | Op::DPdyCoarse | Op::FwidthCoarse => M::Coarse,
             _ => M::Default,
         };
-        let id = self.m.insts[self.at].result_id.ok_or_else(|| self.invalid("no result id"))?;
+        let id = self.m.insts[self.at]
+            .result_id
+            .ok_or_else(|| self.invalid("no result id"))?;
         let a = self.leaves(self.id(0)?)?;
         let mut out = Vec::with_capacity(a.len());
         for &x in a.iter() {

@@ -81,7 +81,17 @@ impl Lowerer<'_, '_, '_> {
                     }
                 }
                 StorageClass::Private | StorageClass::Function => {
-                    let s = self.ssa_storage(pointee)?;
+                    let mut dynamic = false;
+                    let mut functions: Vec<u32> = self.m.functions.keys().copied().collect();
+                    functions.sort();
+                    for f in functions {
+                        dynamic |= self.func_cfg(f)?.dynamic_locals.contains(&var);
+                    }
+                    let s = if dynamic {
+                        self.array_storage(pointee)?
+                    } else {
+                        self.ssa_storage(pointee)?
+                    };
                     if let Storage::Ssa { base, count } = s {
                         let cur = self.b.current_block();
                         for k in 0..count {
@@ -119,7 +129,8 @@ impl Lowerer<'_, '_, '_> {
                 }
                 StorageClass::Workgroup => {
                     let words = self.leaf_count(pointee)?;
-                    self.vars.insert(var, Storage::Workgroup { base: shared_bytes });
+                    self.vars
+                        .insert(var, Storage::Workgroup { base: shared_bytes });
                     shared_bytes += 4 * words;
                 }
                 other => return Err(self.unsupported(format!("{other:?} variables"))),
@@ -514,7 +525,11 @@ impl Lowerer<'_, '_, '_> {
             BuiltIn::WorkgroupId => S::WorkgroupId,
             BuiltIn::NumWorkgroups => S::NumWorkgroups,
             BuiltIn::LocalInvocationIndex => S::LocalInvocationIndex,
-            BuiltIn::PrimitiveId | BuiltIn::Layer | BuiltIn::ViewportIndex | BuiltIn::ClipDistance | BuiltIn::CullDistance
+            BuiltIn::PrimitiveId
+            | BuiltIn::Layer
+            | BuiltIn::ViewportIndex
+            | BuiltIn::ClipDistance
+            | BuiltIn::CullDistance
                 if self.stage == Stage::Fragment =>
             {
                 let Some((slot, comp)) = builtin_slot(b, leaf.element) else {

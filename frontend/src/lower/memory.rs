@@ -257,7 +257,9 @@ impl Lowerer<'_, '_, '_> {
                 }
                 Ok(Val::Leaves(leaves.into()))
             }
-            Storage::UniformBuffer { .. } | Storage::PushConstant | Storage::StorageBuffer { .. } => {
+            Storage::UniformBuffer { .. }
+            | Storage::PushConstant
+            | Storage::StorageBuffer { .. } => {
                 let pos = self.buffer_pos(var_ty, &ptr.path)?;
                 let mut words = Vec::new();
                 self.buffer_words(pos, &mut words)?;
@@ -273,7 +275,9 @@ impl Lowerer<'_, '_, '_> {
                 let mut out = Vec::with_capacity(tys.len());
                 for (k, &t) in tys.iter().enumerate() {
                     let at = self.shared_address(base, offset + k as u32, dynamic);
-                    let w = self.b.load_shared(at, if t == Type::BOOL { Type::U32 } else { t });
+                    let w = self
+                        .b
+                        .load_shared(at, if t == Type::BOOL { Type::U32 } else { t });
                     out.push(self.from_bits(w, t));
                 }
                 Ok(Val::Leaves(out.into()))
@@ -319,9 +323,10 @@ impl Lowerer<'_, '_, '_> {
         })?;
         let var_ty = self.var_type(ptr.var)?;
         let (offset, dynamic) = match storage {
-            Storage::Ssa { .. } | Storage::Array { .. } | Storage::Output { .. } | Storage::Workgroup { .. } => {
-                self.leaf_offset(var_ty, &ptr.path)?
-            }
+            Storage::Ssa { .. }
+            | Storage::Array { .. }
+            | Storage::Output { .. }
+            | Storage::Workgroup { .. } => self.leaf_offset(var_ty, &ptr.path)?,
             Storage::StorageBuffer { index } => {
                 let pos = self.buffer_pos(var_ty, &ptr.path)?;
                 let mut words = Vec::new();
@@ -410,6 +415,73 @@ impl Lowerer<'_, '_, '_> {
         u8::try_from(index).map_err(|_| self.unsupported("more than 256 buffers"))
     }
 
+    /// The image a pointer operand of `OpImageTexelPointer` designates.
+    pub(super) fn pointer_of_image(&mut self, id: u32) -> Result<Val, Error> {
+        let ptr = self.pointer(id)?;
+        self.load(&ptr)
+    }
+
+    /// An atomic on a storage-image texel.
+    fn image_atomic(
+        &mut self,
+        op: Op,
+        atomic: Option<lathe_ir::AtomicOp>,
+        image: u8,
+        shape: lathe_ir::TexShape,
+        coord: Value,
+        sample: Option<Value>,
+    ) -> Result<(), Error> {
+        use lathe_ir::AtomicOp as A;
+        let Some(a) = atomic else {
+            return Err(self.unsupported("atomic load or store on an image texel"));
+        };
+        let rty = self.m.insts[self.at]
+            .result_type
+            .ok_or_else(|| self.invalid("no result type"))?;
+        let t = match self.leaf_types(rty)?.as_ref() {
+            [t] if t.scalar.bits() == 32 && t.scalar.is_int() => *t,
+            _ => {
+                return Err(
+                    self.unsupported("image atomic on something other than a 32-bit integer")
+                );
+            }
+        };
+        let t = match a {
+            A::IMin | A::IMax => Type::I32,
+            A::UMin | A::UMax => Type::U32,
+            _ => t,
+        };
+        let value = match op {
+            Op::AtomicIIncrement => self.constant(t, 1),
+            Op::AtomicIDecrement => self.constant(t, u32::MAX),
+            Op::AtomicCompareExchange => self.scalar(self.id(4)?)?,
+            _ => self.scalar(self.id(3)?)?,
+        };
+        let value = self.cast(value, t);
+        let value = if op == Op::AtomicISub {
+            let z = self.constant(t, 0);
+            self.b.isub(z, value)
+        } else {
+            value
+        };
+        let comparator = if op == Op::AtomicCompareExchange {
+            let c = self.scalar(self.id(5)?)?;
+            Some(self.cast(c, t))
+        } else {
+            None
+        };
+        let old = self
+            .b
+            .image_atomic(image, shape, a, coord, sample, value, comparator);
+        let id = self.m.insts[self.at]
+            .result_id
+            .ok_or_else(|| self.invalid("no result id"))?;
+        let want = self.leaf_types(rty)?[0];
+        let old = self.cast(old, want);
+        self.set_leaves(id, vec![old]);
+        Ok(())
+    }
+
     /// Where the 32-bit scalar a pointer designates lives, for atomics.
     fn word_of(&mut self, ptr: &Ptr) -> Result<(Storage, Value, Type), Error> {
         let storage = self
@@ -431,7 +503,9 @@ impl Lowerer<'_, '_, '_> {
                 let (offset, dynamic) = self.leaf_offset(var_ty, &ptr.path)?;
                 self.shared_address(base, offset, dynamic)
             }
-            _ => return Err(self.unsupported("atomic outside storage buffers and workgroup memory")),
+            _ => {
+                return Err(self.unsupported("atomic outside storage buffers and workgroup memory"));
+            }
         };
         Ok((storage, at, t))
     }
@@ -454,13 +528,19 @@ impl Lowerer<'_, '_, '_> {
             let Some(&arr) = members.get(member as usize) else {
                 return Err(self.invalid("OpArrayLength member out of range"));
             };
-            let off = self.m.member_deco(ptr.ty, member).and_then(|d| d.offset).unwrap_or(0);
+            let off = self
+                .m
+                .member_deco(ptr.ty, member)
+                .and_then(|d| d.offset)
+                .unwrap_or(0);
             let stride = self
                 .m
                 .deco(arr)
                 .and_then(|d| d.array_stride)
                 .filter(|&s| s > 0)
-                .ok_or_else(|| self.unsupported("runtime array without an ArrayStride decoration"))?;
+                .ok_or_else(|| {
+                    self.unsupported("runtime array without an ArrayStride decoration")
+                })?;
             if !ptr.path.is_empty() {
                 return Err(self.unsupported("OpArrayLength through an access chain"));
             }
@@ -478,7 +558,9 @@ impl Lowerer<'_, '_, '_> {
             Op::AtomicLoad | Op::AtomicStore => None,
             Op::AtomicExchange => Some(A::Exchange),
             Op::AtomicCompareExchange => Some(A::CompareExchange),
-            Op::AtomicIIncrement | Op::AtomicIDecrement | Op::AtomicIAdd | Op::AtomicISub => Some(A::Add),
+            Op::AtomicIIncrement | Op::AtomicIDecrement | Op::AtomicIAdd | Op::AtomicISub => {
+                Some(A::Add)
+            }
             Op::AtomicSMin => Some(A::IMin),
             Op::AtomicUMin => Some(A::UMin),
             Op::AtomicSMax => Some(A::IMax),
@@ -488,6 +570,15 @@ impl Lowerer<'_, '_, '_> {
             Op::AtomicXor => Some(A::Xor),
             _ => return Err(self.unsupported_op()),
         };
+        if let Val::TexelPtr {
+            image,
+            shape,
+            coord,
+            sample,
+        } = self.get(self.id(0)?)?
+        {
+            return self.image_atomic(op, atomic, image, shape, coord, sample);
+        }
         let ptr = self.pointer(self.id(0)?)?;
         let (storage, at, t) = self.word_of(&ptr)?;
         let t = match atomic {
@@ -541,12 +632,17 @@ impl Lowerer<'_, '_, '_> {
                     Some(c) => ([at, v, c], 3),
                     None => ([at, v, v], 2),
                 };
-                Some(self.b.op(lathe_ir::GenericOp::SharedAtomic { op: a }, &args[..n], t))
+                Some(
+                    self.b
+                        .op(lathe_ir::GenericOp::SharedAtomic { op: a }, &args[..n], t),
+                )
             }
             _ => return Err(self.invalid("malformed atomic")),
         };
         if let (Some(id), Some(old)) = (result, old) {
-            let rty = self.m.insts[self.at].result_type.ok_or_else(|| self.invalid("no result type"))?;
+            let rty = self.m.insts[self.at]
+                .result_type
+                .ok_or_else(|| self.invalid("no result type"))?;
             let want = *self.leaf_types(rty)?.first().unwrap_or(&t);
             let old = self.cast(old, want);
             self.set_leaves(id, vec![old]);

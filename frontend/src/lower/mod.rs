@@ -46,6 +46,13 @@ pub(crate) enum Val {
         sampler: u32,
         ty: u32,
     },
+    /// `OpImageTexelPointer`: a storage-image texel for atomics.
+    TexelPtr {
+        image: u8,
+        shape: lathe_ir::TexShape,
+        coord: Value,
+        sample: Option<Value>,
+    },
 }
 
 /// Where returns of the function being lowered go.
@@ -60,7 +67,7 @@ struct FuncCfg {
     /// Reachable blocks, in module order: `(label, first inst, end)`.
     blocks: Vec<(u32, usize, usize)>,
     preds: HashMap<u32, u32>,
-    /// Locals indexed by a run-time value somewhere in the function.
+    /// Locals and globals indexed by a run-time value somewhere in the function.
     dynamic_locals: HashSet<u32>,
 }
 
@@ -555,11 +562,49 @@ impl<'a> Lowerer<'_, '_, 'a> {
             .map(|(b, _)| *b)
             .collect();
         // Locals reached through an access chain with a run-time index.
-        let mut root: HashMap<u32, u32> = HashMap::new();
+        let params = func.params.clone();
+        let mut root: HashMap<u32, u32> = self
+            .m
+            .globals
+            .iter()
+            .chain(&params)
+            .map(|&g| (g, g))
+            .collect();
         let mut dynamic_locals = HashSet::new();
+        // Guard against recursion (invalid SPIR-V) while callees are scanned.
+        self.cfgs.insert(
+            f,
+            Rc::new(FuncCfg {
+                blocks: Vec::new(),
+                preds: HashMap::new(),
+                dynamic_locals: HashSet::new(),
+            }),
+        );
         for &(_, start, end) in &blocks {
-            for inst in &self.m.insts[start..end] {
+            for at in start..end {
+                let inst = &self.m.insts[at];
                 match inst.class.opcode {
+                    // A pointer argument the callee indexes at run time makes
+                    // the caller's variable an array too.
+                    Op::FunctionCall => {
+                        let Some(callee) =
+                            id_operand(inst, 0).filter(|c| self.m.functions.contains_key(c))
+                        else {
+                            continue;
+                        };
+                        let callee_params = self.m.functions[&callee].params.clone();
+                        let args: Vec<Option<u32>> = (1..inst.operands.len())
+                            .map(|k| id_operand(inst, k))
+                            .collect();
+                        let callee_cfg = self.func_cfg(callee)?;
+                        for (p, a) in callee_params.iter().zip(args) {
+                            if callee_cfg.dynamic_locals.contains(p)
+                                && let Some(r) = a.and_then(|a| root.get(&a).copied())
+                            {
+                                dynamic_locals.insert(r);
+                            }
+                        }
+                    }
                     Op::Variable => {
                         if let Some(id) = inst.result_id {
                             root.insert(id, id);
