@@ -166,10 +166,10 @@ impl Lowerer<'_, '_, '_> {
             let handle_ty = self.handle_type(pointee);
             match kind.as_str() {
                 "uniform_buffer" => {
-                    self.vars.insert(var, Storage::UniformBuffer { index });
+                    self.vars.insert(var, Storage::Ubo { index });
                 }
                 "storage_buffer" => {
-                    self.vars.insert(var, Storage::StorageBuffer { index });
+                    self.vars.insert(var, Storage::Ssbo { index });
                 }
                 _ => {
                     self.vars.insert(

@@ -52,10 +52,12 @@ pub(crate) enum Storage {
     Output {
         first: usize,
     },
-    UniformBuffer {
+    /// A uniform buffer: IR index `index` of `load_ubo`.
+    Ubo {
         index: u32,
     },
-    StorageBuffer {
+    /// A storage buffer: IR index `index` of the SSBO ops.
+    Ssbo {
         index: u32,
     },
     /// Workgroup memory at byte `base`, one 32-bit word per leaf.
@@ -222,7 +224,7 @@ impl Lowerer<'_, '_, '_> {
                 for (k, &t) in want.iter().enumerate() {
                     let v = self.b.array_load(array, offset + k as u32, dynamic);
                     leaves.push(match &tys {
-                        Some(_) => self.from_bits(v, t),
+                        Some(_) => self.word_as(v, t),
                         None => v,
                     });
                 }
@@ -257,9 +259,7 @@ impl Lowerer<'_, '_, '_> {
                 }
                 Ok(Val::Leaves(leaves.into()))
             }
-            Storage::UniformBuffer { .. }
-            | Storage::PushConstant
-            | Storage::StorageBuffer { .. } => {
+            Storage::Ubo { .. } | Storage::PushConstant | Storage::Ssbo { .. } => {
                 let pos = self.buffer_pos(var_ty, &ptr.path)?;
                 let mut words = Vec::new();
                 self.buffer_words(pos, &mut words)?;
@@ -278,7 +278,7 @@ impl Lowerer<'_, '_, '_> {
                     let w = self
                         .b
                         .load_shared(at, if t == Type::BOOL { Type::U32 } else { t });
-                    out.push(self.from_bits(w, t));
+                    out.push(self.word_as(w, t));
                 }
                 Ok(Val::Leaves(out.into()))
             }
@@ -327,7 +327,7 @@ impl Lowerer<'_, '_, '_> {
             | Storage::Array { .. }
             | Storage::Output { .. }
             | Storage::Workgroup { .. } => self.leaf_offset(var_ty, &ptr.path)?,
-            Storage::StorageBuffer { index } => {
+            Storage::Ssbo { index } => {
                 let pos = self.buffer_pos(var_ty, &ptr.path)?;
                 let mut words = Vec::new();
                 self.buffer_words(pos, &mut words)?;
@@ -362,7 +362,7 @@ impl Lowerer<'_, '_, '_> {
                 let elem = self.b.shader().arrays()[array.index()].elem;
                 for (k, &l) in leaves.iter().enumerate() {
                     let l = match tys {
-                        Some(_) => self.to_bits(l),
+                        Some(_) => self.as_word(l),
                         None => self.cast(l, elem),
                     };
                     self.b.array_store(array, offset + k as u32, dynamic, l);
@@ -383,7 +383,7 @@ impl Lowerer<'_, '_, '_> {
             Storage::Workgroup { base } => {
                 for (k, &l) in leaves.iter().enumerate() {
                     let at = self.shared_address(base, offset + k as u32, dynamic);
-                    let w = self.to_bits(l);
+                    let w = self.as_word(l);
                     self.b.store_shared(at, w);
                 }
             }
@@ -495,7 +495,7 @@ impl Lowerer<'_, '_, '_> {
             _ => return Err(self.unsupported("atomic on something other than a 32-bit integer")),
         };
         let at = match storage {
-            Storage::StorageBuffer { .. } => {
+            Storage::Ssbo { .. } => {
                 let pos = self.buffer_pos(var_ty, &ptr.path)?;
                 self.byte_address(pos.offset, pos.dynamic)
             }
@@ -519,7 +519,7 @@ impl Lowerer<'_, '_, '_> {
         if op == Op::ArrayLength {
             let ptr = self.pointer(self.id(0)?)?;
             let member = self.lit(1)?;
-            let Some(Storage::StorageBuffer { index }) = self.vars.get(&ptr.var).cloned() else {
+            let Some(Storage::Ssbo { index }) = self.vars.get(&ptr.var).cloned() else {
                 return Err(self.unsupported("OpArrayLength outside a storage buffer"));
             };
             let Ty::Struct { members } = self.ty(ptr.ty)?.clone() else {
@@ -609,16 +609,16 @@ impl Lowerer<'_, '_, '_> {
             None
         };
         let old = match (storage, atomic, value) {
-            (Storage::StorageBuffer { index }, None, None) => {
+            (Storage::Ssbo { index }, None, None) => {
                 let b = self.index_u8_buffer(index)?;
                 Some(self.b.load_ssbo(b, at, t))
             }
-            (Storage::StorageBuffer { index }, None, Some(v)) => {
+            (Storage::Ssbo { index }, None, Some(v)) => {
                 let b = self.index_u8_buffer(index)?;
                 self.b.store_ssbo(b, at, v);
                 None
             }
-            (Storage::StorageBuffer { index }, Some(a), Some(v)) => {
+            (Storage::Ssbo { index }, Some(a), Some(v)) => {
                 let b = self.index_u8_buffer(index)?;
                 Some(self.b.ssbo_atomic(b, a, at, v, comparator))
             }
@@ -651,7 +651,7 @@ impl Lowerer<'_, '_, '_> {
     }
 
     /// A leaf as `u32` bits (bool as 0 or 1).
-    fn to_bits(&mut self, v: Value) -> Value {
+    fn as_word(&mut self, v: Value) -> Value {
         if self.b.type_of(v) == Type::BOOL {
             let (one, zero) = (self.const_u32(1), self.const_u32(0));
             self.b.sel(v, one, zero)
@@ -660,8 +660,8 @@ impl Lowerer<'_, '_, '_> {
         }
     }
 
-    /// The inverse of [`Self::to_bits`].
-    fn from_bits(&mut self, v: Value, t: Type) -> Value {
+    /// The inverse of [`Self::as_word`].
+    fn word_as(&mut self, v: Value, t: Type) -> Value {
         if t == Type::BOOL {
             let zero = self.const_u32(0);
             self.b.ine(v, zero)
@@ -833,7 +833,7 @@ impl Lowerer<'_, '_, '_> {
         t: Type,
     ) -> Result<Value, Error> {
         match storage {
-            Storage::UniformBuffer { index } => {
+            Storage::Ubo { index } => {
                 let c = self.const_u32(offset);
                 let at = match dynamic {
                     Some(d) if offset == 0 => d,
@@ -851,7 +851,7 @@ impl Lowerer<'_, '_, '_> {
                 });
                 Ok(self.b.load_uniform(offset / 4, words, t))
             }
-            Storage::StorageBuffer { index } => {
+            Storage::Ssbo { index } => {
                 let at = self.byte_address(offset, dynamic);
                 let b = self.index_u8_buffer(*index)?;
                 Ok(self.b.load_ssbo(b, at, t))
