@@ -28,14 +28,11 @@ enum Command {
     Asm(cli::isa::AsmArgs),
     /// Run IR passes over a shader in IR text form and print the result.
     Opt(cli::opt::OptArgs),
-<<<<<<< HEAD
     /// Run machine code on the simulator generated from the spec's
     /// semantics (hazards exit with status 3).
     Sim(cli::sim::SimArgs),
-=======
     /// Lower a SPIR-V or WGSL shader to IR (or print its interface).
     Compile(cli::compile::CompileArgs),
->>>>>>> 24a4e20 (frontend: lathe compile CLI, spirv_lower fuzz body and target, corpus bench, operand-shape checks so ill-typed SPIR-V is rejected instead of producing invalid IR)
     /// Mali driver helpers.
     Mali {
         #[command(subcommand)]
@@ -54,11 +51,8 @@ fn main() -> ExitCode {
         Command::Disasm(args) => cli::isa::disasm(args),
         Command::Asm(args) => cli::isa::asm(args),
         Command::Opt(args) => cli::opt::run(args),
-<<<<<<< HEAD
         Command::Sim(args) => cli::sim::run(args),
-=======
         Command::Compile(args) => cli::compile::run(args),
->>>>>>> 24a4e20 (frontend: lathe compile CLI, spirv_lower fuzz body and target, corpus bench, operand-shape checks so ill-typed SPIR-V is rejected instead of producing invalid IR)
         Command::Mali { command } => cli::mali::run(command),
         Command::Adreno { command } => cli::adreno::run(command),
     };
