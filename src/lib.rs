@@ -4,6 +4,7 @@
 //! one crate. See the README for the crate map.
 
 pub use lathe_adreno as adreno;
+pub use lathe_frontend as frontend;
 pub use lathe_ir as ir;
 pub use lathe_isa as isa;
 pub use lathe_mali as mali;

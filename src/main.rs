@@ -31,6 +31,8 @@ enum Command {
     /// Run machine code on the simulator generated from the spec's
     /// semantics (hazards exit with status 3).
     Sim(cli::sim::SimArgs),
+    /// Lower a SPIR-V or WGSL shader to IR (or print its interface).
+    Compile(cli::compile::CompileArgs),
     /// Mali driver helpers.
     Mali {
         #[command(subcommand)]
@@ -50,6 +52,7 @@ fn main() -> ExitCode {
         Command::Asm(args) => cli::isa::asm(args),
         Command::Opt(args) => cli::opt::run(args),
         Command::Sim(args) => cli::sim::run(args),
+        Command::Compile(args) => cli::compile::run(args),
         Command::Mali { command } => cli::mali::run(command),
         Command::Adreno { command } => cli::adreno::run(command),
     };

@@ -1,6 +1,7 @@
 //! Subcommand implementations, one module per area.
 
 pub mod adreno;
+pub mod compile;
 pub mod isa;
 pub mod mali;
 pub mod opt;

@@ -1,0 +1,247 @@
+//! The body of the `spirv_lower` fuzz target, also run by `cargo test` on
+//! fixed seeds: lowering any module never panics, and whatever it accepts
+//! passes the IR validator.
+//!
+//! Input that starts with the SPIR-V magic number is lowered as it is (the
+//! fuzzer mutates corpus modules); anything else drives [`arbitrary_module`],
+//! which builds a well-formed module skeleton around a random function body.
+
+use crate::{Error, Options, lower_spirv, spirv_words};
+use arbitrary::{Result as ArbResult, Unstructured};
+use rspirv::binary::Assemble;
+use rspirv::dr::{Builder, Instruction, Operand};
+use rspirv::grammar::{INSTRUCTION_TABLE, OperandKind, OperandQuantifier};
+use rspirv::spirv::{self, Op};
+
+/// Lower `data` (see the module docs); `Err` describes a real failure: a
+/// lowering that produced invalid IR.
+pub fn check(data: &[u8]) -> Result<(), String> {
+    let words = if data.len() >= 4 && data[..4] == spirv::MAGIC_NUMBER.to_le_bytes() {
+        let whole = data.len() / 4 * 4;
+        match spirv_words(&data[..whole]) {
+            Ok(w) => w,
+            Err(_) => return Ok(()),
+        }
+    } else {
+        match arbitrary_module(&mut Unstructured::new(data)) {
+            Ok(w) => w,
+            Err(_) => return Ok(()),
+        }
+    };
+    check_words(&words)
+}
+
+/// Lower every entry point of `words` with and without passes.
+pub fn check_words(words: &[u32]) -> Result<(), String> {
+    for passes in [false, true] {
+        let arena = lathe_ir::Bump::new();
+        let opts = Options {
+            passes,
+            ..Options::default()
+        };
+        match lower_spirv(&arena, words, &opts) {
+            Ok(lowered) => {
+                lathe_ir::validate(&lowered.shader)
+                    .map_err(|e| format!("accepted but invalid: {e}"))?;
+            }
+            Err(Error::Internal(e)) => return Err(e),
+            Err(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// Operand kinds the random body fills in.
+fn simple_kind(kind: OperandKind) -> bool {
+    matches!(
+        kind,
+        OperandKind::IdResultType
+            | OperandKind::IdResult
+            | OperandKind::IdRef
+            | OperandKind::LiteralInteger
+    )
+}
+
+/// A fragment shader module: fixed types, constants, an input and an
+/// output, and a `main` of random blocks of random instructions.
+pub fn arbitrary_module(u: &mut Unstructured<'_>) -> ArbResult<Vec<u32>> {
+    let mut b = Builder::new();
+    b.capability(spirv::Capability::Shader);
+    let glsl = b.ext_inst_import("GLSL.std.450");
+    b.memory_model(spirv::AddressingModel::Logical, spirv::MemoryModel::GLSL450);
+    let void = b.type_void();
+    let boolean = b.type_bool();
+    let int = b.type_int(32, 1);
+    let uint = b.type_int(32, 0);
+    let float = b.type_float(32, None);
+    let vec2 = b.type_vector(float, 2);
+    let vec4 = b.type_vector(float, 4);
+    let bvec4 = b.type_vector(boolean, 4);
+    let mat4 = b.type_matrix(vec4, 4);
+    let four = b.constant_bit32(uint, 4);
+    let arr = b.type_array(float, four);
+    let types = [boolean, int, uint, float, vec2, vec4, bvec4, mat4, arr];
+    let ptr_in = b.type_pointer(None, spirv::StorageClass::Input, vec4);
+    let ptr_out = b.type_pointer(None, spirv::StorageClass::Output, vec4);
+    let ptr_fv = b.type_pointer(None, spirv::StorageClass::Function, vec4);
+    let ptr_fa = b.type_pointer(None, spirv::StorageClass::Function, arr);
+    let ptr_ff = b.type_pointer(None, spirv::StorageClass::Function, float);
+    let fn_ty = b.type_function(void, []);
+    let mut ids = vec![four];
+    for ty in [int, uint, float] {
+        for _ in 0..u.int_in_range(1..=3)? {
+            let bits: u32 = u.arbitrary()?;
+            ids.push(b.constant_bit32(ty, bits));
+        }
+    }
+    ids.push(b.constant_true(boolean));
+    ids.push(b.constant_false(boolean));
+    let input = b.variable(ptr_in, None, spirv::StorageClass::Input, None);
+    let output = b.variable(ptr_out, None, spirv::StorageClass::Output, None);
+    b.decorate(
+        input,
+        spirv::Decoration::Location,
+        [Operand::LiteralBit32(0)],
+    );
+    b.decorate(
+        output,
+        spirv::Decoration::Location,
+        [Operand::LiteralBit32(0)],
+    );
+    ids.extend([input, output]);
+    let main = b.id();
+    b.entry_point(
+        spirv::ExecutionModel::Fragment,
+        main,
+        "main",
+        [input, output],
+    );
+    b.execution_mode(main, spirv::ExecutionMode::OriginUpperLeft, []);
+    b.begin_function(void, Some(main), spirv::FunctionControl::NONE, fn_ty)
+        .map_err(|_| arbitrary::Error::IncorrectFormat)?;
+    let nblocks = u.int_in_range(1..=4)?;
+    let labels: Vec<u32> = (0..nblocks).map(|_| b.id()).collect();
+    let pool: Vec<_> = INSTRUCTION_TABLE
+        .iter()
+        .filter(|i| {
+            i.operands.iter().all(|o| simple_kind(o.kind))
+                && i.operands
+                    .first()
+                    .is_some_and(|o| o.kind == OperandKind::IdResultType)
+        })
+        .collect();
+    for (k, &label) in labels.iter().enumerate() {
+        b.begin_block(Some(label))
+            .map_err(|_| arbitrary::Error::IncorrectFormat)?;
+        if k == 0 {
+            for ptr in [ptr_fv, ptr_fa, ptr_ff] {
+                ids.push(b.variable(ptr, None, spirv::StorageClass::Function, None));
+            }
+        }
+        for _ in 0..u.int_in_range(0..=12)? {
+            let result_type = *u.choose(&types)?;
+            let id = b.id();
+            let inst = if u.ratio(1, 4)? {
+                let n = u.int_in_range(1..=3)?;
+                let mut ops = vec![
+                    Operand::IdRef(glsl),
+                    Operand::LiteralExtInstInteger(u.int_in_range(1..=81)?),
+                ];
+                for _ in 0..n {
+                    ops.push(Operand::IdRef(*u.choose(&ids)?));
+                }
+                Instruction::new(Op::ExtInst, Some(result_type), Some(id), ops)
+            } else {
+                let class = *u.choose(&pool)?;
+                let mut ops = Vec::new();
+                for o in class.operands.iter().skip(2) {
+                    let reps = match o.quantifier {
+                        OperandQuantifier::One => 1,
+                        OperandQuantifier::ZeroOrOne => u.int_in_range(0..=1)?,
+                        OperandQuantifier::ZeroOrMore => u.int_in_range(0..=4)?,
+                    };
+                    for _ in 0..reps {
+                        ops.push(match o.kind {
+                            OperandKind::LiteralInteger => {
+                                Operand::LiteralBit32(u.int_in_range(0..=5)?)
+                            }
+                            _ => Operand::IdRef(*u.choose(&ids)?),
+                        });
+                    }
+                }
+                Instruction::new(class.opcode, Some(result_type), Some(id), ops)
+            };
+            b.insert_into_block(rspirv::dr::InsertPoint::End, inst)
+                .map_err(|_| arbitrary::Error::IncorrectFormat)?;
+            ids.push(id);
+        }
+        // Stores into the output and locals keep the body live.
+        if u.arbitrary()? {
+            let v = *u.choose(&ids)?;
+            let p = *u.choose(&[output, ids[ids.len().saturating_sub(1)]])?;
+            b.store(p, v, None, [])
+                .map_err(|_| arbitrary::Error::IncorrectFormat)?;
+        }
+        let later = &labels[k + 1..];
+        match u.int_in_range(0..=2)? {
+            1 if !later.is_empty() => {
+                b.branch(*u.choose(later)?)
+                    .map_err(|_| arbitrary::Error::IncorrectFormat)?;
+            }
+            2 if !later.is_empty() => {
+                let c = *u.choose(&ids)?;
+                let (t, f) = (*u.choose(&labels)?, *u.choose(later)?);
+                b.branch_conditional(c, t, f, [])
+                    .map_err(|_| arbitrary::Error::IncorrectFormat)?;
+            }
+            _ => b.ret().map_err(|_| arbitrary::Error::IncorrectFormat)?,
+        }
+    }
+    b.end_function()
+        .map_err(|_| arbitrary::Error::IncorrectFormat)?;
+    Ok(b.module().assemble())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Deterministic pseudo-random bytes (SplitMix64).
+    fn bytes(seed: u64, len: usize) -> Vec<u8> {
+        let mut s = seed;
+        (0..len)
+            .map(|_| {
+                s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+                let mut z = s;
+                z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+                z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+                (z ^ (z >> 31)) as u8
+            })
+            .collect()
+    }
+
+    #[test]
+    fn arbitrary_modules_never_lower_to_invalid_ir() {
+        let mut built = 0;
+        for seed in 0..300 {
+            let data = bytes(seed, 600);
+            if arbitrary_module(&mut Unstructured::new(&data)).is_ok() {
+                built += 1;
+            }
+            check(&data).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        }
+        assert!(built > 200, "only {built} of 300 seeds built a module");
+    }
+
+    #[test]
+    fn truncated_and_garbage_binaries_are_rejected_cleanly() {
+        let arena = lathe_ir::Bump::new();
+        assert!(matches!(
+            lower_spirv(&arena, &[], &Options::default()),
+            Err(Error::Parse(_))
+        ));
+        let mut words = vec![spirv::MAGIC_NUMBER, 0x0001_0000, 0, 100, 0];
+        words.extend([0xffff_0011, 7, 8]);
+        assert!(lower_spirv(&arena, &words, &Options::default()).is_err());
+    }
+}
