@@ -669,6 +669,7 @@ pub fn generate(isa: &Isa, root: &str) -> TokenStream {
         .collect();
     let display_mod = crate::gen_display::display_module(isa);
     let sim_mod = crate::gen_sim::sim_module(isa);
+    let asm_mod = crate::gen_asm::asm_module(isa);
     let (enums_mod, enum_types) = enum_items(isa);
     let typed = field_items(isa, &enum_types);
 
@@ -903,6 +904,7 @@ pub fn generate(isa: &Isa, root: &str) -> TokenStream {
         #latency_items
 
         #display_mod
+        #asm_mod
 
         #enums_mod
 
@@ -960,7 +962,12 @@ pub fn generate(isa: &Isa, root: &str) -> TokenStream {
 
             /// Assembles one instruction's text.
             pub fn assemble(text: &str, generation: u32) -> Result<Instr, ::lathe_isa::AsmError> {
-                let word = isa().assemble(text, generation)?;
+                // Generated forms first; the engine only when they cannot
+                // tell (and for its diagnostics).
+                let word = match asm::assemble(text, generation) {
+                    Some(w) => w,
+                    None => isa().assemble(text, generation)?,
+                };
                 Instr::decode(word, generation).ok_or_else(|| ::lathe_isa::AsmError::NoMatch {
                     text: text.to_string(),
                     generation,

@@ -260,8 +260,22 @@ fn digits(s: &str, radix: u32) -> usize {
 /// Every way the start of `text` can be read as a value of scalar type
 /// `ty`: (raw value, bytes consumed). Values must fit `width` bits.
 pub fn parse_scalar(isa: &Isa, ty: &FieldType, text: &str, width: u32) -> Vec<(u64, usize)> {
-    let m = mask(width);
     let mut out = Vec::new();
+    read_scalar(Some(isa), ty, text, width, &mut |v, n| out.push((v, n)));
+    out
+}
+
+/// [`parse_scalar`] without allocating: each reading goes to `out` in
+/// the same order. Without an `isa`, enums have no readings (generated
+/// code reads them from its own tables).
+pub fn read_scalar(
+    isa: Option<&Isa>,
+    ty: &FieldType,
+    text: &str,
+    width: u32,
+    out: &mut dyn FnMut(u64, usize),
+) {
+    let m = mask(width);
     let fits_unsigned = |v: u64| v & !m == 0;
     let encode_signed = |s: i64| -> Option<u64> {
         let v = (s as u64) & m;
@@ -273,7 +287,7 @@ pub fn parse_scalar(isa: &Isa, ty: &FieldType, text: &str, width: u32) -> Vec<(u
             if n > 0 {
                 if let Ok(v) = text[..n].parse::<u64>() {
                     if fits_unsigned(v) {
-                        out.push((v, n));
+                        out(v, n);
                     }
                 }
             }
@@ -287,7 +301,7 @@ pub fn parse_scalar(isa: &Isa, ty: &FieldType, text: &str, width: u32) -> Vec<(u
                     let s = if neg { -v } else { v };
                     if let Ok(s) = i64::try_from(s) {
                         if let Some(v) = encode_signed(s) {
-                            out.push((v, start + n));
+                            out(v, start + n);
                         }
                     }
                 }
@@ -298,7 +312,7 @@ pub fn parse_scalar(isa: &Isa, ty: &FieldType, text: &str, width: u32) -> Vec<(u
             if n > 0 {
                 if let Ok(v) = u64::from_str_radix(&text[..n], 16) {
                     if fits_unsigned(v) {
-                        out.push((v, n));
+                        out(v, n);
                     }
                 }
             }
@@ -311,13 +325,13 @@ pub fn parse_scalar(isa: &Isa, ty: &FieldType, text: &str, width: u32) -> Vec<(u
                         let s = if sign == '-' { -v } else { v };
                         if s != 0 {
                             if let Some(v) = i64::try_from(s).ok().and_then(encode_signed) {
-                                out.push((v, 1 + n));
+                                out(v, 1 + n);
                             }
                         }
                     }
                 }
             }
-            out.push((0, 0));
+            out(0, 0);
         }
         FieldType::Uoffset => {
             if let Some(rest) = text.strip_prefix('+') {
@@ -325,12 +339,12 @@ pub fn parse_scalar(isa: &Isa, ty: &FieldType, text: &str, width: u32) -> Vec<(u
                 if n > 0 {
                     if let Ok(v) = rest[..n].parse::<u64>() {
                         if v != 0 && fits_unsigned(v) {
-                            out.push((v, 1 + n));
+                            out(v, 1 + n);
                         }
                     }
                 }
             }
-            out.push((0, 0));
+            out(0, 0);
         }
         FieldType::Float | FieldType::Fixed(_) => {
             if let Some((x, n)) = parse_decimal(text) {
@@ -347,51 +361,51 @@ pub fn parse_scalar(isa: &Isa, ty: &FieldType, text: &str, width: u32) -> Vec<(u
                     _ => None,
                 };
                 if let Some(v) = v {
-                    out.push((v, n));
+                    out(v, n);
                 }
             }
         }
         FieldType::Bool(None) => match text.as_bytes().first() {
-            Some(b'0') => out.push((0, 1)),
-            Some(b'1') => out.push((1, 1)),
+            Some(b'0') => out(0, 1),
+            Some(b'1') => out(1, 1),
             _ => {}
         },
         FieldType::Bool(Some(s)) => {
             if !s.is_empty() && text.starts_with(s.as_str()) {
-                out.push((1, s.len()));
+                out(1, s.len());
             }
-            out.push((0, 0));
+            out(0, 0);
             if s.is_empty() {
-                out.push((1, 0));
+                out(1, 0);
             }
         }
         FieldType::BoolInv(s) => {
             if !s.is_empty() && text.starts_with(s.as_str()) {
-                out.push((0, s.len()));
+                out(0, s.len());
             }
-            out.push((1, 0));
+            out(1, 0);
             if s.is_empty() {
-                out.push((0, 0));
+                out(0, 0);
             }
         }
         FieldType::Enum(e) => {
+            let Some(isa) = isa else { return };
             for (v, s, _) in &isa.enums[*e].values {
                 if text.starts_with(s.as_str()) && fits_unsigned(*v) {
-                    out.push((*v, s.len()));
+                    out(*v, s.len());
                 }
             }
             let n = digits(text, 10);
             if n > 0 {
                 if let Ok(v) = text[..n].parse::<u64>() {
                     if fits_unsigned(v) && isa.enums[*e].display(v).is_none() {
-                        out.push((v, n));
+                        out(v, n);
                     }
                 }
             }
         }
         FieldType::Sub(..) => {}
     }
-    out
 }
 
 /// If `text` starts with a number written the way type `ty` reads it but

@@ -26,6 +26,7 @@
 //! assert_eq!(err.to_string(), "column 10: `16` does not fit in field `N` (4 bits, unsigned)");
 //! ```
 
+pub mod asm_rt;
 pub mod assemble;
 pub mod ast;
 pub mod check;
@@ -37,6 +38,7 @@ pub mod docgen;
 pub mod expr;
 pub mod fields;
 pub mod format;
+mod gen_asm;
 mod gen_display;
 pub mod gen_rt;
 mod gen_sim;

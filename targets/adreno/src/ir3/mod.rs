@@ -141,11 +141,16 @@ pub fn write_line(word: u64, generation: Generation, out: &mut String) -> Result
 
 /// Assembles one instruction (`raw 0x…` gives the word literally).
 pub fn assemble(text: &str, generation: Generation) -> Result<u64, Error> {
-    let isa = spec()?;
     if let Some(word) = parse_raw(text) {
         return word;
     }
-    isa.assemble(text, generation.gpu_id())
+    // Generated forms first; the embedded spec is loaded only when they
+    // cannot tell (the engine then assembles or explains the error).
+    if let Some(word) = generated::asm::assemble(text, generation.gpu_id()) {
+        return Ok(word);
+    }
+    spec()?
+        .assemble(text, generation.gpu_id())
         .map_err(|e| Error::Assemble {
             message: e.to_string(),
             column: e.column(),

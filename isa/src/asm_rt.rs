@@ -1,0 +1,551 @@
+//! Run-time support for the assembler `isa!` generates.
+//!
+//! The generator (`gen_asm`) turns every display template, per leaf and
+//! per combination of its `when`s, into a static [`Form`]: the pieces in
+//! order with each name already resolved to where its value goes (bit
+//! ranges of the word, a sub-encoding tree, a param bound by the caller,
+//! or a derived value that is only shown). Mnemonics are found through a
+//! generated perfect hash, so a line only tries the forms whose mnemonic
+//! it contains. Reading a form fills the word directly: literals are
+//! compared, flags and enum texts looked up, numbers parsed and inserted
+//! into their bit ranges, sub-encoding operands read the same way and
+//! placed into their field.
+//!
+//! Bits the text does not show (fields that only feed a derived value or a
+//! `when` condition) take their defaults. The word is then confirmed by
+//! the generated disassembler with the spec's `check` rules: it must print
+//! exactly the text. Only when that fails are the unshown bits varied
+//! (bounded); `None` tells the caller to ask the engine, which also gives
+//! the diagnostics. Nothing here knows about an instruction set.
+
+use crate::format::read_scalar;
+use crate::model::FieldType;
+
+/// Most sub-encoding nesting a form can have.
+const MAX_NEST: usize = 8;
+/// Most unshown bits varied when the default word does not print back,
+/// and most words tried for one reading (then other readings get
+/// their turn).
+const MAX_HIDDEN_BITS: u32 = 16;
+const MAX_TRIES_PER_READING: u32 = 8192;
+/// Most steps (piece readings) spent on one line before giving up.
+const STEP_BUDGET: usize = 40_000;
+/// Most readings of one piece considered.
+const MAX_READINGS: usize = 12;
+
+/// A numeric value type (the scalar types whose text is a number).
+#[derive(Clone, Copy, Debug)]
+pub enum Num {
+    Uint,
+    Int,
+    Hex,
+    HexUpper,
+    Offset,
+    Uoffset,
+    Float,
+    Fixed(u32),
+    Branch,
+    AbsBranch,
+    /// `bool` without a text: `0` or `1`.
+    Bool,
+}
+
+impl Num {
+    fn field_type(self) -> FieldType {
+        match self {
+            Num::Uint => FieldType::Uint,
+            Num::Int => FieldType::Int,
+            Num::Hex => FieldType::Hex,
+            Num::HexUpper => FieldType::HexUpper,
+            Num::Offset => FieldType::Offset,
+            Num::Uoffset => FieldType::Uoffset,
+            Num::Float => FieldType::Float,
+            Num::Fixed(r) => FieldType::Fixed(r),
+            Num::Branch => FieldType::Branch,
+            Num::AbsBranch => FieldType::AbsBranch,
+            Num::Bool => FieldType::Bool(None),
+        }
+    }
+}
+
+/// How a value is read from the text.
+#[derive(Clone, Copy, Debug)]
+pub enum Read {
+    Num(Num),
+    /// `bool "text"`: the text when set.
+    Flag(&'static str),
+    /// `bool_inv "text"`: the text when clear.
+    FlagInv(&'static str),
+    /// An enum: (value, text), longest text first; a number reads a value
+    /// with no text.
+    Enum(&'static [(u64, &'static str)]),
+}
+
+/// Where a value read goes: bit ranges `(low, width)` of the scope's word,
+/// least significant part first; for a derived value made of fields side
+/// by side, each `(shift, width, ranges)` part into its field; or nowhere
+/// (any other derived value, which the confirmation checks).
+#[derive(Clone, Copy, Debug)]
+pub enum To {
+    Drop,
+    Field(&'static [(u32, u32)]),
+    Parts(&'static [(u32, u32, &'static [(u32, u32)])]),
+}
+
+/// What a sub-encoding's param is bound to in the caller.
+#[derive(Clone, Copy, Debug)]
+pub enum Bind {
+    /// Not bound (or bound to something that cannot be shown): a form
+    /// showing it cannot be read.
+    Never,
+    /// An item of the caller, read as the caller shows it.
+    Item { read: Read, width: u32, to: To },
+    /// The caller's own param number `n`.
+    Up(u16),
+}
+
+/// One piece of a form.
+#[derive(Clone, Copy, Debug)]
+pub enum Op {
+    Lit(&'static str),
+    Value { read: Read, width: u32, to: To },
+    /// The sub-encoding's param number `n`.
+    Param(u16),
+    /// A sub-encoding operand: the forms of its tree, the field's ranges,
+    /// and the binds of the tree's params in order.
+    Sub {
+        forms: &'static [Form],
+        ranges: &'static [(u32, u32)],
+        binds: &'static [Bind],
+    },
+}
+
+/// One leaf with one combination of active `when`s: its template read
+/// backwards.
+#[derive(Clone, Copy, Debug)]
+pub struct Form {
+    pub leaf: u32,
+    pub gen_min: u32,
+    pub gen_max: u32,
+    /// Pattern and `assert` bits, and their values.
+    pub fixed_mask: u64,
+    pub fixed: u64,
+    /// Bits of the fields in scope, and their defaults.
+    pub hidden: u64,
+    pub defaults: u64,
+    /// Of those, the bits that derived values, `when` conditions, checks
+    /// and sub-encoding params read: the only ones varied.
+    pub search: u64,
+    pub ops: &'static [Op],
+}
+
+/// Everything the generated assembler of one ISA knows.
+#[derive(Debug)]
+pub struct Table {
+    /// Instruction forms in the engine's order (leaf, then `when`s).
+    pub forms: &'static [Form],
+    /// Forms tried for every line (their mnemonic is not a token of its own).
+    pub always: &'static [u16],
+    /// Perfect hash of the mnemonics: (mnemonic, its forms), `""` if
+    /// empty; a bucket's displacement is the seed of its keys' slot hash.
+    pub slots: &'static [(&'static str, &'static [u16])],
+    pub displace: &'static [u64],
+    /// Bytes that occur in mnemonics.
+    pub charset: [u64; 4],
+    pub min_len: usize,
+    pub max_len: usize,
+}
+
+/// The hash the generated mnemonic table was built with.
+pub fn mnemonic_hash(seed: u64, s: &[u8]) -> u64 {
+    let mut h = 0xcbf2_9ce4_8422_2325u64 ^ seed;
+    for &b in s {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h ^ (h >> 29)
+}
+
+/// Whether byte `b` is in `set`.
+#[inline]
+pub fn in_set(set: &[u64; 4], b: u8) -> bool {
+    set[usize::from(b >> 6)] >> (b & 63) & 1 != 0
+}
+
+impl Table {
+    fn lookup(&self, s: &[u8]) -> Option<&'static [u16]> {
+        let b = (mnemonic_hash(0, s) as usize) & (self.displace.len() - 1);
+        let i = (mnemonic_hash(self.displace[b], s) as usize) & (self.slots.len() - 1);
+        let (m, forms) = self.slots[i];
+        (m.as_bytes() == s).then_some(forms)
+    }
+
+    /// The forms worth trying for `text`, in order, into `out`; `false` if
+    /// there are too many to hold (the caller then tries every form).
+    fn candidates(&self, text: &str, out: &mut Vec<u16>) {
+        let b = text.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            if !in_set(&self.charset, b[i]) {
+                i += 1;
+                continue;
+            }
+            let mut end = i;
+            while end < b.len() && in_set(&self.charset, b[end]) {
+                end += 1;
+            }
+            let top = (end - i).min(self.max_len);
+            for len in self.min_len..=top {
+                if let Some(forms) = self.lookup(&b[i..i + len]) {
+                    out.extend_from_slice(forms);
+                }
+            }
+            i = end;
+        }
+        out.extend_from_slice(self.always);
+        out.sort_unstable();
+        out.dedup();
+    }
+}
+
+#[derive(Clone, Copy, Default)]
+struct Scope {
+    value: u64,
+    known: u64,
+    hidden: u64,
+    defaults: u64,
+    search: u64,
+    /// Bits of sub-encodings their text left unshown.
+    free: u64,
+}
+
+impl Scope {
+    fn of(form: &Form) -> Scope {
+        Scope {
+            value: form.fixed,
+            known: form.fixed_mask,
+            hidden: form.hidden,
+            defaults: form.defaults,
+            search: form.search,
+            free: 0,
+        }
+    }
+
+    /// Sets bits; `false` if they contradict bits already known.
+    fn set(&mut self, mask: u64, value: u64) -> bool {
+        if (self.value ^ value) & self.known & mask != 0 {
+            return false;
+        }
+        self.value = (self.value & !mask) | (value & mask);
+        self.known |= mask;
+        true
+    }
+}
+
+fn deposit(ranges: &[(u32, u32)], mut v: u64) -> u64 {
+    let mut out = 0;
+    for &(low, width) in ranges {
+        let m = if width >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << width) - 1
+        };
+        out |= (v & m) << low;
+        v = v.checked_shr(width).unwrap_or(0);
+    }
+    out
+}
+
+fn ranges_mask(ranges: &[(u32, u32)]) -> u64 {
+    deposit(ranges, u64::MAX)
+}
+
+/// The rest of a caller's form, resumed when a sub-encoding is read.
+struct Resume<'r> {
+    ops: &'static [Op],
+    at: usize,
+    ranges: &'static [(u32, u32)],
+    up: Option<&'r Resume<'r>>,
+}
+
+struct Run<'t, 'c> {
+    text: &'t str,
+    generation: u32,
+    scopes: [Scope; MAX_NEST],
+    binds: [&'static [Bind]; MAX_NEST],
+    steps: usize,
+    confirm: &'c mut dyn FnMut(u64) -> bool,
+    found: Option<u64>,
+}
+
+/// Every reading of `read` at the start of `here`: (value, bytes).
+fn readings(read: Read, width: u32, here: &str, out: &mut [(u64, usize); MAX_READINGS]) -> usize {
+    let mut n = 0;
+    let mut push = |v: u64, len: usize| {
+        if n < MAX_READINGS {
+            out[n] = (v, len);
+            n += 1;
+        }
+    };
+    match read {
+        Read::Num(num) => read_scalar(None, &num.field_type(), here, width, &mut push),
+        Read::Flag(t) => {
+            if !t.is_empty() && here.starts_with(t) {
+                push(1, t.len());
+            }
+            push(0, 0);
+            if t.is_empty() {
+                push(1, 0);
+            }
+        }
+        Read::FlagInv(t) => {
+            if !t.is_empty() && here.starts_with(t) {
+                push(0, t.len());
+            }
+            push(1, 0);
+            if t.is_empty() {
+                push(0, 0);
+            }
+        }
+        Read::Enum(values) => {
+            let m = if width >= 64 {
+                u64::MAX
+            } else {
+                (1u64 << width) - 1
+            };
+            for &(v, t) in values {
+                if v & !m == 0 && here.starts_with(t) {
+                    push(v, t.len());
+                }
+            }
+            let d = here.bytes().take_while(u8::is_ascii_digit).count();
+            if let Some(v) = (d > 0).then(|| here[..d].parse::<u64>().ok()).flatten() {
+                if v & !m == 0 && !values.iter().any(|&(x, _)| x == v) {
+                    push(v, d);
+                }
+            }
+        }
+    }
+    n
+}
+
+impl Run<'_, '_> {
+    /// Reads `ops[at..]` of the form at nesting `depth` from byte `pos`,
+    /// then whatever `up` resumes; `true` once a confirmed word is found.
+    fn seq(
+        &mut self,
+        ops: &'static [Op],
+        mut at: usize,
+        depth: usize,
+        mut pos: usize,
+        up: Option<&Resume<'_>>,
+    ) -> bool {
+        loop {
+            self.steps += 1;
+            if self.steps > STEP_BUDGET {
+                return false;
+            }
+            let Some(op) = ops.get(at) else {
+                return self.close(depth, pos, up);
+            };
+            at += 1;
+            match *op {
+                Op::Lit(s) => {
+                    if !self.text[pos..].starts_with(s) {
+                        return false;
+                    }
+                    pos += s.len();
+                }
+                Op::Value { read, width, to } => {
+                    return self.value(read, width, to, depth, ops, at, depth, pos, up);
+                }
+                Op::Param(n) => {
+                    let mut d = depth;
+                    let mut bind = self.binds[d].get(usize::from(n)).copied();
+                    while let Some(Bind::Up(j)) = bind {
+                        if d == 0 {
+                            return false;
+                        }
+                        d -= 1;
+                        bind = self.binds[d].get(usize::from(j)).copied();
+                    }
+                    let Some(Bind::Item { read, width, to }) = bind else {
+                        return false;
+                    };
+                    if d == 0 {
+                        return false;
+                    }
+                    // The item lives in the scope that bound the param.
+                    return self.value(read, width, to, d - 1, ops, at, depth, pos, up);
+                }
+                Op::Sub {
+                    forms,
+                    ranges,
+                    binds,
+                } => {
+                    if depth + 1 >= MAX_NEST {
+                        return false;
+                    }
+                    let resume = Resume {
+                        ops,
+                        at,
+                        ranges,
+                        up,
+                    };
+                    let saved = self.scopes;
+                    for form in forms {
+                        if !(form.gen_min <= self.generation && self.generation <= form.gen_max) {
+                            continue;
+                        }
+                        self.scopes[depth + 1] = Scope::of(form);
+                        self.binds[depth + 1] = binds;
+                        if self.seq(form.ops, 0, depth + 1, pos, Some(&resume)) {
+                            return true;
+                        }
+                        self.scopes = saved;
+                        if self.steps > STEP_BUDGET {
+                            return false;
+                        }
+                    }
+                    return false;
+                }
+            }
+        }
+    }
+}
+
+impl Run<'_, '_> {
+    /// Tries each reading of one value (stored into scope `into`), then
+    /// the rest of the form.
+    #[allow(clippy::too_many_arguments)]
+    fn value(
+        &mut self,
+        read: Read,
+        width: u32,
+        to: To,
+        into: usize,
+        ops: &'static [Op],
+        at: usize,
+        depth: usize,
+        pos: usize,
+        up: Option<&Resume<'_>>,
+    ) -> bool {
+        let mut rs = [(0u64, 0usize); MAX_READINGS];
+        let n = readings(read, width, &self.text[pos..], &mut rs);
+        let saved = self.scopes[into];
+        for (k, &(v, len)) in rs[..n].iter().enumerate() {
+            let ok = match to {
+                // A shown derived value: only how much text it takes matters.
+                To::Drop => !rs[..k].iter().any(|&(_, l)| l == len),
+                To::Field(ranges) => {
+                    self.scopes[into].set(ranges_mask(ranges), deposit(ranges, v))
+                }
+                To::Parts(parts) => parts.iter().all(|&(shift, width, ranges)| {
+                    let part = v.checked_shr(shift).unwrap_or(0) & (u64::MAX >> (64 - width.clamp(1, 64)));
+                    self.scopes[into].set(ranges_mask(ranges), deposit(ranges, part))
+                }),
+            };
+            if ok && self.seq(ops, at, depth, pos + len, up) {
+                return true;
+            }
+            self.scopes[into] = saved;
+            if self.steps > STEP_BUDGET {
+                return false;
+            }
+        }
+        false
+    }
+
+    /// The form at `depth` has been read up to `pos`: hand a sub-encoding
+    /// to its caller, or finish the instruction.
+    fn close(&mut self, depth: usize, pos: usize, up: Option<&Resume<'_>>) -> bool {
+        if let Some(r) = up {
+            let sub = self.scopes[depth];
+            let caller = &mut self.scopes[depth - 1];
+            if !caller.set(deposit(r.ranges, sub.known), deposit(r.ranges, sub.value)) {
+                return false;
+            }
+            // A sub-encoding's unshown bits stay free even where the
+            // caller asserts a value (as in the engine): the confirmation
+            // decides.
+            let free = deposit(r.ranges, (sub.hidden & !sub.known) | sub.free);
+            caller.free |= free;
+            caller.defaults = (caller.defaults & !free) | deposit(r.ranges, sub.defaults);
+            caller.search |= deposit(r.ranges, sub.search);
+            return self.seq(r.ops, r.at, depth - 1, pos, r.up);
+        }
+        if pos != self.text.len() {
+            return false;
+        }
+        let top = self.scopes[0];
+        let unshown = (top.hidden & !top.known) | top.free;
+        let first = (top.value & !unshown) | (top.defaults & unshown);
+        if (self.confirm)(first) {
+            self.found = Some(first);
+            return true;
+        }
+        let free = top.search & unshown;
+        let base = first & !free;
+        let default = first & free;
+        // The text fixes every shown bit; what is left feeds derived
+        // values or `when` conditions. Vary it, default first.
+        if free.count_ones() > MAX_HIDDEN_BITS {
+            return false;
+        }
+        // Ascending over the free bits: low fields first, small values first.
+        let mut sub = 0u64;
+        for _ in 0..MAX_TRIES_PER_READING {
+            sub = (sub | !free).wrapping_add(1) & free;
+            if sub == 0 {
+                return false;
+            }
+            let w = base | (default ^ sub);
+            self.steps += 1;
+            if self.steps > STEP_BUDGET {
+                return false;
+            }
+            if (self.confirm)(w) {
+                self.found = Some(w);
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// Assembles `text` at `generation` with the generated `table`; `confirm`
+/// prints a word (validated) and tells whether it prints exactly `text`.
+/// `None`: no form reads the text, or a reading exists but its word could
+/// not be confirmed within the budget (the caller asks the engine).
+pub fn assemble(
+    table: &Table,
+    text: &str,
+    generation: u32,
+    confirm: &mut dyn FnMut(u64) -> bool,
+) -> Option<u64> {
+    let mut candidates = Vec::with_capacity(16);
+    table.candidates(text, &mut candidates);
+    let mut run = Run {
+        text,
+        generation,
+        scopes: [Scope::default(); MAX_NEST],
+        binds: [&[]; MAX_NEST],
+        steps: 0,
+        confirm,
+        found: None,
+    };
+    for &i in &candidates {
+        let form = &table.forms[usize::from(i)];
+        if !(form.gen_min <= generation && generation <= form.gen_max) {
+            continue;
+        }
+        run.scopes[0] = Scope::of(form);
+        if run.seq(form.ops, 0, 0, 0, None) {
+            return run.found;
+        }
+        if run.steps > STEP_BUDGET {
+            return None;
+        }
+    }
+    None
+}
