@@ -81,6 +81,12 @@ pub enum Read {
     Enum(&'static [(u64, &'static str)]),
 }
 
+/// Bit ranges `(low, width)` of a word, least significant part first.
+pub type Ranges = &'static [(u32, u32)];
+/// One field of a derived value made of fields side by side: `(shift,
+/// width, ranges)`.
+pub type Part = (u32, u32, Ranges);
+
 /// Where a value read goes: bit ranges `(low, width)` of the scope's word,
 /// least significant part first; for a derived value made of fields side
 /// by side, each `(shift, width, ranges)` part into its field; or nowhere
@@ -89,7 +95,7 @@ pub enum Read {
 pub enum To {
     Drop,
     Field(&'static [(u32, u32)]),
-    Parts(&'static [(u32, u32, &'static [(u32, u32)])]),
+    Parts(&'static [Part]),
 }
 
 /// What a sub-encoding's param is bound to in the caller.
@@ -108,7 +114,11 @@ pub enum Bind {
 #[derive(Clone, Copy, Debug)]
 pub enum Op {
     Lit(&'static str),
-    Value { read: Read, width: u32, to: To },
+    Value {
+        read: Read,
+        width: u32,
+        to: To,
+    },
     /// The sub-encoding's param number `n`.
     Param(u16),
     /// A sub-encoding operand: the forms of its tree, the field's ranges,
@@ -124,7 +134,6 @@ pub enum Op {
 /// backwards.
 #[derive(Clone, Copy, Debug)]
 pub struct Form {
-    pub leaf: u32,
     pub gen_min: u32,
     pub gen_max: u32,
     /// Pattern and `assert` bits, and their values.
@@ -180,8 +189,9 @@ impl Table {
         (m.as_bytes() == s).then_some(forms)
     }
 
-    /// The forms worth trying for `text`, in order, into `out`; `false` if
-    /// there are too many to hold (the caller then tries every form).
+    /// The forms worth trying for `text`, in the engine's order, into
+    /// `out`: those whose mnemonic starts some token of the text (any
+    /// prefix of it), and the forms tried for every line.
     fn candidates(&self, text: &str, out: &mut Vec<u16>) {
         let b = text.as_bytes();
         let mut i = 0;
@@ -437,11 +447,10 @@ impl Run<'_, '_> {
             let ok = match to {
                 // A shown derived value: only how much text it takes matters.
                 To::Drop => !rs[..k].iter().any(|&(_, l)| l == len),
-                To::Field(ranges) => {
-                    self.scopes[into].set(ranges_mask(ranges), deposit(ranges, v))
-                }
+                To::Field(ranges) => self.scopes[into].set(ranges_mask(ranges), deposit(ranges, v)),
                 To::Parts(parts) => parts.iter().all(|&(shift, width, ranges)| {
-                    let part = v.checked_shr(shift).unwrap_or(0) & (u64::MAX >> (64 - width.clamp(1, 64)));
+                    let part =
+                        v.checked_shr(shift).unwrap_or(0) & (u64::MAX >> (64 - width.clamp(1, 64)));
                     self.scopes[into].set(ranges_mask(ranges), deposit(ranges, part))
                 }),
             };

@@ -83,22 +83,33 @@ fn expr_fields(isa: &Isa, leaf: EncId, var: &Variant, e: &Expr, seen: &mut Vec<S
             }
             seen.push(n.clone());
             match resolve(isa, leaf, var, n) {
-                Some(Resolved::Item(ItemRef::Field(f))) if !matches!(f.ty, FieldType::Sub(..)) => f.mask(),
-                Some(Resolved::Item(ItemRef::Derived(d))) => expr_fields(isa, leaf, var, &d.expr, seen),
+                Some(Resolved::Item(ItemRef::Field(f))) if !matches!(f.ty, FieldType::Sub(..)) => {
+                    f.mask()
+                }
+                Some(Resolved::Item(ItemRef::Derived(d))) => {
+                    expr_fields(isa, leaf, var, &d.expr, seen)
+                }
                 _ => 0,
             }
         }
         ExprKind::Named(_, idx, args) => {
-            let mut m = args.iter().map(|a| expr_fields(isa, leaf, var, a, seen)).fold(0, |a, b| a | b);
+            let mut m = args
+                .iter()
+                .map(|a| expr_fields(isa, leaf, var, a, seen))
+                .fold(0, |a, b| a | b);
             if let Some(named) = idx.and_then(|i| isa.exprs.get(i)) {
                 m |= expr_fields(isa, leaf, var, &named.expr, seen);
             }
             m
         }
         ExprKind::Unary(_, a) => expr_fields(isa, leaf, var, a, seen),
-        ExprKind::Binary(_, a, b) => expr_fields(isa, leaf, var, a, seen) | expr_fields(isa, leaf, var, b, seen),
+        ExprKind::Binary(_, a, b) => {
+            expr_fields(isa, leaf, var, a, seen) | expr_fields(isa, leaf, var, b, seen)
+        }
         ExprKind::Cond(c, a, b) => {
-            expr_fields(isa, leaf, var, c, seen) | expr_fields(isa, leaf, var, a, seen) | expr_fields(isa, leaf, var, b, seen)
+            expr_fields(isa, leaf, var, c, seen)
+                | expr_fields(isa, leaf, var, a, seen)
+                | expr_fields(isa, leaf, var, b, seen)
         }
     }
 }
@@ -119,7 +130,9 @@ fn invert(isa: &Isa, leaf: EncId, var: &Variant, e: &Expr) -> Option<TokenStream
                     out.push((n, *k as u32));
                     true
                 }
-                (ExprKind::Name(n), ExprKind::Int(k), BinOp::Mul) if *k > 0 && (*k as u64).is_power_of_two() => {
+                (ExprKind::Name(n), ExprKind::Int(k), BinOp::Mul)
+                    if *k > 0 && (*k as u64).is_power_of_two() =>
+                {
                     out.push((n, k.trailing_zeros()));
                     true
                 }
@@ -141,7 +154,11 @@ fn invert(isa: &Isa, leaf: EncId, var: &Variant, e: &Expr) -> Option<TokenStream
         if matches!(f.ty, FieldType::Sub(..)) || shift + f.width > 64 {
             return None;
         }
-        let bits = if f.width >= 64 { u64::MAX } else { ((1u64 << f.width) - 1) << shift };
+        let bits = if f.width >= 64 {
+            u64::MAX
+        } else {
+            ((1u64 << f.width) - 1) << shift
+        };
         if used & bits != 0 {
             return None;
         }
@@ -209,11 +226,19 @@ fn piece_endings(isa: &Isa, leaf: EncId, var: &Variant, p: &Piece) -> Option<(Ve
                 FieldType::Bool(Some(t)) | FieldType::BoolInv(t) => vec![t.as_str(), ""],
                 // Values without a text print as numbers.
                 FieldType::Enum(e) => {
-                    let mut t: Vec<&str> = isa.enums[*e].values.iter().map(|(_, s, _)| s.as_str()).collect();
+                    let mut t: Vec<&str> = isa.enums[*e]
+                        .values
+                        .iter()
+                        .map(|(_, s, _)| s.as_str())
+                        .collect();
                     t.extend(DIGITS);
                     t
                 }
-                FieldType::Uint | FieldType::Int | FieldType::Branch | FieldType::AbsBranch | FieldType::Bool(None) => DIGITS.to_vec(),
+                FieldType::Uint
+                | FieldType::Int
+                | FieldType::Branch
+                | FieldType::AbsBranch
+                | FieldType::Bool(None) => DIGITS.to_vec(),
                 _ => return None,
             },
         },
@@ -231,7 +256,13 @@ fn piece_endings(isa: &Isa, leaf: EncId, var: &Variant, p: &Piece) -> Option<(Ve
 
 /// Whether the mnemonic of a template always starts a token of the text:
 /// whatever precedes it ends in a byte outside `charset`.
-fn mnemonic_starts_token(isa: &Isa, leaf: EncId, var: &Variant, pieces: &[Piece], charset: &[u64; 4]) -> bool {
+fn mnemonic_starts_token(
+    isa: &Isa,
+    leaf: EncId,
+    var: &Variant,
+    pieces: &[Piece],
+    charset: &[u64; 4],
+) -> bool {
     let Some(at) = pieces.iter().position(|p| *p == Piece::Mnemonic) else {
         return false;
     };
@@ -340,9 +371,15 @@ impl Gen<'_> {
                 Some(Resolved::Item(ItemRef::Derived(d))) => {
                     search |= expr_fields(isa, leaf, var, &d.expr, &mut seen);
                 }
-                Some(Resolved::Item(ItemRef::Field(Field { ty: FieldType::Sub(_, binds), .. }))) => {
+                Some(Resolved::Item(ItemRef::Field(Field {
+                    ty: FieldType::Sub(_, binds),
+                    ..
+                }))) => {
                     for (_, caller) in binds {
-                        let e = Expr { kind: ExprKind::Name(caller.clone()), span: Default::default() };
+                        let e = Expr {
+                            kind: ExprKind::Name(caller.clone()),
+                            span: Default::default(),
+                        };
                         search |= expr_fields(isa, leaf, var, &e, &mut Vec::new());
                     }
                 }
@@ -387,8 +424,7 @@ impl Gen<'_> {
             });
         }
         let g = e.generation;
-        let (lf, gmin, gmax) = (
-            Literal::u32_unsuffixed(leaf as u32),
+        let (gmin, gmax) = (
             Literal::u32_unsuffixed(g.min),
             Literal::u32_unsuffixed(g.max),
         );
@@ -400,7 +436,7 @@ impl Gen<'_> {
             Literal::u64_unsuffixed(search & hidden),
         );
         let code = quote! {
-            Form { leaf: #lf, gen_min: #gmin, gen_max: #gmax, fixed_mask: #fm, fixed: #fv,
+            Form { gen_min: #gmin, gen_max: #gmax, fixed_mask: #fm, fixed: #fv,
                    hidden: #hm, defaults: #dv, search: #sm, ops: &[#(#ops),*] }
         };
         let mnemonic = t
@@ -491,7 +527,10 @@ fn perfect_hash(keys: &[&str]) -> (Vec<u64>, Vec<Option<usize>>) {
                 .iter()
                 .map(|&i| (mnemonic_hash(d, keys[i].as_bytes()) as usize) & (size - 1))
                 .collect();
-            let distinct = places.iter().enumerate().all(|(j, p)| !places[..j].contains(p));
+            let distinct = places
+                .iter()
+                .enumerate()
+                .all(|(j, p)| !places[..j].contains(p));
             if distinct && places.iter().all(|&p| slots[p].is_none()) {
                 for (&i, &p) in buckets[b].iter().zip(&places) {
                     slots[p] = Some(i);
@@ -527,7 +566,10 @@ pub(crate) fn asm_module(isa: &Isa) -> TokenStream {
             .map(|t| t.pieces.clone())
             .unwrap_or_default();
         match &f.mnemonic {
-            Some(m) if !m.is_empty() && mnemonic_starts_token(isa, f.leaf, &f.var, pieces, &charset) => {
+            Some(m)
+                if !m.is_empty()
+                    && mnemonic_starts_token(isa, f.leaf, &f.var, pieces, &charset) =>
+            {
                 by_mnemonic.entry(m.as_str()).or_default().push(i as u16)
             }
             _ => always.push(i as u16),
@@ -559,7 +601,8 @@ pub(crate) fn asm_module(isa: &Isa) -> TokenStream {
     }
 
     let enums = isa.enums.iter().enumerate().map(|(i, e)| {
-        let mut vals: Vec<(u64, &str)> = e.values.iter().map(|(v, s, _)| (*v, s.as_str())).collect();
+        let mut vals: Vec<(u64, &str)> =
+            e.values.iter().map(|(v, s, _)| (*v, s.as_str())).collect();
         // Longest text first, so the first full reading is the likely one.
         vals.sort_by_key(|(_, s)| std::cmp::Reverse(s.len()));
         let n = vals.len();

@@ -73,4 +73,3 @@ fn generated_assembly_equals_engine_million() {
         assert_eq!(t.fallback, 0, "generation {g}: {t:?}");
     }
 }
-
