@@ -285,6 +285,8 @@ struct Run<'t, 'c> {
     binds: [&'static [Bind]; MAX_NEST],
     steps: usize,
     confirm: &'c mut dyn FnMut(u64) -> bool,
+    /// Whether unshown bits are varied (the second pass).
+    vary: bool,
     found: Option<u64>,
 }
 
@@ -493,6 +495,9 @@ impl Run<'_, '_> {
             self.found = Some(first);
             return true;
         }
+        if !self.vary {
+            return false;
+        }
         let free = top.search & unshown;
         let base = first & !free;
         let default = first & free;
@@ -541,19 +546,26 @@ pub fn assemble(
         binds: [&[]; MAX_NEST],
         steps: 0,
         confirm,
+        vary: false,
         found: None,
     };
-    for &i in &candidates {
-        let form = &table.forms[usize::from(i)];
-        if !(form.gen_min <= generation && generation <= form.gen_max) {
-            continue;
-        }
-        run.scopes[0] = Scope::of(form);
-        if run.seq(form.ops, 0, 0, 0, None) {
-            return run.found;
-        }
-        if run.steps > STEP_BUDGET {
-            return None;
+    // Every reading with its default word first; only then, reading by
+    // reading, the unshown bits varied.
+    for vary in [false, true] {
+        run.vary = vary;
+        run.steps = 0;
+        for &i in &candidates {
+            let form = &table.forms[usize::from(i)];
+            if !(form.gen_min <= generation && generation <= form.gen_max) {
+                continue;
+            }
+            run.scopes[0] = Scope::of(form);
+            if run.seq(form.ops, 0, 0, 0, None) {
+                return run.found;
+            }
+            if run.steps > STEP_BUDGET {
+                break;
+            }
         }
     }
     None
