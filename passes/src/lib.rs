@@ -130,6 +130,7 @@ pub mod flatten;
 pub mod fuzzing;
 pub mod group;
 pub mod legalise;
+pub mod link;
 pub mod manager;
 pub mod ra;
 pub mod sched;

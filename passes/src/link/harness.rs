@@ -1,0 +1,351 @@
+//! The two-stage differential harness: run a vertex shader on a
+//! triangle's three vertices in the reference interpreter, interpolate
+//! each output the way the fragment shader's load asks, run the fragment
+//! shader at random sample positions, and compare a pair before and after
+//! [`link`](super::link).
+//!
+//! Interpolation model (per fragment, per load):
+//! - `flat`: the provoking vertex's bits;
+//! - otherwise float loads get `v0 + b1·(v1 − v0) + b2·(v2 − v0)` in `f64`,
+//!   rounded once to the load's type, with barycentrics `b` drawn per
+//!   fragment separately for the pixel centre, the centroid and the sample
+//!   location, and perspective-corrected by each vertex's random `w`
+//!   (`bᵢ/wᵢ`, renormalised) unless `noperspective`. The form returns a
+//!   vertex value when all three are equal (so convergent varyings read the
+//!   same under every qualifier, as on hardware; equal finite bits are
+//!   returned as they are, keeping the sign of zero) and turns infinities
+//!   into NaN as hardware interpolation does. Non-float loads
+//!   interpolated anyway get the provoking vertex's bits.
+//!
+//! Comparison: system-value and transform-feedback outputs of every
+//! vertex must be equal bit for bit (following compaction's moves), and so
+//! must every fragment's outputs and discard — except that when the link
+//! moved code across interpolation ([`LinkReport::moved_interpolated`]),
+//! float outputs may differ by `TOLERANCE_F32` (`TOLERANCE_F16`) times
+//! `1 + max(|a|, |b|)`. NaN equals NaN. Runs the original pair cannot
+//! complete (undefined behaviour, an unwritten varying read, the step
+//! limit) are not compared; the linked pair must then still not fail
+//! where the original did not.
+
+use super::LinkReport;
+use super::slots::{self, Class};
+use super::varyings::Comp;
+use lathe_ir::interp::{self, InterpError, Invocation, Limits, Outcome, Texture};
+use lathe_ir::{GenericOp, Interp, InterpLoc, InterpMode, Op, Scalar, Shader, Type};
+use std::collections::{BTreeMap, HashMap};
+
+pub const TOLERANCE_F32: f64 = 1e-4;
+pub const TOLERANCE_F16: f64 = 3e-2;
+
+/// Everything a pair runs on.
+#[derive(Clone, Debug, Default)]
+pub struct Scene {
+    /// Vertex shader inputs of the three vertices.
+    pub vertices: [HashMap<Comp, u32>; 3],
+    /// Clip-space `w` of each vertex (positive).
+    pub w: [f64; 3],
+    /// Which vertex flat inputs come from.
+    pub provoking: usize,
+    pub uniforms: Vec<u32>,
+    pub ubos: Vec<Vec<u32>>,
+    pub textures: Vec<Texture>,
+    /// Per fragment: barycentrics at the pixel centre, centroid and sample.
+    pub fragments: Vec<[[f64; 3]; 3]>,
+}
+
+impl Scene {
+    /// A scene from a pseudo-random seed: vertex inputs for `inputs`,
+    /// `uniforms` words, one UBO, `fragments` sample points.
+    pub fn random(
+        seed: u64,
+        inputs: &[(Comp, Scalar)],
+        uniforms: usize,
+        fragments: usize,
+    ) -> Scene {
+        let mut r = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+        let mut scene = Scene {
+            w: [
+                0.5 + r.unit() * 2.0,
+                0.5 + r.unit() * 2.0,
+                0.5 + r.unit() * 2.0,
+            ],
+            provoking: (r.next() % 3) as usize,
+            ..Scene::default()
+        };
+        for v in &mut scene.vertices {
+            for &(c, ty) in inputs {
+                v.insert(c, r.value(ty));
+            }
+        }
+        for _ in 0..uniforms {
+            scene.uniforms.push(r.value(Scalar::F32));
+        }
+        scene
+            .ubos
+            .push((0..8).map(|_| r.value(Scalar::F32)).collect());
+        scene.textures.push(Texture {
+            width: 2,
+            height: 2,
+            texels: vec![[0.25, 0.5, 0.75, 1.0]; 4],
+        });
+        for _ in 0..fragments {
+            scene.fragments.push([r.bary(), r.bary(), r.bary()]);
+        }
+        scene
+    }
+}
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn bary(&mut self) -> [f64; 3] {
+        let (a, b) = (self.unit(), self.unit());
+        let (a, b) = if a + b > 1.0 {
+            (1.0 - a, 1.0 - b)
+        } else {
+            (a, b)
+        };
+        [1.0 - a - b, a, b]
+    }
+    fn value(&mut self, ty: Scalar) -> u32 {
+        let x = self.unit() * 8.0 - 4.0;
+        match ty {
+            Scalar::F32 => (x as f32).to_bits(),
+            Scalar::F16 => lathe_ir::f16::from_f64(x) as u32,
+            Scalar::I16 => (x * 8.0) as i16 as u16 as u32,
+            _ => (x * 8.0) as i32 as u32,
+        }
+    }
+}
+
+/// What a pair did on a scene.
+#[derive(Debug)]
+pub struct PairRun {
+    /// The vertex shader's outcome per vertex, or why it failed.
+    pub vertices: Result<[Outcome; 3], InterpError>,
+    /// Each fragment's outcome.
+    pub fragments: Vec<Result<Outcome, InterpError>>,
+}
+
+/// Run a pair on a scene.
+pub fn run_pair(
+    vs: &Shader<'_, GenericOp>,
+    fs: &Shader<'_, GenericOp>,
+    scene: &Scene,
+    limits: Limits,
+) -> PairRun {
+    let base = Invocation {
+        uniforms: scene.uniforms.clone(),
+        ubos: scene.ubos.clone(),
+        textures: scene.textures.clone(),
+        ..Invocation::default()
+    };
+    let mut outs = Vec::with_capacity(3);
+    for v in &scene.vertices {
+        let inv = Invocation {
+            inputs: v.clone(),
+            ..base.clone()
+        };
+        match interp::run(vs, &inv, limits) {
+            Ok(o) => outs.push(o),
+            Err(e) => {
+                return PairRun {
+                    vertices: Err(e),
+                    fragments: Vec::new(),
+                };
+            }
+        }
+    }
+    let outs: [Outcome; 3] = [outs[0].clone(), outs[1].clone(), outs[2].clone()];
+    // The interpreter keys inputs by (slot, component) only: give each
+    // distinct (slot, component, qualifier, type) load its own key.
+    let arena = lathe_ir::Bump::new();
+    let mut fs2: Shader<GenericOp> =
+        lathe_ir::parse(&arena, &lathe_ir::print(fs)).expect("printed IR parses");
+    let mut keys: Vec<(Comp, Interp, Type)> = Vec::new();
+    for (_, i) in fs2.insts_in_order().collect::<Vec<_>>() {
+        let d = fs2.inst(i);
+        let Op::Opcode(GenericOp::LoadInput { slot, comp, interp }) = d.op else {
+            continue;
+        };
+        let ty = fs2.value_type(d.result.expect("load result"));
+        let key = ((slot, comp), interp, ty);
+        let k = keys.iter().position(|x| *x == key).unwrap_or_else(|| {
+            keys.push(key);
+            keys.len() - 1
+        });
+        fs2.inst_mut(i).op = Op::Opcode(GenericOp::LoadInput {
+            slot: k as u16,
+            comp: 0,
+            interp,
+        });
+    }
+    let fragments = scene
+        .fragments
+        .iter()
+        .map(|bary| {
+            let mut inv = base.clone();
+            for (k, &(c, q, ty)) in keys.iter().enumerate() {
+                if let Some(bits) = interpolate(&outs, c, q, ty, bary, scene) {
+                    inv.inputs.insert((k as u16, 0), bits);
+                }
+            }
+            interp::run(&fs2, &inv, limits)
+        })
+        .collect();
+    PairRun {
+        vertices: Ok(outs),
+        fragments,
+    }
+}
+
+fn float_of(ty: Scalar, bits: u32) -> f64 {
+    match ty {
+        Scalar::F16 => lathe_ir::f16::to_f64(bits as u16),
+        _ => f32::from_bits(bits) as f64,
+    }
+}
+
+fn interpolate(
+    outs: &[Outcome; 3],
+    c: Comp,
+    q: Interp,
+    ty: Type,
+    bary: &[[f64; 3]; 3],
+    scene: &Scene,
+) -> Option<u32> {
+    let mut v = [0u32; 3];
+    for (k, o) in outs.iter().enumerate() {
+        v[k] = o.outputs.get(&c)?.1;
+    }
+    if q.mode == InterpMode::Flat || !ty.scalar.is_float() {
+        return Some(v[scene.provoking]);
+    }
+    let b = bary[match q.loc {
+        InterpLoc::Center => 0,
+        InterpLoc::Centroid => 1,
+        InterpLoc::Sample => 2,
+    }];
+    let b = if q.mode == InterpMode::Smooth {
+        let p = [b[0] / scene.w[0], b[1] / scene.w[1], b[2] / scene.w[2]];
+        let sum = p[0] + p[1] + p[2];
+        [p[0] / sum, p[1] / sum, p[2] / sum]
+    } else {
+        b
+    };
+    let x = v.map(|bits| float_of(ty.scalar, bits));
+    if v[0] == v[1] && v[1] == v[2] && x[0].is_finite() {
+        return Some(v[0]);
+    }
+    let r = x[0] + b[1] * (x[1] - x[0]) + b[2] * (x[2] - x[0]);
+    Some(match ty.scalar {
+        Scalar::F16 => lathe_ir::f16::from_f64(r) as u32,
+        _ => (r as f32).to_bits(),
+    })
+}
+
+/// What a comparison covered.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Compared {
+    /// Fragments compared (the original completed).
+    pub fragments: usize,
+    /// Fragments not compared.
+    pub skipped: usize,
+}
+
+/// Compare the original pair's run with the linked pair's.
+pub fn compare(
+    before: &PairRun,
+    after: &PairRun,
+    report: &LinkReport,
+    xfb: &[Comp],
+) -> Result<Compared, String> {
+    let Ok(vb) = &before.vertices else {
+        return Ok(Compared::default());
+    };
+    let va = after
+        .vertices
+        .as_ref()
+        .map_err(|e| format!("the linked vertex shader failed: {e}"))?;
+    let moved: HashMap<Comp, Comp> = report.relocated.iter().copied().collect();
+    for k in 0..3 {
+        for (&c, &(ty, bits)) in &vb[k].outputs {
+            let keep = slots::output_class(c.0) == Class::Sysval || xfb.contains(&c);
+            if !keep {
+                continue;
+            }
+            let to = moved.get(&c).copied().unwrap_or(c);
+            let got = va[k].outputs.get(&to).map(|x| x.1);
+            if got != Some(bits) {
+                return Err(format!(
+                    "vertex {k}: output {c:?} ({ty}) was {bits:#x}, linked {to:?} is {got:x?}"
+                ));
+            }
+        }
+    }
+    let inexact = report.moved_interpolated;
+    let mut n = Compared::default();
+    for (k, (b, a)) in before.fragments.iter().zip(&after.fragments).enumerate() {
+        let Ok(b) = b else {
+            n.skipped += 1;
+            continue;
+        };
+        let a = a
+            .as_ref()
+            .map_err(|e| format!("fragment {k}: the linked fragment shader failed: {e}"))?;
+        if a.discarded != b.discarded {
+            return Err(format!(
+                "fragment {k}: discard {} vs {}",
+                b.discarded, a.discarded
+            ));
+        }
+        same_outputs(&b.outputs, &a.outputs, inexact).map_err(|e| format!("fragment {k}: {e}"))?;
+        n.fragments += 1;
+    }
+    Ok(n)
+}
+
+fn same_outputs(
+    b: &BTreeMap<Comp, (Type, u32)>,
+    a: &BTreeMap<Comp, (Type, u32)>,
+    inexact: bool,
+) -> Result<(), String> {
+    if b.keys().ne(a.keys()) {
+        return Err(format!("outputs {:?} vs {:?}", b.keys(), a.keys()));
+    }
+    for (c, &(ty, x)) in b {
+        let (ty2, y) = a[c];
+        if ty != ty2 {
+            return Err(format!("output {c:?}: type {ty} vs {ty2}"));
+        }
+        if x == y {
+            continue;
+        }
+        if ty.scalar.is_float() {
+            let (fx, fy) = (float_of(ty.scalar, x), float_of(ty.scalar, y));
+            if fx.is_nan() && fy.is_nan() {
+                continue;
+            }
+            let tol = if ty.scalar == Scalar::F16 {
+                TOLERANCE_F16
+            } else {
+                TOLERANCE_F32
+            };
+            if inexact && (fx - fy).abs() <= tol * (1.0 + fx.abs().max(fy.abs())) {
+                continue;
+            }
+            return Err(format!("output {c:?}: {fx} vs {fy} ({ty})"));
+        }
+        return Err(format!("output {c:?}: {x:#x} vs {y:#x} ({ty})"));
+    }
+    Ok(())
+}

@@ -1,0 +1,250 @@
+//! Varying linking on small hand-written pairs: each special case of the
+//! design, checked on the linked IR text.
+
+use lathe_passes::link::{DefaultCost, LinkOptions, LinkReport, link};
+
+fn run(vs: &str, fs: &str, options: &LinkOptions) -> (String, String, LinkReport) {
+    let arena = lathe_ir::Bump::new();
+    let mut p = lathe_ir::parse(&arena, vs).unwrap();
+    let mut c = lathe_ir::parse(&arena, fs).unwrap();
+    let report = link(&mut p, &mut c, options, &DefaultCost).unwrap();
+    lathe_ir::validate(&p).unwrap();
+    lathe_ir::validate(&c).unwrap();
+    (lathe_ir::print(&p), lathe_ir::print(&c), report)
+}
+
+const VS_HEAD: &str = "shader vertex\nb0:\n  %0:f32 = load_input slot=0 comp=0 interp=flat\n  %1:f32 = load_input slot=1 comp=0 interp=flat\n";
+
+#[test]
+fn system_values_stay_unread_varyings_go_xfb_stays() {
+    let vs = format!(
+        "{VS_HEAD}  store_output slot=64 comp=0 %0\n  store_output slot=65 comp=0 %1\n  store_output slot=2 comp=0 %0\n  store_output slot=3 comp=1 %1\n  store_output slot=78 comp=0 %0\n  ret\n"
+    );
+    let fs = "shader fragment\nb0:\n  %0:f32 = load_input slot=6 comp=0 interp=smooth\n  store_output slot=0 comp=0 %0\n  ret\n";
+    let options = LinkOptions {
+        xfb: vec![(3, 1)],
+        ..LinkOptions::default()
+    };
+    let (p, c, r) = run(&vs, fs, &options);
+    assert!(p.contains("store_output slot=64 comp=0"), "{p}");
+    assert!(p.contains("store_output slot=65 comp=0"), "{p}");
+    assert!(!p.contains("slot=2 comp=0"), "{p}");
+    assert!(!p.contains("slot=78"), "{p}");
+    // The xfb-only output survives, compacted to VAR0.x.
+    assert!(p.contains("store_output slot=0 comp=0 %1"), "{p}");
+    assert_eq!(r.relocated, vec![((3, 1), (0, 0))]);
+    assert_eq!(r.no_varying, vec![(64, 0), (65, 0), (0, 0)]);
+    // An input nobody writes is undefined: it becomes a constant.
+    assert!(!c.contains("load_input"), "{c}");
+    assert!(c.contains("const 0.0"), "{c}");
+}
+
+#[test]
+fn texture_coordinates_and_layer_defaults() {
+    let vs = format!("{VS_HEAD}  store_output slot=64 comp=0 %0\n  ret\n");
+    let fs = "shader fragment\nb0:
+  %0:f32 = load_input slot=78 comp=0 interp=smooth
+  %1:f32 = load_input slot=78 comp=3 interp=smooth
+  %2:f32 = load_input slot=78 comp=2 interp=smooth
+  %3:i32 = load_input slot=70 comp=0 interp=flat
+  %4:f32 = fadd %0, %1
+  %5:f32 = fadd %4, %2
+  store_output slot=0 comp=0 %5
+  store_output slot=1 comp=0 %3
+  ret\n";
+    let (_, c, _) = run(&vs, fs, &LinkOptions::default());
+    // .xy stays for coordinate replacement; .zw read (0, 1); layer is 0.
+    assert!(c.contains("load_input slot=78 comp=0 interp=smooth"), "{c}");
+    assert!(
+        !c.contains("slot=78 comp=3") && !c.contains("slot=78 comp=2"),
+        "{c}"
+    );
+    assert!(c.contains("const 1.0") && c.contains("const 0.0"), "{c}");
+    assert!(!c.contains("slot=70"), "{c}");
+}
+
+#[test]
+fn colours_propagate_only_unit_constants() {
+    let vs = "shader vertex\nb0:
+  %0:f32 = const 0.5
+  %1:f32 = const 2.0
+  store_output slot=73 comp=0 %0
+  store_output slot=73 comp=1 %1
+  %2:f32 = const 0.25
+  store_output slot=76 comp=2 %2
+  ret\n";
+    let fs = "shader fragment\nb0:
+  %0:f32 = load_input slot=73 comp=0 interp=smooth
+  %1:f32 = load_input slot=73 comp=1 interp=smooth
+  %2:f32 = load_input slot=74 comp=2 interp=smooth
+  store_output slot=0 comp=0 %0
+  store_output slot=0 comp=1 %1
+  store_output slot=0 comp=2 %2
+  ret\n";
+    let (p, c, _) = run(vs, fs, &LinkOptions::default());
+    assert!(!c.contains("slot=73 comp=0"), "{c}");
+    // 2.0 would be clamped by the vertex colour clamp: it stays a varying.
+    assert!(c.contains("slot=73 comp=1"), "{c}");
+    assert!(p.contains("store_output slot=73 comp=1"), "{p}");
+    // BFC1 written, COL1 not: the back colour's constant reaches COL1.
+    assert!(!c.contains("slot=74") && c.contains("const 0.25"), "{c}");
+}
+
+const AFFINE_FS: &str = "shader fragment\nb0:
+  %0:f32 = load_input slot=0 comp=0 interp=smooth
+  %1:f32 = load_input slot=1 comp=0 interp=smooth
+  %2:f32 = load_uniform index=0
+  %3:f32 = fmul %0, %2
+  %4:f32 = fadd %3, %1
+  store_output slot=0 comp=0 %4
+  ret\n";
+
+#[test]
+fn affine_expressions_move_across_interpolation_unless_infs_matter() {
+    let vs = format!(
+        "{VS_HEAD}  store_output slot=0 comp=0 %0\n  store_output slot=1 comp=0 %1\n  ret\n"
+    );
+    let (p, c, r) = run(&vs, AFFINE_FS, &LinkOptions::default());
+    assert_eq!(r.backward_moves, 1);
+    assert!(r.moved_interpolated);
+    assert_eq!((r.before.components, r.after.components), (2, 1));
+    assert!(
+        p.contains("load_uniform index=0") && p.contains("fmul"),
+        "{p}"
+    );
+    assert!(c.contains("load_input slot=0 comp=0 interp=smooth"), "{c}");
+    assert!(!c.contains("fmul"), "{c}");
+
+    let keep = LinkOptions {
+        preserve_inf: true,
+        ..LinkOptions::default()
+    };
+    let (_, c, r) = run(&vs, AFFINE_FS, &keep);
+    assert_eq!(r.backward_moves, 0);
+    assert!(c.contains("fmul"), "{c}");
+}
+
+#[test]
+fn products_of_interpolated_inputs_and_flat_mixes_stay() {
+    let vs = format!(
+        "{VS_HEAD}  store_output slot=0 comp=0 %0\n  store_output slot=1 comp=0 %1\n  ret\n"
+    );
+    for (a, b, op) in [
+        ("smooth", "smooth", "fmul"),
+        ("smooth", "flat", "fadd"),
+        ("smooth", "noperspective", "fadd"),
+    ] {
+        let fs = format!(
+            "shader fragment\nb0:
+  %0:f32 = load_input slot=0 comp=0 interp={a}
+  %1:f32 = load_input slot=1 comp=0 interp={b}
+  %2:f32 = {op} %0, %1
+  store_output slot=0 comp=0 %2
+  ret\n"
+        );
+        let (_, c, r) = run(&vs, &fs, &LinkOptions::default());
+        assert_eq!(r.backward_moves, 0, "{a} {op} {b}");
+        assert!(c.contains(op), "{c}");
+    }
+    // Two flat inputs: anything moves.
+    let fs = "shader fragment\nb0:
+  %0:f32 = load_input slot=0 comp=0 interp=flat
+  %1:f32 = load_input slot=1 comp=0 interp=flat
+  %2:f32 = fmul %0, %1
+  %3:f32 = floor %2
+  store_output slot=0 comp=0 %3
+  ret\n";
+    let (_, c, r) = run(&vs, fs, &LinkOptions::default());
+    assert_eq!(r.backward_moves, 1);
+    assert_eq!(
+        c,
+        "shader fragment\nb0:\n  %0:f32 = load_input slot=0 comp=0 interp=flat\n  store_output slot=0 comp=0 %0\n  ret\n"
+    );
+}
+
+#[test]
+fn forward_motion_shares_one_value() {
+    let vs = format!(
+        "{VS_HEAD}  %2:f32 = fmul %0, %1
+  %3:f32 = const 1.0
+  %4:f32 = fadd %2, %3
+  %5:f32 = const 2.0
+  %6:f32 = fmul %2, %5
+  store_output slot=0 comp=0 %4
+  store_output slot=0 comp=1 %6
+  ret\n"
+    );
+    let fs = "shader fragment\nb0:
+  %0:f32 = load_input slot=0 comp=0 interp=smooth
+  %1:f32 = load_input slot=0 comp=1 interp=smooth
+  store_output slot=0 comp=0 %0
+  store_output slot=1 comp=0 %1
+  ret\n";
+    let (p, c, r) = run(&vs, fs, &LinkOptions::default());
+    assert_eq!(r.forward_moves, 1, "{p}\n{c}");
+    assert_eq!((r.before.components, r.after.components), (2, 1));
+    // The vertex shader stores the product; the fragment shader adds and scales.
+    assert!(
+        p.contains("%2:f32 = fmul %0, %1\n  store_output slot=0 comp=0 %2"),
+        "{p}"
+    );
+    assert!(c.contains("fadd") && c.contains("fmul"), "{c}");
+    // Without it, the backward-only pipeline keeps two components.
+    let mut no_forward = LinkOptions::default();
+    no_forward.steps.forward = false;
+    let (_, _, r) = run(&vs, fs, &no_forward);
+    assert_eq!(r.after.components, 2);
+}
+
+#[test]
+fn compaction_packs_convergent_into_interpolated_holes() {
+    let vs = format!(
+        "{VS_HEAD}  %2:f32 = load_uniform index=0
+  %3:f32 = load_uniform index=1
+  %4:f32 = floor %2
+  store_output slot=5 comp=2 %0
+  store_output slot=9 comp=1 %4
+  store_output slot=12 comp=3 %1
+  ret\n"
+    );
+    // VAR9.y holds a uniform expression (convergent); propagation is off
+    // so that compaction sees it.
+    let fs = "shader fragment\nb0:
+  %0:f32 = load_input slot=5 comp=2 interp=smooth
+  %1:f32 = load_input slot=9 comp=1 interp=smooth
+  %2:f32 = load_input slot=12 comp=3 interp=flat
+  store_output slot=0 comp=0 %0
+  store_output slot=1 comp=0 %1
+  store_output slot=2 comp=0 %2
+  ret\n";
+    let mut options = LinkOptions::default();
+    options.steps.propagate = false;
+    let (p, c, r) = run(&vs, fs, &options);
+    // Interpolated VAR0.x, the convergent one fills VAR0.y (smooth), flat in VAR1.
+    assert!(c.contains("load_input slot=0 comp=0 interp=smooth"), "{c}");
+    assert!(c.contains("load_input slot=0 comp=1 interp=smooth"), "{c}");
+    assert!(c.contains("load_input slot=1 comp=0 interp=flat"), "{c}");
+    assert!(p.contains("store_output slot=0 comp=1"), "{p}");
+    assert_eq!(r.after.vec4_slots, 2);
+}
+
+#[test]
+fn duplicates_merge_within_a_qualifier_only() {
+    let vs = format!(
+        "{VS_HEAD}  store_output slot=0 comp=0 %0\n  store_output slot=1 comp=0 %0\n  store_output slot=2 comp=0 %0\n  ret\n"
+    );
+    let fs = "shader fragment\nb0:
+  %0:f32 = load_input slot=0 comp=0 interp=smooth
+  %1:f32 = load_input slot=1 comp=0 interp=smooth
+  %2:f32 = load_input slot=2 comp=0 interp=flat
+  store_output slot=0 comp=0 %0
+  store_output slot=1 comp=0 %1
+  store_output slot=2 comp=0 %2
+  ret\n";
+    let mut options = LinkOptions::default();
+    options.steps.backward = false;
+    options.steps.forward = false;
+    let (_, _, r) = run(&vs, fs, &options);
+    assert_eq!(r.deduplicated, 1);
+    assert_eq!(r.after.components, 2);
+}

@@ -1,0 +1,61 @@
+//! The two-stage harness on random vertex/fragment pairs: linking keeps
+//! every fragment's outputs (and the vertex shader's system values and
+//! transform-feedback outputs) and never adds components. Thousands of
+//! pairs per run; more with `LINK_PAIRS=100000 cargo test --release -p
+//! lathe-passes --test link_random`.
+
+use lathe_passes::fuzzing::seed_bytes;
+use lathe_passes::link::generate::check;
+
+#[test]
+fn random_pairs_behave_the_same_after_linking() {
+    let pairs: u64 = std::env::var("LINK_PAIRS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2000);
+    let mut fragments = 0;
+    let mut linked = 0;
+    let mut totals = [0usize; 7];
+    let (mut before, mut after) = (0, 0);
+    for seed in 0..pairs {
+        let data = seed_bytes(seed, 200 + (seed as usize * 53) % 600);
+        let stats = match check(&data) {
+            Ok(s) => s,
+            Err(e) => panic!("seed {seed}: {e}"),
+        };
+        if stats.report.before.components == 0 {
+            continue;
+        }
+        linked += 1;
+        fragments += stats.compared.fragments;
+        let r = &stats.report;
+        before += r.before.components;
+        after += r.after.components;
+        for (t, n) in totals.iter_mut().zip([
+            r.removed_outputs,
+            r.removed_inputs,
+            r.propagated,
+            r.deduplicated,
+            r.backward_moves,
+            r.forward_moves,
+            r.relocated.len(),
+        ]) {
+            *t += (n > 0) as usize;
+        }
+    }
+    eprintln!(
+        "{linked} pairs linked, {fragments} fragments compared, components {before} -> {after}; \
+         pairs where removal(out, in)/propagation/dedup/backward/forward/compaction fired: {totals:?}"
+    );
+    assert!(
+        linked as u64 > pairs * 9 / 10,
+        "only {linked} pairs generated"
+    );
+    assert!(
+        fragments > linked * 3,
+        "only {fragments} fragments compared"
+    );
+    for (k, &t) in totals.iter().enumerate() {
+        assert!(t as u64 > pairs / 100, "step {k} fired on only {t} pairs");
+    }
+}
