@@ -3,6 +3,7 @@
 pub mod adreno;
 pub mod compile;
 pub mod isa;
+pub mod link;
 pub mod mali;
 pub mod opt;
 pub mod sim;

@@ -82,7 +82,7 @@ pub mod remove;
 pub mod slots;
 pub mod varyings;
 
-pub use slots::slot;
+pub use slots::{slot, slot_name};
 pub use varyings::{Comp, Count, Varying, count, varyings};
 
 use crate::manager::Pass;

@@ -100,3 +100,31 @@ pub(crate) fn back_of(s: u16) -> Option<u16> {
         _ => None,
     }
 }
+
+/// The conventional name of a slot (`VAR3`, `POS`, `TEX0`, ...).
+pub fn slot_name(s: u16) -> String {
+    use slot::*;
+    let fixed = match s {
+        POS => "POS",
+        PSIZ => "PSIZ",
+        CLIP_DIST0 => "CLIP_DIST0",
+        CLIP_DIST1 => "CLIP_DIST1",
+        CULL_DIST0 => "CULL_DIST0",
+        CULL_DIST1 => "CULL_DIST1",
+        LAYER => "LAYER",
+        VIEWPORT => "VIEWPORT",
+        PRIMITIVE_ID => "PRIMITIVE_ID",
+        COL0 => "COL0",
+        COL1 => "COL1",
+        BFC0 => "BFC0",
+        BFC1 => "BFC1",
+        FOGC => "FOGC",
+        _ => "",
+    };
+    match s {
+        _ if !fixed.is_empty() => fixed.to_string(),
+        0..VAR_COUNT => format!("VAR{s}"),
+        TEX0..=TEX7 => format!("TEX{}", s - TEX0),
+        _ => format!("SLOT{s}"),
+    }
+}
