@@ -26,10 +26,10 @@ fn system_values_stay_unread_varyings_go_xfb_stays() {
         ..LinkOptions::default()
     };
     let (p, c, r) = run(&vs, fs, &options);
-    assert!(p.contains("store_output slot=64 comp=0"), "{p}");
-    assert!(p.contains("store_output slot=65 comp=0"), "{p}");
+    assert!(p.contains("store_output slot=pos comp=0"), "{p}");
+    assert!(p.contains("store_output slot=psiz comp=0"), "{p}");
     assert!(!p.contains("slot=2 comp=0"), "{p}");
-    assert!(!p.contains("slot=78"), "{p}");
+    assert!(!p.contains("slot=tex0"), "{p}");
     // The xfb-only output survives, compacted to VAR0.x.
     assert!(p.contains("store_output slot=0 comp=0 %1"), "{p}");
     assert_eq!(r.relocated, vec![((3, 1), (0, 0))]);
@@ -54,13 +54,16 @@ fn texture_coordinates_and_layer_defaults() {
   ret\n";
     let (_, c, _) = run(&vs, fs, &LinkOptions::default());
     // .xy stays for coordinate replacement; .zw read (0, 1); layer is 0.
-    assert!(c.contains("load_input slot=78 comp=0 interp=smooth"), "{c}");
     assert!(
-        !c.contains("slot=78 comp=3") && !c.contains("slot=78 comp=2"),
+        c.contains("load_input slot=tex0 comp=0 interp=smooth"),
+        "{c}"
+    );
+    assert!(
+        !c.contains("slot=tex0 comp=3") && !c.contains("slot=tex0 comp=2"),
         "{c}"
     );
     assert!(c.contains("const 1.0") && c.contains("const 0.0"), "{c}");
-    assert!(!c.contains("slot=70"), "{c}");
+    assert!(!c.contains("slot=layer"), "{c}");
 }
 
 #[test]
@@ -82,12 +85,12 @@ fn colours_propagate_only_unit_constants() {
   store_output slot=0 comp=2 %2
   ret\n";
     let (p, c, _) = run(vs, fs, &LinkOptions::default());
-    assert!(!c.contains("slot=73 comp=0"), "{c}");
+    assert!(!c.contains("slot=col0 comp=0"), "{c}");
     // 2.0 would be clamped by the vertex colour clamp: it stays a varying.
-    assert!(c.contains("slot=73 comp=1"), "{c}");
-    assert!(p.contains("store_output slot=73 comp=1"), "{p}");
+    assert!(c.contains("slot=col0 comp=1"), "{c}");
+    assert!(p.contains("store_output slot=col0 comp=1"), "{p}");
     // BFC1 written, COL1 not: the back colour's constant reaches COL1.
-    assert!(!c.contains("slot=74") && c.contains("const 0.25"), "{c}");
+    assert!(!c.contains("slot=col1") && c.contains("const 0.25"), "{c}");
 }
 
 const AFFINE_FS: &str = "shader fragment\nb0:

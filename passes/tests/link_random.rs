@@ -59,3 +59,46 @@ fn random_pairs_behave_the_same_after_linking() {
         assert!(t as u64 > pairs / 100, "step {k} fired on only {t} pairs");
     }
 }
+
+/// The README's numbers: vec4 slots and components after each step,
+/// summed over random pairs, and what forward motion adds beyond the
+/// backward pass. `cargo test --release -p lathe-passes --test link_random
+/// -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn per_step_totals() {
+    use lathe_passes::link::generate::{check_pair, pair};
+    let mut steps: Vec<(&str, usize, usize)> = Vec::new();
+    let (mut before, mut no_forward) = ((0, 0), (0, 0));
+    for seed in 0..2000u64 {
+        let data = seed_bytes(seed, 200 + (seed as usize * 53) % 600);
+        let Ok(p) = pair(&mut arbitrary::Unstructured::new(&data)) else {
+            continue;
+        };
+        let all = check_pair(&p.vs, &p.fs, &p.scene, &p.options)
+            .unwrap()
+            .report;
+        before.0 += all.before.vec4_slots;
+        before.1 += all.before.components;
+        for (k, (name, n)) in all.after_step.iter().enumerate() {
+            if steps.len() <= k {
+                steps.push((name, 0, 0));
+            }
+            steps[k].1 += n.vec4_slots;
+            steps[k].2 += n.components;
+        }
+        let mut options = p.options.clone();
+        options.steps.forward = false;
+        let r = check_pair(&p.vs, &p.fs, &p.scene, &options).unwrap().report;
+        no_forward.0 += r.after.vec4_slots;
+        no_forward.1 += r.after.components;
+    }
+    eprintln!("before: {} vec4 slots, {} components", before.0, before.1);
+    for (name, v, c) in steps {
+        eprintln!("after {name}: {v} vec4 slots, {c} components");
+    }
+    eprintln!(
+        "all steps but forward: {} vec4 slots, {} components",
+        no_forward.0, no_forward.1
+    );
+}

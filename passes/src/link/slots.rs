@@ -1,29 +1,13 @@
 //! Step 1 of the design: which varying slots may be optimised, and how.
 //!
-//! Slot numbers follow the agreed IR numbering: `0..=31` are user
-//! locations (the design's VARn), built-ins start at 64. The constants are
-//! kept here until `lathe_ir` carries them.
+//! Slot numbers are the IR's ([`lathe_ir::slot`]): `0..=31` are user
+//! locations (the design's VARn), built-ins start at 64.
 
-/// Built-in varying slots (the agreed numbering).
+/// Built-in varying slots: `lathe_ir::slot`, plus the VARn count.
 pub mod slot {
-    pub const POS: u16 = 64;
-    pub const PSIZ: u16 = 65;
-    pub const CLIP_DIST0: u16 = 66;
-    pub const CLIP_DIST1: u16 = 67;
-    pub const CULL_DIST0: u16 = 68;
-    pub const CULL_DIST1: u16 = 69;
-    pub const LAYER: u16 = 70;
-    pub const VIEWPORT: u16 = 71;
-    pub const PRIMITIVE_ID: u16 = 72;
-    pub const COL0: u16 = 73;
-    pub const COL1: u16 = 74;
-    pub const BFC0: u16 = 75;
-    pub const BFC1: u16 = 76;
-    pub const FOGC: u16 = 77;
-    pub const TEX0: u16 = 78;
-    pub const TEX7: u16 = 85;
+    pub use lathe_ir::slot::*;
     /// User locations (VARn) are `0..VAR_COUNT`.
-    pub const VAR_COUNT: u16 = 32;
+    pub const VAR_COUNT: u16 = MAX_USER + 1;
 }
 
 /// How the pass may treat one varying slot of a (vertex, fragment) pair.
@@ -103,28 +87,9 @@ pub(crate) fn back_of(s: u16) -> Option<u16> {
 
 /// The conventional name of a slot (`VAR3`, `POS`, `TEX0`, ...).
 pub fn slot_name(s: u16) -> String {
-    use slot::*;
-    let fixed = match s {
-        POS => "POS",
-        PSIZ => "PSIZ",
-        CLIP_DIST0 => "CLIP_DIST0",
-        CLIP_DIST1 => "CLIP_DIST1",
-        CULL_DIST0 => "CULL_DIST0",
-        CULL_DIST1 => "CULL_DIST1",
-        LAYER => "LAYER",
-        VIEWPORT => "VIEWPORT",
-        PRIMITIVE_ID => "PRIMITIVE_ID",
-        COL0 => "COL0",
-        COL1 => "COL1",
-        BFC0 => "BFC0",
-        BFC1 => "BFC1",
-        FOGC => "FOGC",
-        _ => "",
-    };
-    match s {
-        _ if !fixed.is_empty() => fixed.to_string(),
-        0..VAR_COUNT => format!("VAR{s}"),
-        TEX0..=TEX7 => format!("TEX{}", s - TEX0),
-        _ => format!("SLOT{s}"),
+    match lathe_ir::slot::name(s) {
+        _ if s < slot::VAR_COUNT => format!("VAR{s}"),
+        Some(name) => name.to_uppercase(),
+        None => format!("SLOT{s}"),
     }
 }
