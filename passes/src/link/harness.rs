@@ -83,11 +83,9 @@ impl Scene {
         scene
             .ubos
             .push((0..8).map(|_| r.value(Scalar::F32)).collect());
-        scene.textures.push(Texture {
-            width: 2,
-            height: 2,
-            texels: vec![[0.25, 0.5, 0.75, 1.0]; 4],
-        });
+        scene
+            .textures
+            .push(Texture::rgba_2d(2, 2, vec![[0.25, 0.5, 0.75, 1.0]; 4]));
         for _ in 0..fragments {
             scene.fragments.push([r.bary(), r.bary(), r.bary()]);
         }
