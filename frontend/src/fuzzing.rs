@@ -234,6 +234,12 @@ mod tests {
     }
 
     #[test]
+    fn fuzz_finding_rspirv_string_past_the_end_is_a_parse_error() {
+        let data = include_bytes!("../tests/spirv_lower_crash_rspirv_string.bin");
+        check(data).unwrap();
+    }
+
+    #[test]
     fn truncated_and_garbage_binaries_are_rejected_cleanly() {
         let arena = lathe_ir::Bump::new();
         assert!(matches!(

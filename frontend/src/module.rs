@@ -170,8 +170,19 @@ impl Module {
             return Err(Error::Parse(format!("id bound {bound} is too large")));
         }
         let mut collect = Collect { insts: Vec::new() };
-        rspirv::binary::parse_words(words, &mut collect)
-            .map_err(|e| Error::Parse(e.to_string()))?;
+        // rspirv 0.13's decoder panics on some malformed operands (a string
+        // running past the end of the module): contain it as a parse error.
+        let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            rspirv::binary::parse_words(words, &mut collect)
+        }));
+        match parsed {
+            Ok(r) => r.map_err(|e| Error::Parse(e.to_string()))?,
+            Err(_) => {
+                return Err(Error::Parse(
+                    "rspirv's decoder failed on a malformed instruction".into(),
+                ));
+            }
+        }
         // The parser consumed every instruction in order: walk the word
         // counts alongside to know where each one starts.
         let mut offsets = Vec::with_capacity(collect.insts.len());
