@@ -42,6 +42,9 @@ pub struct Constants {
 /// A caller's override of one specialization constant: keyed by SpecId or by name.
 pub type SpecOverrides = [(String, String)];
 
+/// The most scalar leaves one value may have (nested arrays multiply).
+pub const MAX_LEAVES: u64 = 1 << 16;
+
 /// Scalar leaf types of a type (no opaque or pointer leaves).
 pub fn leaf_types(
     m: &Module,
@@ -54,6 +57,9 @@ pub fn leaf_types(
             let start = out.len();
             leaf_types(m, values, *elem, out)?;
             let one = out[start..].to_vec();
+            if (start as u64) + (one.len() as u64) * (*n as u64) > MAX_LEAVES {
+                return Err("vector or matrix too large to scalarise".into());
+            }
             for _ in 1..*n {
                 out.extend_from_slice(&one);
             }
@@ -67,7 +73,7 @@ pub fn leaf_types(
             if n == 0 {
                 out.truncate(start);
             }
-            if (one.len() as u64) * (n as u64) > 1 << 16 {
+            if (start as u64) + (one.len() as u64) * (n as u64) > MAX_LEAVES {
                 return Err(format!("array of {n} elements is too large to scalarise"));
             }
             for _ in 1..n {

@@ -748,6 +748,9 @@ impl Lowerer<'_, '_, '_> {
     /// Byte offsets and scalar types of the 32-bit words of the value at
     /// `pos`, in leaf order (the run-time part, `pos.dynamic`, adds to all).
     fn buffer_words(&mut self, pos: BufPos, out: &mut Vec<(u32, Type)>) -> Result<(), Error> {
+        if out.len() as u64 > crate::consts::MAX_LEAVES {
+            return Err(self.unsupported("buffer value too large to scalarise"));
+        }
         let ty = self.ty(pos.ty)?.clone();
         let at = |pos: BufPos, extra: u32, ty: u32| BufPos {
             offset: pos.offset + extra,
