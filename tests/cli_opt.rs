@@ -266,3 +266,29 @@ b0:
         text(&out.stderr)
     );
 }
+
+#[test]
+fn a_pass_failure_exits_non_zero_with_one_message() {
+    // Register groups live across blocks are not allocated yet.
+    let ir = "shader fragment
+b0:
+  %0:f32 = input index=0
+  %1:f32x2 = collect %0, %0
+  jump b1
+b1:
+  %2:f32 = split lane=1 %1
+  output index=0 %2
+  ret
+";
+    let out = lathe(
+        &["opt", "--passes", "ra", "--target", "a630", "-"],
+        Some(ir),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("pass `ra` failed: unsupported: a register group live across blocks"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+}

@@ -3,7 +3,7 @@
 //! uses read the source directly. Type-changing movs (bit casts) and movs
 //! with modifiers stay.
 
-use crate::manager::Pass;
+use crate::manager::{Pass, PassFailure};
 use lathe_ir::{Op, Opcode, Shader, Value};
 
 /// The `copy-prop` pass.
@@ -14,7 +14,7 @@ impl<O: Opcode> Pass<O> for CopyProp {
         "copy-prop"
     }
 
-    fn run(&mut self, shader: &mut Shader<'_, O>) -> bool {
+    fn run(&mut self, shader: &mut Shader<'_, O>) -> Result<bool, PassFailure> {
         // replacement[v] = the value a copy `v` stands for.
         let mut replacement: Vec<Option<Value>> = vec![None; shader.value_capacity()];
         let mut any = false;
@@ -33,7 +33,7 @@ impl<O: Opcode> Pass<O> for CopyProp {
             }
         }
         if !any {
-            return false;
+            return Ok(false);
         }
         // Resolve chains (copy of a copy) to their root, compressing paths.
         // Valid SSA has no copy cycles; the step bound keeps a malformed
@@ -66,6 +66,6 @@ impl<O: Opcode> Pass<O> for CopyProp {
                 d.result.is_none_or(|r| replacement[r.index()].is_none())
             });
         }
-        true
+        Ok(true)
     }
 }

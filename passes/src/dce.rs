@@ -5,7 +5,7 @@
 //! out-of-range conversion, say) is allowed: a program that executes UB may
 //! behave in any way, including as if the instruction were never there.
 
-use crate::manager::Pass;
+use crate::manager::{Pass, PassFailure};
 use lathe_ir::{Block, Cfg, Opcode, Shader};
 
 /// The `dce` pass.
@@ -16,9 +16,9 @@ impl<O: Opcode> Pass<O> for Dce {
         "dce"
     }
 
-    fn run(&mut self, shader: &mut Shader<'_, O>) -> bool {
+    fn run(&mut self, shader: &mut Shader<'_, O>) -> Result<bool, PassFailure> {
         let blocks_changed = remove_unreachable_blocks(shader);
-        remove_dead_insts(shader) || blocks_changed
+        Ok(remove_dead_insts(shader) || blocks_changed)
     }
 }
 

@@ -28,7 +28,7 @@
 
 use lathe_ir::{Inst, Op, Opcode, Shader};
 
-use crate::manager::Pass;
+use crate::manager::{Pass, PassFailure};
 use crate::target::TargetFacts;
 
 /// Depths of every instruction, indexed by instruction.
@@ -103,8 +103,8 @@ impl<O: Opcode> Pass<O> for Depth<O> {
         "depth"
     }
 
-    fn run(&mut self, shader: &mut Shader<'_, O>) -> bool {
+    fn run(&mut self, shader: &mut Shader<'_, O>) -> Result<bool, PassFailure> {
         self.last = depths(shader, &*self.target);
-        false
+        Ok(false)
     }
 }

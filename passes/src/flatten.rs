@@ -19,7 +19,7 @@
 //! in the shader's size whatever its shape (a second sweep only confirms
 //! that nothing is left to do).
 
-use crate::manager::Pass;
+use crate::manager::{Pass, PassFailure};
 use lathe_ir::{Block, Cfg, Inst, Op, Opcode, Shader};
 
 /// The `flatten` pass.
@@ -30,15 +30,15 @@ impl<O: Opcode> Pass<O> for Flatten {
         "flatten"
     }
 
-    fn run(&mut self, shader: &mut Shader<'_, O>) -> bool {
+    fn run(&mut self, shader: &mut Shader<'_, O>) -> Result<bool, PassFailure> {
         let Some(select) = O::select() else {
-            return false;
+            return Ok(false);
         };
         let mut changed = false;
         while sweep(shader, select) {
             changed = true;
         }
-        changed
+        Ok(changed)
     }
 }
 

@@ -26,7 +26,7 @@
 
 use lathe_ir::{Block, Inst, Op, Opcode, Shader, Value};
 
-use crate::manager::Pass;
+use crate::manager::{Pass, PassFailure};
 use crate::target::TargetFacts;
 
 /// The neighbours of every grouped value.
@@ -165,8 +165,8 @@ impl<O: Opcode> Pass<O> for Group<O> {
         "group"
     }
 
-    fn run(&mut self, shader: &mut Shader<'_, O>) -> bool {
+    fn run(&mut self, shader: &mut Shader<'_, O>) -> Result<bool, PassFailure> {
         self.last = group(shader, &*self.target);
-        self.last.copies > 0
+        Ok(self.last.copies > 0)
     }
 }

@@ -4,7 +4,7 @@
 
 use lathe_ir::{Opcode, Shader};
 
-use crate::manager::Pass;
+use crate::manager::{Pass, PassFailure};
 use crate::target::TargetFacts;
 
 /// Runs the target's legalisation on `shader`.
@@ -28,7 +28,7 @@ impl<O: Opcode> Pass<O> for Legalise<O> {
         "legalise"
     }
 
-    fn run(&mut self, shader: &mut Shader<'_, O>) -> bool {
-        legalise(shader, &*self.target)
+    fn run(&mut self, shader: &mut Shader<'_, O>) -> Result<bool, PassFailure> {
+        Ok(legalise(shader, &*self.target))
     }
 }

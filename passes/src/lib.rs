@@ -136,4 +136,4 @@ pub mod ra;
 pub mod sched;
 pub mod target;
 
-pub use manager::{Pass, PassError, PassManager, PassRecord, Registry, timing_report};
+pub use manager::{Pass, PassError, PassFailure, PassManager, PassRecord, Registry, timing_report};

@@ -16,6 +16,12 @@ pub enum PassError {
     NeedsTarget { name: String },
     #[error("the input shader is invalid: {0}")]
     InvalidInput(ValidationError),
+    #[error("pass `{pass}` failed: {error}")]
+    Failed {
+        pass: &'static str,
+        #[source]
+        error: PassFailure,
+    },
     #[error("pass `{pass}` produced invalid IR: {error}\n{dump}")]
     InvalidOutput {
         pass: &'static str,
@@ -24,14 +30,24 @@ pub enum PassError {
     },
 }
 
+/// Why a pass could not transform a shader, by pass. The pass manager
+/// stops the pipeline and returns it as [`PassError::Failed`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PassFailure {
+    #[error(transparent)]
+    Ra(#[from] crate::ra::RaError),
+}
+
 /// A transformation of a shader. Passes work on any vocabulary, asking it
 /// questions through [`Opcode`].
 pub trait Pass<O: Opcode> {
     /// The name used in pipelines (`dce`, `copy-prop`, ...).
     fn name(&self) -> &'static str;
 
-    /// Transform the shader; returns whether anything changed.
-    fn run(&mut self, shader: &mut Shader<'_, O>) -> bool;
+    /// Transform the shader; returns whether anything changed, or why the
+    /// pass cannot handle this shader (the shader may then be partly
+    /// rewritten and should be dropped).
+    fn run(&mut self, shader: &mut Shader<'_, O>) -> Result<bool, PassFailure>;
 }
 
 type Factory<O> = fn() -> Box<dyn Pass<O>>;
@@ -224,7 +240,10 @@ impl<O: Opcode> PassManager<O> {
         let mut records = Vec::with_capacity(self.passes.len());
         for pass in &mut self.passes {
             let start = Instant::now();
-            let changed = pass.run(shader);
+            let changed = pass.run(shader).map_err(|error| PassError::Failed {
+                pass: pass.name(),
+                error,
+            })?;
             let time = start.elapsed();
             if self.verify {
                 if let Err(error) = lathe_ir::validate(shader) {

@@ -47,7 +47,7 @@
 pub mod check;
 mod liveness;
 
-use crate::manager::Pass;
+use crate::manager::{Pass, PassFailure};
 use crate::target::{FileId, PhysReg, RegClass, SpillSlot, TargetFacts};
 use lathe_ir::{ArrayDecl, ArrayId, Block, Cfg, Inst, Op, Opcode, Reg, Shader, Type, Value};
 use liveness::Liveness;
@@ -130,20 +130,10 @@ impl<O: Opcode> Pass<O> for Ra<O> {
         "ra"
     }
 
-    fn run(&mut self, shader: &mut Shader<'_, O>) -> bool {
-        match allocate(shader, self.target.as_ref(), self.options) {
-            Ok(a) => {
-                self.last = Some(a);
-                true
-            }
-            Err(e) => {
-                // The pass interface has no error channel: leave the
-                // shader unallocated and say why.
-                eprintln!("ra: {e}");
-                self.last = None;
-                false
-            }
-        }
+    fn run(&mut self, shader: &mut Shader<'_, O>) -> Result<bool, PassFailure> {
+        self.last = None;
+        self.last = Some(allocate(shader, self.target.as_ref(), self.options)?);
+        Ok(true)
     }
 }
 

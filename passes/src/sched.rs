@@ -35,7 +35,7 @@ use std::collections::BinaryHeap;
 use lathe_ir::{Block, Inst, Opcode, Shader, Value};
 
 use crate::depth::is_meta;
-use crate::manager::Pass;
+use crate::manager::{Pass, PassFailure};
 use crate::target::{FileKind, TargetFacts};
 
 /// How many of the highest ready candidates are compared per step.
@@ -477,8 +477,8 @@ impl<O: Opcode> Pass<O> for Sched<O> {
         "sched"
     }
 
-    fn run(&mut self, shader: &mut Shader<'_, O>) -> bool {
+    fn run(&mut self, shader: &mut Shader<'_, O>) -> Result<bool, PassFailure> {
         self.last = schedule(shader, &*self.target);
-        self.last.reordered > 0
+        Ok(self.last.reordered > 0)
     }
 }

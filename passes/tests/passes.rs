@@ -2,7 +2,7 @@
 //! pass manager's registry, dumps, timing and verification.
 
 use lathe_ir::{GenericOp, Invocation, Limits, Op, Shader, Type, Value, interp, parse, print};
-use lathe_passes::{Pass, PassError, Registry};
+use lathe_passes::{Pass, PassError, PassFailure, Registry};
 
 fn run_passes(names: &[&str], body: &str) -> String {
     let text = format!("shader fragment\n{body}");
@@ -358,7 +358,7 @@ impl Pass<GenericOp> for Breaker {
         "breaker"
     }
 
-    fn run(&mut self, shader: &mut Shader<'_, GenericOp>) -> bool {
+    fn run(&mut self, shader: &mut Shader<'_, GenericOp>) -> Result<bool, PassFailure> {
         let last = Value(shader.value_capacity() as u32 - 1);
         let phis: Vec<_> = shader
             .insts_in_order()
@@ -367,7 +367,7 @@ impl Pass<GenericOp> for Breaker {
         for (_, i) in phis {
             shader.inst_mut(i).args[0] = last;
         }
-        true
+        Ok(true)
     }
 }
 
@@ -386,6 +386,35 @@ fn manager_validates_after_every_pass() {
             assert!(error.to_string().contains("does not dominate"), "{error}");
         }
         other => panic!("expected a validation failure, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_failing_pass_stops_the_pipeline_with_its_typed_error() {
+    use lathe_passes::ra::RaError;
+    use lathe_passes::target::test_target::TestTarget;
+    let arena = lathe_ir::Bump::new();
+    // A four-lane group of 32-bit values needs 8 units; the file has 4.
+    let mut shader: Shader<GenericOp> = parse(
+        &arena,
+        "shader fragment
+b0:
+  %0:f32 = load_input slot=0 comp=0 interp=smooth
+  %1:f32x4 = collect %0, %0, %0, %0
+  %2:f32 = split lane=3 %1
+  store_output slot=0 comp=0 %2
+  ret
+",
+    )
+    .unwrap();
+    let registry = Registry::with_target(std::rc::Rc::new(TestTarget::small(2)));
+    let mut pm = registry.pipeline(&["ra", "dce"]).unwrap();
+    match pm.run(&mut shader) {
+        Err(PassError::Failed {
+            pass: "ra",
+            error: PassFailure::Ra(RaError::Unsupported(why)),
+        }) => assert!(why.contains("more than the 4 units of file r"), "{why}"),
+        other => panic!("expected the allocator's error, got {other:?}"),
     }
 }
 

@@ -247,7 +247,8 @@ pub(crate) struct Link<'x, 'a, 'b> {
 }
 
 pub(crate) fn dce(s: &mut Shader<'_, GenericOp>) {
-    crate::dce::Dce.run(s);
+    // DCE has no failure mode.
+    let _changed = crate::dce::Dce.run(s).is_ok_and(|c| c);
 }
 
 /// Link a vertex shader (`producer`) with a fragment shader (`consumer`).
