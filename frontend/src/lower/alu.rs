@@ -525,6 +525,35 @@ impl Lowerer<'_, '_, '_> {
                 self.set_leaves(id, out);
                 Ok(())
             }
+            Op::QuantizeToF16 => self.map1(|l, x, t| {
+                // Round to binary16 and back (nearest even; too large becomes
+                // an infinity, as the conversion gives).
+                let h = l.b.cvt(x, Type::F16);
+                l.b.cvt(h, t)
+            }),
+            Op::UMulExtended | Op::SMulExtended => {
+                // A struct {low, high} of the operands' shape.
+                let tys = self.result_types()?;
+                let n = tys.len() / 2;
+                let (high, as_ty) = if op == Op::UMulExtended {
+                    (G::UMulHigh, Type::U32)
+                } else {
+                    (G::IMulHigh, Type::I32)
+                };
+                let a = self.leaves_n(self.id(0)?, n)?;
+                let b = self.leaves_n(self.id(1)?, n)?;
+                let mut out = Vec::with_capacity(2 * n);
+                for part in [G::IMul, high] {
+                    for k in 0..n {
+                        let (x, y) = (self.cast(a[k], as_ty), self.cast(b[k], as_ty));
+                        let v = self.b.op(part, &[x, y], as_ty);
+                        out.push(self.cast(v, tys[out.len()]));
+                    }
+                }
+                let id = self.result_id()?;
+                self.set_leaves(id, out);
+                Ok(())
+            }
             Op::ControlBarrier => {
                 self.b.op_void(G::ControlBarrier, &[]);
                 Ok(())

@@ -4,7 +4,10 @@
 //! polynomial of Abramowitz and Stegun 4.4.49 (absolute error below 1e-7
 //! in exact arithmetic), with `atan(x) = pi/2 - atan(1/x)` above 1, and
 //! `asin`, `acos`, `atan2` derived from it. `exp`, `log` and `pow` go
-//! through `exp2`/`log2`; hyperbolic functions through `exp`.
+//! through `exp2`/`log2`; hyperbolic functions through `exp`, their
+//! inverses through `log` (`asinh` of `|x|`, so negative arguments do
+//! not cancel). `frexp`, `ldexp` and `modf` are exact bit and rounding
+//! operations.
 
 use super::Lowerer;
 use crate::error::Error;
@@ -20,6 +23,87 @@ const ATAN_COEFFS: [f32; 8] = [
     -0.055_909_886,
     0.021_861_23,
     -0.004_054_058,
+];
+
+/// Every GLSL.std.450 instruction the lowering expands (the others fail
+/// with `unsupported:`). Tests enumerate it to check that each one is
+/// exercised against a Vulkan driver.
+pub const LOWERED: &[G] = &[
+    G::Round,
+    G::RoundEven,
+    G::Trunc,
+    G::FAbs,
+    G::SAbs,
+    G::FSign,
+    G::SSign,
+    G::Floor,
+    G::Ceil,
+    G::Fract,
+    G::Radians,
+    G::Degrees,
+    G::Sin,
+    G::Cos,
+    G::Tan,
+    G::Asin,
+    G::Acos,
+    G::Atan,
+    G::Sinh,
+    G::Cosh,
+    G::Tanh,
+    G::Asinh,
+    G::Acosh,
+    G::Atanh,
+    G::Atan2,
+    G::Pow,
+    G::Exp,
+    G::Log,
+    G::Exp2,
+    G::Log2,
+    G::Sqrt,
+    G::InverseSqrt,
+    G::Determinant,
+    G::MatrixInverse,
+    G::Modf,
+    G::ModfStruct,
+    G::FMin,
+    G::UMin,
+    G::SMin,
+    G::FMax,
+    G::UMax,
+    G::SMax,
+    G::FClamp,
+    G::UClamp,
+    G::SClamp,
+    G::FMix,
+    G::Step,
+    G::SmoothStep,
+    G::Fma,
+    G::Frexp,
+    G::FrexpStruct,
+    G::Ldexp,
+    G::PackSnorm4x8,
+    G::PackUnorm4x8,
+    G::PackSnorm2x16,
+    G::PackUnorm2x16,
+    G::PackHalf2x16,
+    G::UnpackSnorm2x16,
+    G::UnpackUnorm2x16,
+    G::UnpackHalf2x16,
+    G::UnpackSnorm4x8,
+    G::UnpackUnorm4x8,
+    G::Length,
+    G::Distance,
+    G::Cross,
+    G::Normalize,
+    G::FaceForward,
+    G::Reflect,
+    G::Refract,
+    G::FindILsb,
+    G::FindSMsb,
+    G::FindUMsb,
+    G::NMin,
+    G::NMax,
+    G::NClamp,
 ];
 
 impl Lowerer<'_, '_, '_> {
@@ -47,9 +131,18 @@ impl Lowerer<'_, '_, '_> {
             .result_type
             .ok_or_else(|| self.invalid("no result type"))?;
         let tys = self.leaf_types(rty)?;
+        if !LOWERED.contains(&op) {
+            return Err(self.unsupported(format!("GLSL.std.450 {op:?}")));
+        }
         let nargs = inst.operands.len() - 2;
+        // Modf and Frexp write their second result through a pointer.
+        let values = if matches!(op, G::Modf | G::Frexp) {
+            nargs.min(1)
+        } else {
+            nargs
+        };
         let mut args = Vec::with_capacity(nargs);
-        for k in 0..nargs {
+        for k in 0..values {
             args.push(self.leaves(self.id(2 + k)?)?);
         }
         let arity = match op {
@@ -66,7 +159,10 @@ impl Lowerer<'_, '_, '_> {
             | G::Step
             | G::Distance
             | G::Cross
-            | G::Reflect => 2,
+            | G::Reflect
+            | G::Ldexp
+            | G::Modf
+            | G::Frexp => 2,
             G::FClamp
             | G::NClamp
             | G::UClamp
@@ -91,6 +187,9 @@ impl Lowerer<'_, '_, '_> {
             G::Cross => n == 3 && fits(0, 3) && fits(1, 3),
             G::Refract => fits(0, n) && fits(1, n) && fits(2, 1),
             G::Determinant => n == 1,
+            // {fract, whole} or {fract, exp}: two results of the operand's shape.
+            G::ModfStruct | G::FrexpStruct => n % 2 == 0 && fits(0, n / 2),
+            G::Modf | G::Frexp => fits(0, n),
             G::MatrixInverse
             | G::PackHalf2x16
             | G::PackUnorm4x8
@@ -407,10 +506,160 @@ impl Lowerer<'_, '_, '_> {
                     })
                     .collect()
             }
+            G::Asinh => lanes(self, &|l, x, t| {
+                // sign(x) * log(|x| + sqrt(x^2 + 1))
+                let one = l.const_float(t, 1.0);
+                let ax = l.b.fabs(x[0]);
+                let sq = l.b.ffma(x[0], x[0], one);
+                let s = l.b.sqrt(sq);
+                let sum = l.b.fadd(ax, s);
+                let r = l.ln(sum);
+                let zero = l.const_float(t, 0.0);
+                let neg = l.b.flt(x[0], zero);
+                let nr = l.b.fneg(r);
+                l.b.sel(neg, nr, r)
+            }),
+            G::Acosh => lanes(self, &|l, x, t| {
+                // log(x + sqrt(x^2 - 1)), undefined below 1
+                let m1 = l.const_float(t, -1.0);
+                let sq = l.b.ffma(x[0], x[0], m1);
+                let s = l.b.sqrt(sq);
+                let sum = l.b.fadd(x[0], s);
+                l.ln(sum)
+            }),
+            G::Atanh => lanes(self, &|l, x, t| {
+                // 0.5 * log((1 + x) / (1 - x)), undefined outside (-1, 1)
+                let one = l.const_float(t, 1.0);
+                let num = l.b.fadd(one, x[0]);
+                let den = l.b.fsub(one, x[0]);
+                let q = l.fdiv(num, den);
+                let lg = l.ln(q);
+                let h = l.const_float(t, 0.5);
+                l.b.fmul(lg, h)
+            }),
+            G::Ldexp => {
+                let (x, e) = (arg(0), arg(1));
+                (0..n)
+                    .map(|j| {
+                        let v = self.cast(x[j], tys[j]);
+                        self.ldexp(v, e[j])
+                    })
+                    .collect()
+            }
+            G::ModfStruct | G::Modf => {
+                let x = arg(0);
+                let whole: Vec<Value> = x.iter().map(|&v| self.ftrunc(v)).collect();
+                let mut fract: Vec<Value> = x
+                    .iter()
+                    .zip(&whole)
+                    .map(|(&v, &w)| self.b.fsub(v, w))
+                    .collect();
+                if op == G::Modf {
+                    self.store_through(3, whole)?;
+                } else {
+                    fract.extend(whole);
+                }
+                fract
+            }
+            G::FrexpStruct | G::Frexp => {
+                let x = arg(0);
+                let lanes = if op == G::Frexp { n } else { n / 2 };
+                let exp_ty = if op == G::Frexp {
+                    self.pointee_leaf(3)?
+                } else {
+                    tys[lanes]
+                };
+                let (mut fract, exps): (Vec<Value>, Vec<Value>) = (0..lanes)
+                    .map(|j| {
+                        let v = self.cast(x[j], tys[j]);
+                        self.frexp(v, exp_ty)
+                    })
+                    .unzip();
+                if op == G::Frexp {
+                    self.store_through(3, exps)?;
+                } else {
+                    fract.extend(exps);
+                }
+                fract
+            }
             _ => return Err(self.unsupported(format!("GLSL.std.450 {op:?}"))),
         };
         self.set_leaves(id, out);
         Ok(())
+    }
+
+    /// `ln(x)` as `log2(x) * ln 2`.
+    fn ln(&mut self, x: Value) -> Value {
+        let t = self.b.type_of(x);
+        let lg = self.b.log2(x);
+        let k = self.const_float(t, std::f32::consts::LN_2);
+        self.b.fmul(lg, k)
+    }
+
+    /// `x * 2^e` (f32): two exact multiplications by powers of two built
+    /// from their exponent bits, so every `e` whose result is a normal
+    /// float works (`e` is clamped to the range where that can be).
+    fn ldexp(&mut self, x: Value, e: Value) -> Value {
+        let e = self.cast(e, Type::I32);
+        let (lo, hi) = (
+            self.constant(Type::I32, -252i32 as u32),
+            self.constant(Type::I32, 254),
+        );
+        let e = self.b.op(lathe_ir::GenericOp::IMax, &[e, lo], Type::I32);
+        let e = self.b.op(lathe_ir::GenericOp::IMin, &[e, hi], Type::I32);
+        let one = self.constant(Type::I32, 1);
+        let half = self.b.op(lathe_ir::GenericOp::AShr, &[e, one], Type::I32);
+        let rest = self.b.isub(e, half);
+        let mut r = x;
+        for part in [half, rest] {
+            let bias = self.constant(Type::I32, 127);
+            let biased = self.b.iadd(part, bias);
+            let shift = self.constant(Type::I32, 23);
+            let bits = self
+                .b
+                .op(lathe_ir::GenericOp::Shl, &[biased, shift], Type::I32);
+            let scale = self.cast(bits, Type::F32);
+            r = self.b.fmul(r, scale);
+        }
+        r
+    }
+
+    /// `(fract, exp)` with `x = fract * 2^exp`, `|fract|` in [0.5, 1)
+    /// (f32); zero (and a denormal, which may be flushed) gives `(x, 0)`.
+    fn frexp(&mut self, x: Value, exp_ty: Type) -> (Value, Value) {
+        let bits = self.cast(x, Type::U32);
+        let (shift, mask) = (self.const_u32(23), self.const_u32(0xff));
+        let sh = self
+            .b
+            .op(lathe_ir::GenericOp::Shr, &[bits, shift], Type::U32);
+        let biased = self.b.and(sh, mask);
+        let biased = self.cast(biased, Type::I32);
+        let zero = self.constant(Type::I32, 0);
+        let is_zero = self.b.ieq(biased, zero);
+        let bias = self.constant(Type::I32, 126);
+        let exp = self.b.isub(biased, bias);
+        let exp = self.b.sel(is_zero, zero, exp);
+        let (keep, half) = (self.const_u32(0x807f_ffff), self.const_u32(0x3f00_0000));
+        let m = self.b.and(bits, keep);
+        let m = self.b.or(m, half);
+        let m = self.cast(m, Type::F32);
+        let fract = self.b.sel(is_zero, x, m);
+        (fract, self.cast(exp, exp_ty))
+    }
+
+    /// Store `leaves` through the pointer operand `k` (Modf, Frexp).
+    fn store_through(&mut self, k: usize, leaves: Vec<Value>) -> Result<(), Error> {
+        let ptr = self.pointer(self.id(k)?)?;
+        self.store(&ptr, super::Val::Leaves(leaves.into()))
+    }
+
+    /// The scalar type behind the pointer operand `k`.
+    fn pointee_leaf(&mut self, k: usize) -> Result<Type, Error> {
+        let ptr = self.pointer(self.id(k)?)?;
+        let tys = self.leaf_types(ptr.ty)?;
+        tys.first()
+            .copied()
+            .ok_or_else(|| self.invalid("pointer to an empty type"))
     }
 
     /// A signed-integer unary op, result reinterpreted as `t`.

@@ -133,7 +133,7 @@ impl Lowerer<'_, '_, '_> {
         }
     }
 
-    fn pointer(&mut self, id: u32) -> Result<Rc<Ptr>, Error> {
+    pub(super) fn pointer(&mut self, id: u32) -> Result<Rc<Ptr>, Error> {
         match self.get(id)? {
             Val::Ptr(p) => Ok(p),
             _ => Err(self.invalid(format!("%{id} is not a pointer"))),

@@ -748,7 +748,7 @@ impl Gen<'_> {
     fn for_loop(&mut self) {
         let ty = *self.rng.pick(&[Ty::U, Ty::I, Ty::F]);
         self.with_mutable(ty, |g, m| {
-            let i = g.fresh("i");
+            let i = g.fresh("k");
             let n = g.expr(Ty::U, 2);
             g.line(&format!("for (var {i} = 0u; {i} < ({n} & 7u); {i}++) {{"));
             g.indent += 1;
@@ -761,7 +761,7 @@ impl Gen<'_> {
     fn while_loop(&mut self) {
         let ty = *self.rng.pick(&[Ty::U, Ty::I, Ty::F]);
         self.with_mutable(ty, |g, m| {
-            let i = g.fresh("i");
+            let i = g.fresh("k");
             let n = g.expr(Ty::U, 2);
             g.line(&format!("var {i} = ({n} & 7u);"));
             g.line("loop {");
@@ -1178,7 +1178,7 @@ fn is_runtime(e: &str) -> bool {
     if NAMES.iter().any(|n| e.contains(n)) {
         return true;
     }
-    // Generated variables: one of `v m i a r x` then digits (not `i32`).
+    // Generated variables: one of `v m k a r x` then digits.
     let b = e.as_bytes();
     (0..b.len()).any(|k| {
         if k > 0 && (b[k - 1].is_ascii_alphanumeric() || b[k - 1] == b'_') {
@@ -1189,9 +1189,8 @@ fn is_runtime(e: &str) -> bool {
             .unwrap_or(b.len());
         let token = &e[k..end];
         token.len() > 1
-            && b"vmiarx".contains(&b[k])
+            && b"vmkarx".contains(&b[k])
             && token[1..].bytes().all(|c| c.is_ascii_digit())
-            && token != "i32"
     })
 }
 
