@@ -21,6 +21,7 @@ pub mod fuzzing;
 pub mod interface;
 mod lower;
 mod module;
+pub mod pipeline;
 mod ssa;
 pub mod wgsl;
 

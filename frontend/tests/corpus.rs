@@ -8,25 +8,13 @@
 
 mod support;
 
-use lathe_frontend::{Error, Options, lower_spirv, lower_wgsl, spirv_words};
+use lathe_frontend::Error;
 use std::path::Path;
-use support::corpus::{Case, cases, corpus_dir};
+use support::corpus::{Case, cases, corpus_dir, lower};
 
 fn lower_case(dir: &Path, case: &Case) -> Result<usize, Error> {
     let arena = lathe_ir::Bump::new();
-    let opts = Options {
-        entry: Some(case.entry.clone()),
-        stage: Some(case.stage),
-        spec: case.overrides.clone(),
-        passes: true,
-    };
-    let lowered = if case.wgsl {
-        let src = std::fs::read_to_string(dir.join(&case.path)).expect("read source");
-        lower_wgsl(&arena, &src, &opts)?
-    } else {
-        let bytes = std::fs::read(dir.join(format!("{}.spv", case.path))).expect("read .spv");
-        lower_spirv(&arena, &spirv_words(&bytes)?, &opts)?
-    };
+    let lowered = lower(&arena, dir, case)?;
     lathe_ir::validate(&lowered.shader).map_err(|e| Error::Internal(e.to_string()))?;
     Ok(lowered.shader.len())
 }

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+use lathe_frontend::{Error, Lowered, Options, lower_spirv, lower_wgsl, spirv_words};
 use lathe_ir::Stage;
 use std::path::{Path, PathBuf};
 
@@ -95,4 +96,22 @@ pub fn cases(dir: &Path) -> Vec<Case> {
         }
     }
     out
+}
+
+/// Lower one corpus entry point (GLSL through its `.spv`, WGSL through naga)
+/// with the default passes.
+pub fn lower<'a>(arena: &'a lathe_ir::Bump, dir: &Path, case: &Case) -> Result<Lowered<'a>, Error> {
+    let opts = Options {
+        entry: Some(case.entry.clone()),
+        stage: Some(case.stage),
+        spec: case.overrides.clone(),
+        passes: true,
+    };
+    if case.wgsl {
+        let src = std::fs::read_to_string(dir.join(&case.path)).expect("read source");
+        lower_wgsl(arena, &src, &opts)
+    } else {
+        let bytes = std::fs::read(dir.join(format!("{}.spv", case.path))).expect("read .spv");
+        lower_spirv(arena, &spirv_words(&bytes)?, &opts)
+    }
 }

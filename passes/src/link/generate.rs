@@ -449,12 +449,24 @@ pub fn check(data: &[u8]) -> Result<PairStats, String> {
     check_pair(&p.vs, &p.fs, &p.scene, &p.options)
 }
 
-/// Link IR texts and compare the pair before and after on `scene`.
+/// Link IR texts and compare the pair before and after on `scene`, each
+/// invocation limited to 20,000 steps.
 pub fn check_pair(
     vs: &str,
     fs: &str,
     scene: &Scene,
     options: &LinkOptions,
+) -> Result<PairStats, String> {
+    check_pair_limited(vs, fs, scene, options, Limits { max_steps: 20_000 })
+}
+
+/// [`check_pair`] with other limits per invocation.
+pub fn check_pair_limited(
+    vs: &str,
+    fs: &str,
+    scene: &Scene,
+    options: &LinkOptions,
+    limits: Limits,
 ) -> Result<PairStats, String> {
     let arena = lathe_ir::Bump::new();
     let parse = |t: &str| -> Result<Shader<GenericOp>, String> {
@@ -475,7 +487,6 @@ pub fn check_pair(
         lathe_ir::validate(s)
             .map_err(|e| format!("linked {name} shader invalid: {e}{}", show()))?;
     }
-    let limits = Limits { max_steps: 20_000 };
     let before = harness::run_pair(&vs0, &fs0, scene, limits);
     let after = harness::run_pair(&vs1, &fs1, scene, limits);
     let compared = harness::compare(&before, &after, &report, &options.xfb)

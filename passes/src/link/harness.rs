@@ -4,6 +4,9 @@
 //! shader at random sample positions, and compare a pair before and after
 //! [`link`](super::link).
 //!
+//! Vertex `k` runs with `vertex_index = k`; each fragment's `frag_coord`
+//! is its pixel centre in a 4×4-pixel triangle (other system values are zero).
+//!
 //! Interpolation model (per fragment, per load):
 //! - `flat`: the provoking vertex's bits;
 //! - otherwise float loads get `v0 + b1·(v1 − v0) + b2·(v2 − v0)` in `f64`,
@@ -30,8 +33,8 @@
 use super::LinkReport;
 use super::slots::{self, Class};
 use super::varyings::Comp;
-use lathe_ir::interp::{self, InterpError, Invocation, Limits, Outcome, Texture};
-use lathe_ir::{GenericOp, Interp, InterpLoc, InterpMode, Op, Scalar, Shader, Type};
+use lathe_ir::interp::{self, InterpError, Invocation, Limits, Memory, Outcome, Texture};
+use lathe_ir::{Dim, GenericOp, Interp, InterpLoc, InterpMode, Op, Scalar, Shader, TexShape, Type};
 use std::collections::{BTreeMap, HashMap};
 
 pub const TOLERANCE_F32: f64 = 1e-4;
@@ -48,6 +51,9 @@ pub struct Scene {
     pub provoking: usize,
     pub uniforms: Vec<u32>,
     pub ubos: Vec<Vec<u32>>,
+    /// Storage buffers each invocation starts from (its writes are not
+    /// compared, nor seen by other invocations).
+    pub ssbos: Vec<Vec<u32>>,
     pub textures: Vec<Texture>,
     /// Per fragment: barycentrics at the pixel centre, centroid and sample.
     pub fragments: Vec<[[f64; 3]; 3]>,
@@ -90,6 +96,176 @@ impl Scene {
             scene.fragments.push([r.bary(), r.bary(), r.bary()]);
         }
         scene
+    }
+}
+
+impl Scene {
+    /// A scene for any pair (a real one, say): inputs for every vertex
+    /// shader `load_input`, uniform words, UBOs and storage buffers covering
+    /// every access of either shader (16 KiB per buffer for dynamic
+    /// offsets), one small
+    /// mipmapped texture per texture index in the shape the shaders sample
+    /// it, and `fragments` sample points. Words read as integers at fixed
+    /// places hold 0..=3 (loop counts and indices stay in range), all other
+    /// words floats in [-4, 4).
+    pub fn for_pair(
+        vs: &Shader<'_, GenericOp>,
+        fs: &Shader<'_, GenericOp>,
+        seed: u64,
+        fragments: usize,
+    ) -> Scene {
+        let mut r = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+        let mut scene = Scene::random(seed, &[], 0, fragments);
+        scene.ubos.clear();
+        scene.textures.clear();
+        let small_int = |r: &mut Rng| (r.next() % 4) as u32;
+        let mut inputs: Vec<(Comp, Scalar)> = Vec::new();
+        // Typed words read at fixed places.
+        let mut words: Vec<(Buffer, u32, Scalar)> = Vec::new();
+        let mut shapes: BTreeMap<u8, TexShape> = BTreeMap::new();
+        for s in [vs, fs] {
+            for (_, i) in s.insts_in_order() {
+                let d = s.inst(i);
+                let Op::Opcode(op) = d.op else { continue };
+                let ty = d.result.map(|v| s.value_type(v).scalar);
+                let fixed = |k: usize| -> Option<u32> {
+                    d.args
+                        .get(k)
+                        .and_then(|&a| match s.inst(s.value_def(a)).op {
+                            Op::Opcode(GenericOp::Const { bits }) => Some(bits),
+                            _ => None,
+                        })
+                };
+                match op {
+                    GenericOp::LoadInput { slot, comp, .. } if std::ptr::eq(s, vs) => {
+                        inputs.push(((slot, comp), ty.unwrap_or(Scalar::F32)));
+                    }
+                    GenericOp::LoadUniform { index } => {
+                        words.push((Buffer::Uniforms, index, ty.unwrap_or(Scalar::F32)));
+                    }
+                    GenericOp::LoadUbo { binding } => {
+                        let at = fixed(0).map_or(u32::MAX, |b| b / 4);
+                        words.push((Buffer::Ubo(binding), at, ty.unwrap_or(Scalar::F32)));
+                    }
+                    GenericOp::LoadSsbo { binding }
+                    | GenericOp::StoreSsbo { binding }
+                    | GenericOp::SsboAtomic { binding, .. }
+                    | GenericOp::SsboSize { binding } => {
+                        let at = fixed(0).map_or(u32::MAX, |b| b / 4);
+                        let ty = ty.unwrap_or(Scalar::F32);
+                        words.push((Buffer::Ssbo(binding), at, ty));
+                    }
+                    GenericOp::Sample { texture, shape, .. }
+                    | GenericOp::Gather { texture, shape, .. }
+                    | GenericOp::TexelFetch { texture, shape, .. }
+                    | GenericOp::TextureSize { texture, shape } => {
+                        shapes.insert(texture, shape);
+                    }
+                    GenericOp::TextureLevels { texture } => {
+                        shapes.entry(texture).or_insert(TexShape::D2);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        for v in 0..3 {
+            for &(c, ty) in &inputs {
+                let bits = if ty.is_float() {
+                    r.value(ty)
+                } else {
+                    small_int(&mut r)
+                };
+                scene.vertices[v].insert(c, bits);
+            }
+        }
+        const BUFFER_WORDS: usize = 4096;
+        const UNIFORM_WORDS: usize = 64;
+        let fill = |r: &mut Rng, n: usize| (0..n).map(|_| r.value(Scalar::F32)).collect();
+        scene.uniforms = fill(&mut r, UNIFORM_WORDS);
+        for &(buffer, at, ty) in &words {
+            let (list, b) = match buffer {
+                Buffer::Uniforms => (None, 0),
+                Buffer::Ubo(b) => (Some(&mut scene.ubos), b),
+                Buffer::Ssbo(b) => (Some(&mut scene.ssbos), b),
+            };
+            let store = match list {
+                None => &mut scene.uniforms,
+                Some(list) => {
+                    while list.len() <= b as usize {
+                        list.push(fill(&mut r, BUFFER_WORDS));
+                    }
+                    &mut list[b as usize]
+                }
+            };
+            if (at as usize) < BUFFER_WORDS {
+                if store.len() <= at as usize {
+                    let more: Vec<u32> = fill(&mut r, at as usize + 1 - store.len());
+                    store.extend(more);
+                }
+                if !ty.is_float() {
+                    store[at as usize] = small_int(&mut r);
+                }
+            }
+        }
+        for (&t, &shape) in &shapes {
+            while scene.textures.len() <= t as usize {
+                scene.textures.push(Texture::rgba_2d(1, 1, vec![[0.5; 4]]));
+            }
+            scene.textures[t as usize] = test_texture(&mut r, shape);
+        }
+        scene
+    }
+}
+
+/// Where a word a shader reads lives.
+#[derive(Clone, Copy)]
+enum Buffer {
+    Uniforms,
+    Ubo(u8),
+    Ssbo(u8),
+}
+
+/// A 4×4(×4) texture with three levels of random texels, in `shape`.
+fn test_texture(r: &mut Rng, shape: TexShape) -> Texture {
+    let layers = match shape.dim {
+        Dim::Cube => 6,
+        _ => 1,
+    } * if shape.array { 2 } else { 1 };
+    let size = match shape.dim {
+        Dim::D1 => [4, 1, 1],
+        Dim::D3 => [4, 4, 4],
+        _ => [4, 4, 1],
+    };
+    let mut t = Texture::from_fn(shape.dim, size, layers, 3, |_, _, _, _, _| {
+        [
+            r.unit() as f32,
+            r.unit() as f32,
+            r.unit() as f32,
+            r.unit() as f32,
+        ]
+    });
+    if shape.ms {
+        // One level; each texel repeated per sample.
+        let samples = 4;
+        let mut level = t.levels.swap_remove(0);
+        level.texels = level
+            .texels
+            .iter()
+            .flat_map(|&x| std::iter::repeat_n(x, samples))
+            .collect();
+        t.levels = vec![level];
+        t.samples = samples as u32;
+    }
+    t
+}
+
+impl Scene {
+    /// The memory one invocation starts with.
+    fn memory(&self) -> Memory {
+        Memory {
+            ssbos: self.ssbos.clone(),
+            ..Memory::default()
+        }
     }
 }
 
@@ -148,12 +324,13 @@ pub fn run_pair(
         ..Invocation::default()
     };
     let mut outs = Vec::with_capacity(3);
-    for v in &scene.vertices {
-        let inv = Invocation {
+    for (k, v) in scene.vertices.iter().enumerate() {
+        let mut inv = Invocation {
             inputs: v.clone(),
             ..base.clone()
         };
-        match interp::run(vs, &inv, limits) {
+        inv.sysvals.vertex_index = k as u32;
+        match interp::run_with_memory(vs, &inv, &mut scene.memory(), limits) {
             Ok(o) => outs.push(o),
             Err(e) => {
                 return PairRun {
@@ -192,12 +369,16 @@ pub fn run_pair(
         .iter()
         .map(|bary| {
             let mut inv = base.clone();
+            // A 4×4-pixel triangle (texel fetches at the fragment position
+            // stay inside the 4×4 textures of `Scene::for_pair`).
+            let centre = bary[0];
+            inv.sysvals.frag_coord = [(4.0 * centre[1]) as f32, (4.0 * centre[2]) as f32, 0.5, 1.0];
             for (k, &(c, q, ty)) in keys.iter().enumerate() {
                 if let Some(bits) = interpolate(&outs, c, q, ty, bary, scene) {
                     inv.inputs.insert((k as u16, 0), bits);
                 }
             }
-            interp::run(&fs2, &inv, limits)
+            interp::run_with_memory(&fs2, &inv, &mut scene.memory(), limits)
         })
         .collect();
     PairRun {
@@ -252,12 +433,15 @@ fn interpolate(
 }
 
 /// What a comparison covered.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Compared {
     /// Fragments compared (the original completed).
     pub fragments: usize,
     /// Fragments not compared.
     pub skipped: usize,
+    /// Why the first run of the original pair that could not complete
+    /// failed (a vertex or a fragment).
+    pub first_failure: Option<String>,
 }
 
 /// Compare the original pair's run with the linked pair's.
@@ -267,8 +451,14 @@ pub fn compare(
     report: &LinkReport,
     xfb: &[Comp],
 ) -> Result<Compared, String> {
-    let Ok(vb) = &before.vertices else {
-        return Ok(Compared::default());
+    let vb = match &before.vertices {
+        Ok(v) => v,
+        Err(e) => {
+            return Ok(Compared {
+                first_failure: Some(format!("vertex: {e}")),
+                ..Compared::default()
+            });
+        }
     };
     let va = after
         .vertices
@@ -293,9 +483,14 @@ pub fn compare(
     let inexact = report.moved_interpolated;
     let mut n = Compared::default();
     for (k, (b, a)) in before.fragments.iter().zip(&after.fragments).enumerate() {
-        let Ok(b) = b else {
-            n.skipped += 1;
-            continue;
+        let b = match b {
+            Ok(b) => b,
+            Err(e) => {
+                n.skipped += 1;
+                n.first_failure
+                    .get_or_insert_with(|| format!("fragment {k}: {e}"));
+                continue;
+            }
         };
         let a = a
             .as_ref()

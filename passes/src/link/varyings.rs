@@ -5,7 +5,7 @@
 use super::slots::{self, Class};
 use indexmap::IndexMap;
 use lathe_ir::{
-    Block, GenericOp, Inst, Interp, InterpMode, Op, Opcode, Scalar, Shader, Type, Value,
+    Block, GenericOp, Inst, Interp, InterpMode, Op, Opcode, Scalar, Shader, Sysval, Type, Value,
 };
 use std::collections::HashMap;
 
@@ -78,9 +78,11 @@ pub(crate) fn is_read(loads: &IndexMap<Comp, Vec<Inst>>, c: Comp) -> bool {
     loads.contains_key(&(slots::front_of(c.0), c.1))
 }
 
-/// Values that are the same for every vertex of a draw: constants, uniform
-/// and UBO loads at such offsets, and pure arithmetic on them (the vertex
-/// divergence analysis the design asks for; phis and inputs diverge).
+/// Values that are the same for every vertex of a primitive: constants,
+/// uniform and UBO loads at such offsets, the per-draw and per-instance
+/// system values, and pure arithmetic on them (the vertex divergence
+/// analysis the design asks for; phis, inputs and the vertex index
+/// diverge).
 pub(crate) fn convergent_values(s: &Shader<'_, GenericOp>) -> Vec<bool> {
     let mut conv = vec![false; s.value_capacity()];
     // Layout order visits definitions before uses except through phis,
@@ -90,6 +92,13 @@ pub(crate) fn convergent_values(s: &Shader<'_, GenericOp>) -> Vec<bool> {
         let Some(r) = d.result else { continue };
         let ok = match d.op {
             Op::Opcode(GenericOp::LoadInput { .. }) => false,
+            Op::Opcode(GenericOp::LoadSysval { sysval, .. }) => matches!(
+                sysval,
+                Sysval::InstanceIndex
+                    | Sysval::BaseVertex
+                    | Sysval::BaseInstance
+                    | Sysval::ViewIndex
+            ),
             Op::Opcode(GenericOp::ArrayLoad { .. }) => false,
             Op::Opcode(o) => !o.effects().side_effects && d.operands().all(|v| conv[v.index()]),
             Op::Collect | Op::Split { .. } => d.operands().all(|v| conv[v.index()]),
