@@ -212,6 +212,9 @@ pub enum BodyItem {
 pub struct LatencyDecl {
     pub classes: Vec<Name>,
     pub rules: Vec<LatencyRuleAst>,
+    /// `precision P -> C = N;`: extra cycles when the consumer reads a
+    /// register in the other precision (half/full) than it was written.
+    pub precision: Vec<LatencyRuleAst>,
 }
 
 #[derive(Clone, Debug)]
@@ -237,4 +240,20 @@ pub struct RegfileDecl {
     /// `inside OTHER [gen RANGE];`
     pub inside: Vec<(Name, Option<GenRangeAst>)>,
     pub occupancy: Option<Expr>,
+    /// `names PREFIX[.COMPONENTS] [from N];`
+    pub names: Option<RegNames>,
+    /// `latency CLASS;`: the latency class of a write to this file.
+    pub latency: Option<Name>,
+}
+
+/// How the disassembly names a register file's units: `names r.xyzw;`
+/// (`r0.x`, `r0.y`, … four units per register), `names u;` (`u0`, `u1`,
+/// …), `names a.xyzw from 1;` (numbering starts at `a1.x`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RegNames {
+    pub prefix: String,
+    /// Component letters, one unit each; empty: one unit per register.
+    pub comps: String,
+    /// Number of the first register.
+    pub first: u32,
 }

@@ -147,6 +147,16 @@ pub fn markdown(isa: &Isa, spec: &str) -> String {
                 gen_text(isa, r.generation)
             );
         }
+        for r in &isa.latency.precision {
+            let _ = writeln!(
+                o,
+                "| {} | {} | read in the other precision | +{} | {} |",
+                names(&r.producers),
+                names(&r.consumers),
+                r.cycles,
+                gen_text(isa, r.generation)
+            );
+        }
         o.push('\n');
     }
     if !isa.regfiles.is_empty() {

@@ -723,6 +723,12 @@ fn exec_fn(isa: &Isa, leaf_id: EncId, class: Option<usize>, sync: u8) -> TokenSt
             quote! { #id.#f |= #v != 0; }
         })
         .collect::<Vec<_>>();
+    // A half modifier on a file without a half view (a0, p0) reads the
+    // whole (narrower) unit.
+    let refits = leaf.operands.iter().map(|o| {
+        let id = op_ident(o);
+        quote! { #id = #id.fit(FILES); }
+    });
     let waits = leaf
         .waits
         .iter()
@@ -752,7 +758,7 @@ fn exec_fn(isa: &Isa, leaf_id: EncId, class: Option<usize>, sync: u8) -> TokenSt
         .iter()
         .map(|r| {
             let id = op_ident(r);
-            quote! { m.check_read(&#id, rep, pc, |p| needed(p, #consumer, Some(#r), generation))?; }
+            quote! { m.check_read(&#id, rep, pc, |p, switched| needed(p, #consumer, Some(#r), switched, generation))?; }
         })
         .collect::<Vec<_>>();
     let reg_checks = leaf.reg_reads.iter().map(|(f, e)| {
@@ -760,7 +766,7 @@ fn exec_fn(isa: &Isa, leaf_id: EncId, class: Option<usize>, sync: u8) -> TokenSt
         let v = scope.expr(e);
         quote! {
             let op = ::lathe_isa::sim::Operand { half: #half, ..::lathe_isa::sim::Operand::at(::lathe_isa::sim::Loc::Reg { file: #fi, index: #v as u32 }) };
-            m.check_read(&op, rep, pc, |p| needed(p, #consumer, None, generation))?;
+            m.check_read(&op, rep, pc, |p, switched| needed(p, #consumer, None, switched, generation))?;
         }
     }).collect::<Vec<_>>();
     let stamp_class = class_lit
@@ -782,6 +788,7 @@ fn exec_fn(isa: &Isa, leaf_id: EncId, class: Option<usize>, sync: u8) -> TokenSt
             let p: [i64; 0] = [];
             #(#decls)*
             #(#mods)*
+            #(#refits)*
             #(#waits)*
             let reps = (#repeat).clamp(0, 64) as u32;
             for rep in 0..=reps {
@@ -828,14 +835,29 @@ fn sync_index(isa: &Isa, k: &str) -> u8 {
 /// The `sim` module.
 pub fn sim_module(isa: &Isa) -> TokenStream {
     let sem = &isa.semantics;
+    let names = |n: &crate::ast::RegNames| {
+        let (prefix, comps, first) = (&n.prefix, &n.comps, n.first);
+        quote! { ::lathe_isa::sim::Names { prefix: #prefix, comps: #comps, first: #first } }
+    };
     let files = sem.files.iter().map(|f| {
-        let (name, regs, comps, bits, uniform) = (&f.name, f.regs, f.comps, f.bits, f.uniform);
+        let (len, bits, uniform) = (f.len, f.bits, f.uniform);
+        let own = names(&f.names);
         let half = match &f.half {
-            Some(h) => quote! { Some(#h) },
+            Some(h) => {
+                let (n, l) = (names(&h.names), h.len);
+                quote! { Some((#n, #l)) }
+            }
+            None => quote! { None },
+        };
+        let latency = match f.latency {
+            Some(c) => {
+                let c = c as u16;
+                quote! { Some(#c) }
+            }
             None => quote! { None },
         };
         quote! {
-            ::lathe_isa::sim::FileInfo { name: #name, half: #half, regs: #regs, comps: #comps, bits: #bits, uniform: #uniform }
+            ::lathe_isa::sim::FileInfo { names: #own, len: #len, bits: #bits, half: #half, uniform: #uniform, latency: #latency }
         }
     });
     // Operand trees that some instruction semantics use.
@@ -884,14 +906,36 @@ pub fn sim_module(isa: &Isa) -> TokenStream {
         .iter()
         .map(|c| format_ident!("{}", rust_name(c)))
         .collect();
+    // `precision` rules as (producer classes, consumer classes, generation
+    // range, extra cycles); `*` lists every class.
+    let all: Vec<usize> = (0..isa.latency.classes.len()).collect();
+    let precision = isa.latency.precision.iter().map(|r| {
+        let list = |v: &Option<Vec<usize>>| {
+            let v = v.as_ref().unwrap_or(&all).iter().map(|&c| c as u16);
+            quote! { &[#(#v),*] }
+        };
+        let (ps, cs) = (list(&r.producers), list(&r.consumers));
+        let (lo, hi, n) = (r.generation.min, r.generation.max, r.cycles);
+        quote! { (#ps, #cs, #lo, #hi, #n) }
+    });
     let needed = if classes.is_empty() {
         quote! { None }
     } else {
         quote! {
             const CLASSES: &[LatencyClass] = &[#(LatencyClass::#classes),*];
+            const PRECISION: &[(&[u16], &[u16], u32, u32, u32)] = &[#(#precision),*];
+            let consumer = consumer?;
             let p = *CLASSES.get(producer as usize)?;
-            let c = *CLASSES.get(consumer? as usize)?;
-            latency(p, c, operand, generation)
+            let c = *CLASSES.get(consumer as usize)?;
+            let extra = if switched {
+                PRECISION
+                    .iter()
+                    .find(|(ps, cs, lo, hi, _)| ps.contains(&producer) && cs.contains(&consumer) && (*lo..=*hi).contains(&generation))
+                    .map_or(0, |r| r.4)
+            } else {
+                0
+            };
+            Some(latency(p, c, operand, generation)? + extra)
         }
     };
     let kind_names = kinds.iter().map(|k| k.as_str());
@@ -908,7 +952,7 @@ pub fn sim_module(isa: &Isa) -> TokenStream {
             #![allow(clippy::all, unused_imports, unreachable_code)]
             use super::*;
 
-            /// The register files the spec's `machine` block declares.
+            /// The register files the spec's `regfile` items declare with `names`.
             pub static FILES: &[::lathe_isa::sim::FileInfo] = &[#(#files),*];
 
             /// Sync kinds (index + 1 is the kind number in hazards).
@@ -919,7 +963,7 @@ pub fn sim_module(isa: &Isa) -> TokenStream {
                 ::lathe_isa::sim::Machine::new(FILES, lanes)
             }
 
-            fn needed(producer: u16, consumer: Option<u16>, operand: Option<&str>, generation: u32) -> Option<u32> {
+            fn needed(producer: u16, consumer: Option<u16>, operand: Option<&str>, switched: bool, generation: u32) -> Option<u32> {
                 #needed
             }
 

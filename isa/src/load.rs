@@ -464,7 +464,7 @@ impl Resolver {
             e.generation = e.own_gen.intersect(pgen);
         }
 
-        let mut regfiles = self.regfiles(&regfile_decls, &gens);
+        let mut regfiles = self.regfiles(&regfile_decls, &gens, &latency_model.classes);
 
         // Named-expression references.
         let arity: Vec<(String, usize)> = named
@@ -522,20 +522,33 @@ impl Resolver {
 
         // Latency rules.
         for l in &latency {
-            for r in &l.rules {
+            for (r, precision) in l
+                .rules
+                .iter()
+                .map(|r| (r, false))
+                .chain(l.precision.iter().map(|r| (r, true)))
+            {
                 let producers = self.classes(&latency_model, r.producers.as_deref());
                 let consumers = self.classes(&latency_model, r.consumers.as_deref());
                 let generation = match &r.generation {
                     Some(g) => self.gen_range(g, &gens),
                     None => GenRange::ALL,
                 };
-                latency_model.rules.push(LatencyRule {
+                if precision && r.field.is_some() {
+                    self.err(r.span, "a `precision` rule names no operand");
+                }
+                let rule = LatencyRule {
                     producers,
                     consumers,
                     field: r.field.as_ref().map(|f| f.node.clone()),
                     cycles: r.cycles.min(u64::from(u32::MAX)) as u32,
                     generation,
-                });
+                };
+                if precision {
+                    latency_model.precision.push(rule);
+                } else {
+                    latency_model.rules.push(rule);
+                }
             }
         }
 
@@ -566,7 +579,12 @@ impl Resolver {
 
     /// Register files: names unique, every item present and in range,
     /// `inside` naming another file, occupancy reading only `REGS`.
-    fn regfiles(&mut self, decls: &[ast::RegfileDecl], gens: &[(String, u32)]) -> Vec<Regfile> {
+    fn regfiles(
+        &mut self,
+        decls: &[ast::RegfileDecl],
+        gens: &[(String, u32)],
+        classes: &[String],
+    ) -> Vec<Regfile> {
         let mut out: Vec<Regfile> = Vec::new();
         for d in decls {
             if out.iter().any(|r| r.name == d.name.node) {
@@ -647,6 +665,24 @@ impl Resolver {
                     );
                 }
             }
+            let latency = d.latency.as_ref().and_then(|c| {
+                let i = classes.iter().position(|x| *x == c.node);
+                if i.is_none() {
+                    self.err(c.span, format!("unknown latency class `{}`", c.node));
+                }
+                i
+            });
+            if let Some(n) = &d.names {
+                if !n.comps.is_empty() && n.comps.chars().any(|c| n.comps.matches(c).count() > 1) {
+                    self.err(
+                        d.name.span,
+                        format!(
+                            "`names {}.{}`: a component letter repeats",
+                            n.prefix, n.comps
+                        ),
+                    );
+                }
+            }
             out.push(Regfile {
                 name: d.name.node.clone(),
                 doc: d.doc.clone(),
@@ -656,6 +692,8 @@ impl Resolver {
                 counts,
                 inside,
                 occupancy: d.occupancy.clone(),
+                names: d.names.clone(),
+                latency,
             });
         }
         // A file inside another has half its unit (two of its units per unit).

@@ -331,6 +331,9 @@ pub struct LatencyRule {
 pub struct Latency {
     pub classes: Vec<String>,
     pub rules: Vec<LatencyRule>,
+    /// `precision` rules: extra cycles when a register is read in the
+    /// other precision (half/full) than it was written.
+    pub precision: Vec<LatencyRule>,
 }
 
 impl Latency {
@@ -350,6 +353,20 @@ impl Latency {
                     && r.generation.contains(generation)
             })
             .map(|r| r.cycles)
+    }
+
+    /// Extra cycles when a consumer of class `c` reads, in the other
+    /// precision, a register a producer of class `p` wrote: first matching
+    /// `precision` rule, 0 without one.
+    pub fn precision_extra(&self, p: usize, c: usize, generation: u32) -> u32 {
+        self.precision
+            .iter()
+            .find(|r| {
+                r.producers.as_ref().is_none_or(|v| v.contains(&p))
+                    && r.consumers.as_ref().is_none_or(|v| v.contains(&c))
+                    && r.generation.contains(generation)
+            })
+            .map_or(0, |r| r.cycles)
     }
 }
 
@@ -408,6 +425,12 @@ pub struct Regfile {
     pub inside: Vec<(usize, GenRange)>,
     /// Threads in flight with `REGS` units in use (`None`: not limiting).
     pub occupancy: Option<Expr>,
+    /// How the disassembly names the units (`None`: the file has no
+    /// register names; simulators do not model it).
+    pub names: Option<crate::ast::RegNames>,
+    /// Latency class of a write to this file (index into the latency
+    /// classes), when it differs from the writing instruction's.
+    pub latency: Option<usize>,
 }
 
 impl Regfile {

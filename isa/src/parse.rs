@@ -592,6 +592,8 @@ impl Cx<'_> {
             counts: Vec::new(),
             inside: Vec::new(),
             occupancy: None,
+            names: None,
+            latency: None,
         };
         for x in it {
             if x.as_rule() != Rule::regfile_item {
@@ -626,6 +628,22 @@ impl Cx<'_> {
                 Rule::rf_occupancy => {
                     d.occupancy = Some(self.expr(parts.next().expect("occupancy"))?);
                 }
+                Rule::rf_names => {
+                    let prefix = parts.next().expect("names prefix").as_str().to_string();
+                    let mut names = RegNames {
+                        prefix,
+                        comps: String::new(),
+                        first: 0,
+                    };
+                    for x in parts {
+                        match x.as_rule() {
+                            Rule::ident => names.comps = x.as_str().to_string(),
+                            _ => names.first = self.int(&x)?.min(u64::from(u32::MAX)) as u32,
+                        }
+                    }
+                    d.names = Some(names);
+                }
+                Rule::rf_latency => d.latency = Some(self.name(parts.next().expect("class"))),
                 r => unreachable!("grammar: regfile item {r:?}"),
             }
         }
@@ -636,42 +654,53 @@ impl Cx<'_> {
         let mut d = LatencyDecl {
             classes: Vec::new(),
             rules: Vec::new(),
+            precision: Vec::new(),
         };
         for x in p.into_inner().filter(keep) {
             match x.as_rule() {
                 Rule::docs => {}
+                Rule::precision_rule => {
+                    let rule = x
+                        .into_inner()
+                        .filter(keep)
+                        .find(|r| r.as_rule() == Rule::latency_rule)
+                        .expect("precision rule");
+                    d.precision.push(self.latency_rule(rule)?);
+                }
                 Rule::classes_item => d
                     .classes
                     .extend(x.into_inner().filter(keep).map(|n| self.name(n))),
-                Rule::latency_rule => {
-                    let span = self.span(&x);
-                    let mut it = x.into_inner().filter(keep);
-                    let producers = self.class_set(it.next().expect("producers"));
-                    let consumers = self.class_set(it.next().expect("consumers"));
-                    let mut field = None;
-                    let mut cycles = 0;
-                    let mut generation = None;
-                    for r in it {
-                        match r.as_rule() {
-                            Rule::ident => field = Some(self.name(r)),
-                            Rule::int => cycles = self.int(&r)?,
-                            Rule::gen_range => generation = Some(self.gen_range(r)?),
-                            other => unreachable!("grammar: latency part {other:?}"),
-                        }
-                    }
-                    d.rules.push(LatencyRuleAst {
-                        producers,
-                        consumers,
-                        field,
-                        cycles,
-                        generation,
-                        span,
-                    });
-                }
+                Rule::latency_rule => d.rules.push(self.latency_rule(x)?),
                 r => unreachable!("grammar: latency item {r:?}"),
             }
         }
         Ok(d)
+    }
+
+    fn latency_rule(&self, x: P) -> Result<LatencyRuleAst, Diagnostic> {
+        let span = self.span(&x);
+        let mut it = x.into_inner().filter(keep);
+        let producers = self.class_set(it.next().expect("producers"));
+        let consumers = self.class_set(it.next().expect("consumers"));
+        let mut field = None;
+        let mut cycles = 0;
+        let mut generation = None;
+        for r in it {
+            match r.as_rule() {
+                Rule::ident => field = Some(self.name(r)),
+                Rule::int => cycles = self.int(&r)?,
+                Rule::gen_range => generation = Some(self.gen_range(r)?),
+                other => unreachable!("grammar: latency part {other:?}"),
+            }
+        }
+        Ok(LatencyRuleAst {
+            producers,
+            consumers,
+            field,
+            cycles,
+            generation,
+            span,
+        })
     }
 
     fn class_set(&self, p: P) -> Option<Vec<Name>> {

@@ -16,39 +16,50 @@ use crate::diag::{Diagnostic, Diagnostics, Span};
 use crate::expr::{Expr, ExprKind};
 use crate::model::{EncId, FieldType, Isa};
 
-/// A register file of the `machine` block: `regs r[64 x 4] : 32 half hr;`.
+/// A register file as the simulator sees it: a `regfile` with `names`,
+/// with the file declared `inside` it as its half view.
 #[derive(Clone, Debug)]
 pub struct RegFile {
+    /// The `regfile` name (`gpr`), as semantics blocks name it.
     pub name: String,
-    pub doc: String,
-    /// Registers, and components per register (`r0.x` … `r0.w` is 4).
-    pub regs: u32,
-    pub comps: u32,
-    /// Bits per component (1..=32).
+    /// Disassembly naming (`r.xyzw`).
+    pub names: crate::ast::RegNames,
+    /// Units (components) in the file: the largest `count`.
+    pub len: u32,
+    /// Bits per unit (1..=32).
     pub bits: u32,
-    /// Name of the half-precision view: half component `h` is the low
-    /// (even `h`) or high (odd `h`) 16 bits of component `h / 2`.
-    pub half: Option<String>,
-    /// One copy shared by all threads (constants, uniforms), read-only to
-    /// instructions.
+    /// The file whose units are the low (even) and high (odd) halves of
+    /// this one's (ir3's merged half registers).
+    pub half: Option<HalfView>,
+    /// One copy shared by all threads (`kind const` / `kind uniform`),
+    /// read-only to instructions.
     pub uniform: bool,
-    pub span: Span,
+    /// Latency class of writes to the file, when the file declares one.
+    pub latency: Option<usize>,
+}
+
+/// The half-precision view of a [`RegFile`].
+#[derive(Clone, Debug)]
+pub struct HalfView {
+    pub name: String,
+    pub names: crate::ast::RegNames,
+    /// Half units in the view.
+    pub len: u32,
 }
 
 impl RegFile {
     /// Components in the file.
     pub fn len(&self) -> u32 {
-        self.regs * self.comps
+        self.len
     }
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.len == 0
     }
 }
 
 /// A `machine { … }` item as parsed.
 #[derive(Clone, Debug, Default)]
 pub struct MachineDecl {
-    pub files: Vec<RegFile>,
     /// `sync meta KEY;`: the per-instruction metadata key (an ident) that
     /// names the sync kind a consumer must wait for (`none`: no wait).
     pub sync_key: Option<Name>,
@@ -452,7 +463,7 @@ impl Semantics {
         self.files.iter().enumerate().find_map(|(i, f)| {
             if f.name == name {
                 Some((i, false))
-            } else if f.half.as_deref() == Some(name) {
+            } else if f.half.as_ref().is_some_and(|h| h.name == name) {
                 Some((i, true))
             } else {
                 None
@@ -497,6 +508,55 @@ fn body_locates(body: &[Stmt]) -> bool {
     })
 }
 
+/// The register files a simulator models: every `regfile` with `names`
+/// that is not inside another file; a file inside one (at any
+/// generation) is its half view.
+fn sim_files(isa: &Isa, errors: &mut Vec<Diagnostic>) -> Vec<RegFile> {
+    let len = |r: &crate::model::Regfile| r.counts.iter().map(|(n, _)| *n).max().unwrap_or(0);
+    let mut files = Vec::new();
+    for r in &isa.regfiles {
+        let Some(names) = &r.names else { continue };
+        if !r.inside.is_empty() {
+            continue;
+        }
+        if !(1..=32).contains(&r.unit) {
+            errors.push(isa.sources.diagnostic(
+                r.span,
+                format!(
+                    "register file `{}`: a simulator models units of 1..=32 bits",
+                    r.name
+                ),
+            ));
+            continue;
+        }
+        let me = isa.regfile(&r.name);
+        let half = isa
+            .regfiles
+            .iter()
+            .find(|h| me.is_some_and(|me| h.inside.iter().any(|(o, _)| *o == me)))
+            .and_then(|h| {
+                Some(HalfView {
+                    name: h.name.clone(),
+                    names: h.names.clone()?,
+                    len: len(h),
+                })
+            });
+        files.push(RegFile {
+            name: r.name.clone(),
+            names: names.clone(),
+            len: len(r),
+            bits: r.unit,
+            half,
+            uniform: matches!(
+                r.kind,
+                crate::model::RegfileKind::Const | crate::model::RegfileKind::Uniform
+            ),
+            latency: r.latency,
+        });
+    }
+    files
+}
+
 /// Resolves and checks `machine` and `semantics` items against `isa`.
 pub fn resolve(
     isa: &Isa,
@@ -507,10 +567,8 @@ pub fn resolve(
     let err = |errors: &mut Vec<Diagnostic>, span: Span, msg: String| {
         errors.push(isa.sources.diagnostic(span, msg));
     };
-    let mut files = Vec::new();
     let mut sync_key = None;
     for m in machines {
-        files.extend(m.files);
         if let Some(k) = m.sync_key {
             match isa.meta_keys.iter().find(|d| d.name == k.node) {
                 Some(d) if d.ty == crate::ast::MetaType::Ident => sync_key = Some(k.node),
@@ -527,37 +585,7 @@ pub fn resolve(
             }
         }
     }
-    for (i, f) in files.iter().enumerate() {
-        if !(1..=32).contains(&f.bits) {
-            err(
-                &mut errors,
-                f.span,
-                format!("register file `{}`: bits must be 1..=32", f.name),
-            );
-        }
-        if f.half.is_some() && f.bits != 32 {
-            err(
-                &mut errors,
-                f.span,
-                format!(
-                    "register file `{}`: a half view needs 32-bit components",
-                    f.name
-                ),
-            );
-        }
-        let names = |g: &RegFile| [Some(g.name.clone()), g.half.clone()];
-        for other in &files[..i] {
-            for n in names(f).into_iter().flatten() {
-                if names(other).contains(&Some(n.clone())) {
-                    err(
-                        &mut errors,
-                        f.span,
-                        format!("register file `{n}` declared twice"),
-                    );
-                }
-            }
-        }
-    }
+    let files = sim_files(isa, &mut errors);
     let mut sem = Semantics {
         files,
         sync_key,
@@ -1178,24 +1206,35 @@ pub fn source_text(isa: &Isa, span: Span) -> &str {
 pub fn write_machine_doc(isa: &Isa, o: &mut String) {
     use std::fmt::Write as _;
     let sem = &isa.semantics;
-    if sem.files.is_empty() {
+    if sem.blocks.is_empty() {
         return;
     }
     let _ = writeln!(
         o,
-        "## Machine state\n\n| file | registers | bits | half view | shared |\n|---|---|---|---|---|"
+        "## Machine state\n\nThe register files with `names`, as the simulator models them.\n\n| file | first register | units | bits | half view | shared |\n|---|---|---|---|---|---|"
     );
+    let first = |n: &crate::ast::RegNames| {
+        let mut t = format!("`{}{}", n.prefix, n.first);
+        if let Some(c) = n.comps.chars().next() {
+            t.push('.');
+            t.push(c);
+        }
+        t + "`"
+    };
     for f in &sem.files {
         let _ = writeln!(
             o,
-            "| `{}` | {} × {} | {} | {} | {} |",
+            "| `{}` | {} | {} | {} | {} | {} |",
             f.name,
-            f.regs,
-            f.comps,
+            first(&f.names),
+            f.len,
             f.bits,
-            f.half
-                .as_deref()
-                .map_or("—".to_string(), |h| format!("`{h}`")),
+            f.half.as_ref().map_or("—".to_string(), |h| format!(
+                "`{}` ({}, {} units)",
+                h.name,
+                first(&h.names),
+                h.len
+            )),
             if f.uniform { "yes" } else { "no" }
         );
     }

@@ -632,23 +632,82 @@ pub fn bitcast<A: Value, B: Value>(a: A) -> B {
 // ---------------------------------------------------------------------
 // Machine state
 
-/// A register file as the generated code declares it.
+/// How the disassembly names a file's units (see the `.isa` `names`
+/// item): `PREFIX{N}.{C}`, or `PREFIX{N}` without component letters.
+#[derive(Clone, Copy, Debug)]
+pub struct Names {
+    pub prefix: &'static str,
+    /// Component letters, one unit each (empty: one unit per register).
+    pub comps: &'static str,
+    /// Number of the first register.
+    pub first: u32,
+}
+
+impl Names {
+    fn per_reg(&self) -> u32 {
+        (self.comps.len() as u32).max(1)
+    }
+
+    /// The unit index `name` (without the prefix) names, if below `len`.
+    fn parse(&self, rest: &str, len: u32) -> Option<u32> {
+        let (num, comp) = match rest.split_once('.') {
+            Some((n, c)) if !self.comps.is_empty() && c.len() == 1 => {
+                (n, self.comps.find(c)? as u32)
+            }
+            None if self.comps.is_empty() => (rest, 0),
+            _ => return None,
+        };
+        if !num.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let n: u32 = num.parse().ok()?;
+        let index = n
+            .checked_sub(self.first)?
+            .checked_mul(self.per_reg())?
+            .checked_add(comp)?;
+        (index < len).then_some(index)
+    }
+
+    fn name(&self, index: u32) -> String {
+        let n = index / self.per_reg() + self.first;
+        match self.comps.as_bytes().get((index % self.per_reg()) as usize) {
+            Some(c) if !self.comps.is_empty() => format!("{}{n}.{}", self.prefix, *c as char),
+            _ => format!("{}{n}", self.prefix),
+        }
+    }
+}
+
+/// A register file as the generated code declares it (from the spec's
+/// `regfile` items).
 #[derive(Clone, Copy, Debug)]
 pub struct FileInfo {
-    pub name: &'static str,
-    pub half: Option<&'static str>,
-    pub regs: u32,
-    pub comps: u32,
+    pub names: Names,
+    /// Units in the file.
+    pub len: u32,
+    /// Bits per unit.
     pub bits: u32,
+    /// The half view: its names and units (unit `h` is the low, even
+    /// `h`, or high half of unit `h / 2`).
+    pub half: Option<(Names, u32)>,
     pub uniform: bool,
+    /// Latency class of a write to this file, overriding the writer's.
+    pub latency: Option<u16>,
 }
 
 impl FileInfo {
     pub fn len(&self) -> u32 {
-        self.regs * self.comps
+        self.len
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+    /// Units addressable in the full (`half == false`) or half view.
+    pub fn limit(&self, half: bool) -> u32 {
+        match (half, self.half) {
+            (true, Some((_, n))) => n.min(self.len * 2),
+            (true, None) => 0,
+            (false, _) => self.len,
+        }
     }
 }
 
@@ -742,6 +801,8 @@ struct Stamp {
     class: u16,
     /// Sync kind the reader needs (0: none), until a wait clears it.
     sync: u8,
+    /// Written through the half view.
+    half: bool,
     valid: bool,
 }
 
@@ -793,29 +854,20 @@ impl Machine {
     /// (file, half, component index).
     pub fn parse_reg(&self, name: &str) -> Option<(usize, bool, u32)> {
         let split = name.find(|c: char| c.is_ascii_digit())?;
-        let (file, rest) = name.split_at(split);
-        let (fi, half) = self.files.iter().enumerate().find_map(|(i, f)| {
-            if f.name == file {
-                Some((i, false))
-            } else if f.half == Some(file) {
-                Some((i, true))
-            } else {
-                None
+        let (prefix, rest) = name.split_at(split);
+        self.files.iter().enumerate().find_map(|(i, f)| {
+            if f.names.prefix == prefix {
+                if let Some(index) = f.names.parse(rest, f.len) {
+                    return Some((i, false, index));
+                }
             }
-        })?;
-        let f = &self.files[fi];
-        let (num, comp) = match rest.split_once('.') {
-            Some((n, c)) if f.comps == 4 => {
-                let c = "xyzw".find(c).filter(|_| c.len() == 1)? as u32;
-                (n, c)
+            match f.half {
+                Some((h, _)) if h.prefix == prefix => {
+                    h.parse(rest, f.limit(true)).map(|index| (i, true, index))
+                }
+                _ => None,
             }
-            None if f.comps == 1 => (rest, 0),
-            _ => return None,
-        };
-        let n: u32 = num.parse().ok()?;
-        let index = n.checked_mul(f.comps)?.checked_add(comp)?;
-        let limit = if half { f.len() * 2 } else { f.len() };
-        (n < if half { f.regs * 2 } else { f.regs } && index < limit).then_some((fi, half, index))
+        })
     }
 
     fn slot(&self, file: usize, half: bool, index: u32, lane: usize) -> Option<(usize, u32)> {
@@ -886,7 +938,7 @@ impl Machine {
             }
             Loc::Imm(_) | Loc::ImmF(_) => return Ok(None),
         };
-        let limit = self.files[file].len() as i64 * if op.half { 2 } else { 1 };
+        let limit = self.files[file].limit(op.half) as i64;
         if index < 0 || index >= limit {
             return Err(self.bad(
                 pc,
@@ -909,19 +961,9 @@ impl Machine {
     /// The disassembly name of a component.
     pub fn name(&self, file: usize, half: bool, index: u32) -> String {
         let f = &self.files[file];
-        let n = if half {
-            f.half.unwrap_or(f.name)
-        } else {
-            f.name
-        };
-        if f.comps == 4 {
-            format!(
-                "{n}{}.{}",
-                index / 4,
-                ["x", "y", "z", "w"][(index % 4) as usize]
-            )
-        } else {
-            format!("{n}{}", index / f.comps.max(1))
+        match (half, f.half) {
+            (true, Some((h, _))) => h.name(index),
+            _ => f.names.name(index),
         }
     }
 
@@ -1005,14 +1047,38 @@ impl Machine {
         })
     }
 
-    /// Checks that a read of `op` at `rep` is covered: `needed(class)` is
-    /// the latency in slots from a producer of that class to this reader.
+    /// Checks that a read of `op` at `rep` is covered: `needed(class,
+    /// switched)` is the latency in slots from a producer of that class to
+    /// this reader, `switched` when the read is in the other precision
+    /// than the write. A relative operand also reads its address register.
     pub fn check_read(
         &self,
         op: &Operand,
         rep: u32,
         pc: usize,
-        needed: impl Fn(u16) -> Option<u32>,
+        needed: impl Fn(u16, bool) -> Option<u32>,
+    ) -> Result<(), SimError> {
+        if let Loc::Rel {
+            addr_file,
+            addr_index,
+            ..
+        } = op.loc
+        {
+            let addr = Operand::at(Loc::Reg {
+                file: addr_file,
+                index: addr_index,
+            });
+            self.check_stamp(&addr, rep, pc, &needed)?;
+        }
+        self.check_stamp(op, rep, pc, &needed)
+    }
+
+    fn check_stamp(
+        &self,
+        op: &Operand,
+        rep: u32,
+        pc: usize,
+        needed: &impl Fn(u16, bool) -> Option<u32>,
     ) -> Result<(), SimError> {
         let Some((file, comp)) = self.comps(op, rep, pc)? else {
             return Ok(());
@@ -1021,24 +1087,30 @@ impl Machine {
         if !s.valid {
             return Ok(());
         }
-        let reg = self.name(file, false, comp);
+        let reg = || self.name(file, false, comp);
         let now = self.cycle + rep as u64;
         if s.sync != 0 {
             return Err(SimError::Hazard {
                 consumer: pc,
                 producer: s.producer as usize,
-                reg,
+                reg: reg(),
                 wait: format!("without waiting for its sync ({})", s.sync),
             });
         }
         let slots = now.saturating_sub(s.cycle + 1);
-        if let Some(n) = needed(s.class) {
+        let switched = s.half != op.half && self.files[file].half.is_some();
+        if let Some(n) = needed(s.class, switched) {
             if slots < n as u64 {
+                let why = if switched {
+                    " with the precision switch"
+                } else {
+                    ""
+                };
                 return Err(SimError::Hazard {
                     consumer: pc,
                     producer: s.producer as usize,
-                    reg,
-                    wait: format!("{slots} cycles after (needs {n})"),
+                    reg: reg(),
+                    wait: format!("{slots} cycles after (needs {n}{why})"),
                 });
             }
         }
@@ -1046,7 +1118,8 @@ impl Machine {
     }
 
     /// Records that `op` at `rep` was written by instruction `pc` of
-    /// latency class `class`, needing sync kind `sync` (0: none).
+    /// latency class `class` (unless the file declares its own), needing
+    /// sync kind `sync` (0: none).
     pub fn stamp_write(
         &mut self,
         op: &Operand,
@@ -1059,8 +1132,9 @@ impl Machine {
             self.stamps[file][comp as usize] = Stamp {
                 cycle: self.cycle + rep as u64,
                 producer: pc as u32,
-                class,
+                class: self.files[file].latency.unwrap_or(class),
                 sync,
+                half: op.half,
                 valid: true,
             };
         }

@@ -191,6 +191,22 @@ fn unknown_register_file_kind() {
 }
 
 #[test]
+fn register_file_latency_names_a_class_and_precision_rules_no_operand() {
+    expect(
+        "latency_precision.isa",
+        7,
+        15,
+        "a `precision` rule names no operand",
+    );
+    expect(
+        "regfile_latency.isa",
+        14,
+        13,
+        "unknown latency class `addr`",
+    );
+}
+
+#[test]
 fn occupancy_reads_only_regs() {
     expect(
         "regfile_occupancy.isa",
@@ -214,7 +230,7 @@ fn regfile_metadata_names_a_register_file() {
 fn semantics_reading_an_unknown_operand() {
     expect(
         "sem_unknown_operand.isa",
-        25,
+        28,
         36,
         "unknown operand `B` (no such field in `add`)",
     );
@@ -224,7 +240,7 @@ fn semantics_reading_an_unknown_operand() {
 fn semantics_writing_nothing() {
     expect(
         "sem_writes_nothing.isa",
-        25,
+        28,
         1,
         "the semantics of `add` write nothing (no operand write and no `do` effect)",
     );
@@ -234,7 +250,7 @@ fn semantics_writing_nothing() {
 fn semantics_mixing_types() {
     expect(
         "sem_mixed_types.isa",
-        25,
+        28,
         36,
         "mixed types in `fadd`: f32 and f16",
     );
@@ -244,7 +260,7 @@ fn semantics_mixing_types() {
 fn semantics_reading_a_plain_field_as_an_operand() {
     expect(
         "sem_not_operand.isa",
-        25,
+        28,
         21,
         "`W` is no operand (not a sub-encoding field)",
     );

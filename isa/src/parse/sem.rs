@@ -3,42 +3,14 @@
 use super::{Cx, P, Rule, keep};
 use crate::ast::Name;
 use crate::diag::Diagnostic;
-use crate::semantics::{MachineDecl, Mod, RegFile, SArg, SExpr, SExprKind, SemDecl, Stmt};
+use crate::semantics::{MachineDecl, Mod, SArg, SExpr, SExprKind, SemDecl, Stmt};
 
 impl Cx<'_> {
     pub(super) fn machine_decl(&self, p: P) -> Result<MachineDecl, Diagnostic> {
         let mut out = MachineDecl::default();
-        let mut doc = String::new();
         for x in p.into_inner().filter(keep) {
             match x.as_rule() {
-                Rule::docs => doc = self.docs(x),
-                Rule::regs_item => {
-                    let span = self.span(&x);
-                    let mut it = x.into_inner().filter(keep);
-                    let name = it.next().expect("regs name").as_str().to_string();
-                    let regs = self.int(&it.next().expect("regs count"))? as u32;
-                    let comps = self.int(&it.next().expect("regs comps"))? as u32;
-                    let bits = self.int(&it.next().expect("regs bits"))? as u32;
-                    let mut f = RegFile {
-                        name,
-                        doc: std::mem::take(&mut doc),
-                        regs,
-                        comps,
-                        bits,
-                        half: None,
-                        uniform: false,
-                        span,
-                    };
-                    for flag in it {
-                        match flag.into_inner().find(keep) {
-                            Some(n) if n.as_rule() == Rule::ident => {
-                                f.half = Some(n.as_str().into())
-                            }
-                            _ => f.uniform = true,
-                        }
-                    }
-                    out.files.push(f);
-                }
+                Rule::docs => {}
                 Rule::sync_item => {
                     let key = x.into_inner().find(keep).expect("sync key");
                     out.sync_key = Some(self.name(key));

@@ -565,3 +565,35 @@ fn a_missing_sync_bit_is_a_hazard() {
         Some((1, 0, "r0.x".into()))
     );
 }
+
+#[test]
+fn reading_the_other_precision_costs_the_precision_rule() {
+    // hr0.x is the low half of r0.x: an ALU reading it as full 3 slots
+    // after a half write needs 3 + 3.
+    assert_eq!(
+        hazard("add.f hr0.x, hr2.x, hr2.y\n(rpt2)nop\nadd.f r1.x, r0.x, r0.x\n"),
+        Some((2, 0, "r0.x".into()))
+    );
+    assert_eq!(
+        hazard("add.f hr0.x, hr2.x, hr2.y\n(rpt5)nop\nadd.f r1.x, r0.x, r0.x\n"),
+        None
+    );
+    // The same precision needs only 3.
+    assert_eq!(
+        hazard("add.f hr0.x, hr2.x, hr2.y\n(rpt2)nop\nadd.f hr1.x, hr0.x, hr0.x\n"),
+        None
+    );
+}
+
+#[test]
+fn an_address_register_write_has_the_addr_latency() {
+    // a0.x needs 6 slots before a relative operand reads through it.
+    assert_eq!(
+        hazard("mova a0.x, hr2.x\n(rpt4)nop\nmov.f32f32 r0.x, r<a0.x + 1>\n"),
+        Some((2, 0, "a0.x".into()))
+    );
+    assert_eq!(
+        hazard("mova a0.x, hr2.x\n(rpt5)nop\nmov.f32f32 r0.x, r<a0.x + 1>\n"),
+        None
+    );
+}

@@ -16,7 +16,8 @@
 //! - distance: every ALU or flow instruction in between (and its own
 //!   `(nopN)` slots) counts as `1 + repeat` cycles already waited;
 //! - precision: with merged registers (a6xx+) reading a register as the
-//!   other precision than it was written costs 3 more.
+//!   other precision than it was written costs the spec's `precision`
+//!   rule more (3 between ALU instructions).
 //!
 //! a0-relative operands are not followed (they name no fixed register).
 //!
@@ -154,9 +155,8 @@ fn pair_delay(
             generation.gpu_id(),
         )
         .unwrap_or(0);
-    let is_alu = |class: usize| matches!(latency.classes[class].as_str(), "alu" | "mad");
-    if mismatched_half && is_alu(producer.class) && is_alu(consumer.class) {
-        delay += 3;
+    if mismatched_half {
+        delay += latency.precision_extra(producer.class, consumer.class, generation.gpu_id());
     }
     if (producer.repeat == 0 && consumer.repeat == 0) || mismatched_half {
         return delay;
