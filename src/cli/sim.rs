@@ -127,12 +127,13 @@ pub fn run(args: SimArgs) -> CliResult {
 
 fn register(m: &sim::Machine, name: &str) -> Result<(usize, bool, u32), Box<dyn Error>> {
     m.parse_reg(name).ok_or_else(|| {
-        let files: Vec<String> = m
+        let mut files: Vec<String> = m
             .files
             .iter()
-            .flat_map(|f| std::iter::once(f.name).chain(f.half))
-            .map(String::from)
+            .flat_map(|f| std::iter::once(f.names).chain(f.half.map(|(h, _)| h)))
+            .map(|n| n.prefix.to_string())
             .collect();
+        files.dedup();
         format!(
             "unknown register `{name}` (register files: {})",
             files.join(", ")
