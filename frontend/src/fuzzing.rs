@@ -239,6 +239,23 @@ mod tests {
         check(data).unwrap();
     }
 
+    /// Fuzz finding (run 1 of this session): an `OpTypeInt` whose word
+    /// count runs past the end of the module made rspirv's string decoder
+    /// slice out of bounds. The panic was caught, but libFuzzer aborts on
+    /// any panic; the word counts are now checked before rspirv runs.
+    #[test]
+    fn fuzz_finding_word_count_past_the_end_is_rejected_before_rspirv() {
+        let data = include_bytes!("../tests/spirv_lower_crash_word_count.bin");
+        check(data).unwrap();
+        let words = spirv_words(&data[..data.len() / 4 * 4]).unwrap();
+        let arena = lathe_ir::Bump::new();
+        match lower_spirv(&arena, &words, &Options::default()) {
+            Err(Error::Parse(msg)) => assert!(msg.contains("runs past the end"), "{msg}"),
+            Err(e) => panic!("expected a parse error, got {e}"),
+            Ok(_) => panic!("a truncated module was accepted"),
+        }
+    }
+
     #[test]
     fn truncated_and_garbage_binaries_are_rejected_cleanly() {
         let arena = lathe_ir::Bump::new();

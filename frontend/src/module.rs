@@ -169,9 +169,32 @@ impl Module {
         if bound > MAX_BOUND {
             return Err(Error::Parse(format!("id bound {bound} is too large")));
         }
-        let mut collect = Collect { insts: Vec::new() };
-        // rspirv 0.13's decoder panics on some malformed operands (a string
-        // running past the end of the module): contain it as a parse error.
+        // Where each instruction starts. Checked before rspirv sees the
+        // module: its decoder slices past the end of the binary (a panic)
+        // when an instruction's word count runs past it.
+        let mut offsets = Vec::new();
+        let mut at = 5usize;
+        while at < words.len() {
+            let count = (words[at] >> 16) as usize;
+            if count == 0 {
+                return Err(Error::Parse(format!(
+                    "instruction at word offset {at} has a word count of 0"
+                )));
+            }
+            if at + count > words.len() {
+                return Err(Error::Parse(format!(
+                    "instruction at word offset {at} ({count} words) runs past the end of the module ({} words)",
+                    words.len()
+                )));
+            }
+            offsets.push(at as u32);
+            at += count;
+        }
+        let mut collect = Collect {
+            insts: Vec::with_capacity(offsets.len()),
+        };
+        // A safety net for other decoder panics (fuzzing aborts on any
+        // panic, so the checks above are what keep it clean).
         let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             rspirv::binary::parse_words(words, &mut collect)
         }));
@@ -182,14 +205,6 @@ impl Module {
                     "rspirv's decoder failed on a malformed instruction".into(),
                 ));
             }
-        }
-        // The parser consumed every instruction in order: walk the word
-        // counts alongside to know where each one starts.
-        let mut offsets = Vec::with_capacity(collect.insts.len());
-        let mut at = 5usize;
-        for _ in &collect.insts {
-            offsets.push(at as u32);
-            at += (words.get(at).copied().unwrap_or(0) >> 16).max(1) as usize;
         }
         let mut m = Module {
             insts: collect.insts,

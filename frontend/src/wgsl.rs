@@ -1,5 +1,7 @@
 //! WGSL through naga: parse, validate, apply pipeline-overridable
-//! constants, write SPIR-V for one entry point. naga panics on a few
+//! constants, write SPIR-V for one entry point with the writer flags wgpu
+//! uses on Vulkan, so the lowered shader computes what a Vulkan driver
+//! running the same WGSL under wgpu computes. naga panics on a few
 //! constructs its SPIR-V writer does not implement; those are rejected
 //! before it runs, and any other panic is contained and reported.
 
@@ -94,10 +96,14 @@ pub fn to_spirv(
             &constants,
         )
         .map_err(|e| Error::Wgsl(format!("pipeline constants: {e}")))?;
+        // The flags wgpu's Vulkan backend gives naga (wgpu-hal
+        // `vulkan/adapter.rs`): no ADJUST_COORDINATE_SPACE (wgpu flips y
+        // with a negative viewport height instead, so the driver sees the
+        // position as written) and no CLAMP_FRAG_DEPTH, both of which
+        // naga's defaults set; a point size of 1 is always written.
         let options = naga::back::spv::Options {
-            flags: naga::back::spv::WriterFlags::ADJUST_COORDINATE_SPACE
-                | naga::back::spv::WriterFlags::LABEL_VARYINGS
-                | naga::back::spv::WriterFlags::CLAMP_FRAG_DEPTH,
+            flags: naga::back::spv::WriterFlags::LABEL_VARYINGS
+                | naga::back::spv::WriterFlags::FORCE_POINT_SIZE,
             ..naga::back::spv::Options::default()
         };
         let pipeline = naga::back::spv::PipelineOptions {

@@ -237,3 +237,26 @@ fn wgsl_overrides_are_applied() {
     // Without a value for `scale` naga refuses, and so do we.
     assert!(lower_wgsl(&arena, src, &Options::default()).is_err());
 }
+
+/// WGSL reaches the lowering as wgpu hands it to a Vulkan driver: the
+/// position is stored as written (wgpu flips y with a negative viewport
+/// height, not in the shader; naga's default would negate it) and the
+/// point size is forced to 1.
+#[test]
+fn wgsl_vertex_position_is_not_flipped() {
+    let src = "@vertex fn main(@location(0) p: vec4<f32>) -> @builtin(position) vec4<f32> { return p * 0.5; }";
+    let arena = lathe_ir::Bump::new();
+    let lowered = lower_wgsl(&arena, src, &Options::default()).unwrap();
+    let mut inv = Invocation::default();
+    for (c, x) in [0.5f32, 1.0, 0.25, 1.0].iter().enumerate() {
+        inv.inputs.insert((0, c as u8), x.to_bits());
+    }
+    let out = lathe_ir::interp::run(&lowered.shader, &inv, Limits::default()).unwrap();
+    let pos = lathe_ir::slot::POS;
+    let got: Vec<f32> = (0..4)
+        .map(|c| f32::from_bits(out.outputs[&(pos, c)].1))
+        .collect();
+    assert_eq!(got, [0.25, 0.5, 0.125, 0.5]);
+    let psiz = out.outputs[&(lathe_ir::slot::PSIZ, 0)].1;
+    assert_eq!(f32::from_bits(psiz), 1.0);
+}
