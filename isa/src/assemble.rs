@@ -350,6 +350,20 @@ impl<'a> Asm<'a> {
                     return Vec::new();
                 }
             }
+            // The active `when` holds: its `FIELD == N` conjuncts.
+            if let Some(j) = var[k] {
+                for (name, n) in self.isa.when_equalities(&enc.whens[usize::from(j)].cond) {
+                    let Some(Resolved::Item(ItemRef::Field(f))) = self.resolve(leaf, var, name)
+                    else {
+                        continue;
+                    };
+                    if let Some(bits) = f.holding(n) {
+                        if !start.set(f.mask(), bits) {
+                            return Vec::new();
+                        }
+                    }
+                }
+            }
         }
         let mut out = Vec::new();
         self.match_pieces(leaf, var, &t.pieces, text, pos, start, params, &mut out);

@@ -41,6 +41,9 @@ pub struct IsaDecl {
     pub generations: Vec<(Name, u64)>,
     pub meta: Vec<MetaDecl>,
     pub field_meta: Vec<MetaDecl>,
+    /// `notes asserts;`: the disassembler's `\t; ` note also names
+    /// `assert` bits that differ (not only set don't-care bits).
+    pub notes_asserts: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,6 +74,28 @@ pub enum MetaValue {
     Ident(String),
     List(Vec<String>),
 }
+
+/// A metadata value in static tables (what `isa!`'s `Opcode::meta`
+/// returns: generated, no spec at run time).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MetaRef<'a> {
+    Int(i64),
+    Str(&'a str),
+    Ident(&'a str),
+    List(&'a [&'a str]),
+}
+
+impl MetaRef<'_> {
+    /// The value as text: numbers in decimal, lists joined by `,`.
+    pub fn text(&self) -> String {
+        match self {
+            MetaRef::Int(i) => i.to_string(),
+            MetaRef::Str(s) | MetaRef::Ident(s) => s.to_string(),
+            MetaRef::List(items) => items.join(","),
+        }
+    }
+}
+
 
 #[derive(Clone, Debug)]
 pub struct EnumDecl {

@@ -16,13 +16,16 @@
 //! Display is generated code too (the `display` module, built by
 //! [`crate::gen_display`]): straight-line writers per encoding, names
 //! resolved at expansion time, enum texts as `match`es, and a `\t; ` note
-//! for set don't-care bits; it needs no spec at run time. Assembly and
-//! typed field access (`get`/`set`, which `when` override is active) still
-//! run the `lathe-isa` engine on the embedded spec, parsed once on first
-//! use with [`crate::load_prechecked`] (about 10–20 ms for ir3 or Valhall
-//! in release builds; `cargo run --release -p lathe-isa --example
-//! first_use`). The engine also stays the oracle the generated display is
-//! tested against.
+//! for unexpected bits; it needs no spec at run time. So are assembly (the
+//! `asm` module, [`crate::gen_asm`]), typed field access (`get`/`set`
+//! through the display's per-leaf name resolution and a static table of
+//! each item's type and bits), `validate` and `Opcode::meta` (static
+//! tables). The `lathe-isa` engine on the embedded spec, parsed once on
+//! first use with [`crate::load_prechecked`] (about 10–20 ms for ir3 or
+//! Valhall in release builds; `cargo run --release -p lathe-isa --example
+//! first_use`), stays the oracle all of these are tested against, gives
+//! the assembler's diagnostics, and serves `Arbitrary` and the machine IR
+//! tables.
 
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote};
@@ -372,8 +375,7 @@ fn enum_items(isa: &Isa) -> (TokenStream, Vec<(EnumId, Ident, Ident)>) {
 }
 
 /// The `Field` enum, `Value`, and the typed accessors of `Instr`.
-fn field_items(isa: &Isa, enums: &[(EnumId, Ident, Ident)]) -> TokenStream {
-    let fields = instruction_fields(isa);
+fn field_items(isa: &Isa, fields: &[FieldName], enums: &[(EnumId, Ident, Ident)]) -> TokenStream {
     let mut used = Vec::new();
     let variants: Vec<Ident> = fields
         .iter()
@@ -545,31 +547,30 @@ fn field_items(isa: &Isa, enums: &[(EnumId, Ident, Ident)]) -> TokenStream {
             }
         }
 
-        fn value_of(r: &::lathe_isa::FieldRead<'_>) -> Value {
-            use ::lathe_isa::model::FieldType as T;
+        fn value_of(info: &::lathe_isa::gen_rt::ItemInfo, raw: u64, generation: u32) -> Value {
+            use ::lathe_isa::gen_rt::ItemTy as T;
             use ::lathe_isa::format::{float_value, sign_extend};
-            match r.ty {
-                T::Uint | T::Hex | T::HexUpper | T::Uoffset | T::AbsBranch => Value::Uint(r.raw),
-                T::Int | T::Offset | T::Branch => Value::Int(sign_extend(r.raw, r.width)),
-                T::Bool(_) | T::BoolInv(_) => Value::Bool(r.raw != 0),
-                T::Float => Value::Float(float_value(r.raw, r.width)),
-                T::Fixed(radix) => Value::Float(sign_extend(r.raw, r.width) as f64 / (1u64 << radix) as f64),
-                T::Enum(id) => enum_value(*id, r.raw),
-                T::Sub(..) => Value::Sub(SubValue {
-                    bits: r.raw,
-                    leaf: r.sub_leaf.map(|l| isa().encodings[l].name.as_str()),
-                }),
+            match info.ty {
+                T::Uint => Value::Uint(raw),
+                T::Int => Value::Int(sign_extend(raw, info.width)),
+                T::Bool => Value::Bool(raw != 0),
+                T::Float => Value::Float(float_value(raw, info.width)),
+                T::Fixed(radix) => Value::Float(sign_extend(raw, info.width) as f64 / (1u64 << radix) as f64),
+                T::Enum(id) => enum_value(id, raw),
+                T::Sub { tree, width } => {
+                    let m = if width >= 64 { u64::MAX } else { (1u64 << width) - 1 };
+                    Value::Sub(SubValue { bits: raw, leaf: display::sub_leaf(tree, raw & m, generation) })
+                }
             }
         }
 
         impl Instr {
             /// The typed value of `field` (resolved with the active `when`
             /// overrides); `None` if this instruction has no such field.
+            /// Generated code: no spec at run time.
             pub fn get(&self, field: Field) -> Option<Value> {
-                isa()
-                    .read_field(self.word, self.generation, field.name())
-                    .ok()
-                    .map(|r| value_of(&r))
+                let (info, v) = display::field(self.word, self.generation, field as u16)?;
+                Some(value_of(info, v as u64, self.generation))
             }
 
             /// Sets `field` to `value` (converted by the field's type and
@@ -577,13 +578,20 @@ fn field_items(isa: &Isa, enums: &[(EnumId, Ident, Ident)]) -> TokenStream {
             /// enum, and changes that would alter the opcode.
             pub fn set(&mut self, field: Field, value: Value) -> Result<(), ::lathe_isa::FieldError> {
                 use ::lathe_isa::FieldInput as I;
-                let engine = isa();
-                let current = engine.read_field(self.word, self.generation, field.name())?;
-                if let ::lathe_isa::model::FieldType::Enum(id) = current.ty {
-                    if value_enum(&value).is_some_and(|v| v != *id) {
-                        return Err(::lathe_isa::FieldError::WrongKind {
-                            field: field.name().to_string(),
-                            ty: current.ty.describe(engine),
+                use ::lathe_isa::FieldError as E;
+                let name = field.name();
+                let (info, _) = display::field(self.word, self.generation, field as u16).ok_or_else(|| E::NoField {
+                    leaf: self.opcode.info().name.to_string(),
+                    field: name.to_string(),
+                })?;
+                if info.derived {
+                    return Err(E::Derived { leaf: self.opcode.info().name.to_string(), field: name.to_string() });
+                }
+                if let ::lathe_isa::gen_rt::ItemTy::Enum(id) = info.ty {
+                    if value_enum(&value).is_some_and(|v| v != id) {
+                        return Err(E::WrongKind {
+                            field: name.to_string(),
+                            ty: info.describe.to_string(),
                             value: format!("{value:?}"),
                         });
                     }
@@ -596,11 +604,10 @@ fn field_items(isa: &Isa, enums: &[(EnumId, Ident, Ident)]) -> TokenStream {
                     Value::Sub(s) => I::Bits(s.bits),
                     #(Value::#enum_values(e) => I::Bits(e.bits()),)*
                 };
-                let word = engine.write_field(self.word, self.generation, field.name(), input)?;
+                let bits = ::lathe_isa::fields::input_bits(name, info.width, info.conv, &|| info.describe.to_string(), input)?;
+                let word = info.insert(self.word, bits);
                 if Opcode::decode(word, self.generation) != Some(self.opcode) {
-                    return Err(::lathe_isa::FieldError::ChangesInstruction {
-                        field: field.name().to_string(),
-                    });
+                    return Err(E::ChangesInstruction { field: name.to_string() });
                 }
                 self.word = word;
                 Ok(())
@@ -663,15 +670,42 @@ pub fn generate(isa: &Isa, root: &str) -> TokenStream {
         .map(|&l| Literal::u64_unsuffixed(isa.encodings[l].match_bits))
         .collect();
     let count = leaves.len();
+    // Metadata per opcode: every key with a value (nearest definition or
+    // the key's default), as static tables.
+    let metas: Vec<TokenStream> = leaves
+        .iter()
+        .map(|&l| {
+            let mut keys: Vec<&str> = isa.meta_keys.iter().map(|k| k.name.as_str()).collect();
+            for enc in isa.chain(l) {
+                for (k, _, _) in &isa.encodings[enc].meta {
+                    if !keys.contains(&k.as_str()) {
+                        keys.push(k);
+                    }
+                }
+            }
+            let pairs = keys.iter().filter_map(|&k| {
+                let v = match isa.meta(l, k)? {
+                    MetaValue::Int(i) => quote! { ::lathe_isa::ast::MetaRef::Int(#i) },
+                    MetaValue::Str(s) => quote! { ::lathe_isa::ast::MetaRef::Str(#s) },
+                    MetaValue::Ident(s) => quote! { ::lathe_isa::ast::MetaRef::Ident(#s) },
+                    MetaValue::List(items) => quote! { ::lathe_isa::ast::MetaRef::List(&[#(#items),*]) },
+                };
+                Some(quote! { (#k, #v) })
+            });
+            quote! { &[#(#pairs),*] }
+        })
+        .collect();
     let enc_ids: Vec<_> = leaves
         .iter()
         .map(|&l| Literal::usize_unsuffixed(l))
         .collect();
-    let display_mod = crate::gen_display::display_module(isa);
+    let fields = instruction_fields(isa);
+    let field_names: Vec<String> = fields.iter().map(|f| f.name.clone()).collect();
+    let display_mod = crate::gen_display::display_module(isa, &field_names);
     let sim_mod = crate::gen_sim::sim_module(isa);
     let asm_mod = crate::gen_asm::asm_module(isa);
     let (enums_mod, enum_types) = enum_items(isa);
-    let typed = field_items(isa, &enum_types);
+    let typed = field_items(isa, &fields, &enum_types);
 
     let files: Vec<String> = isa
         .sources
@@ -853,6 +887,9 @@ pub fn generate(isa: &Isa, root: &str) -> TokenStream {
         /// deterministic, so these match `isa()`).
         static ENC_IDS: [usize; #count] = [#(#enc_ids,)*];
 
+        /// Every opcode's metadata `(key, value)`, in `Opcode` order.
+        static META: [&[(&str, ::lathe_isa::ast::MetaRef<'static>)]; #count] = [#(#metas,)*];
+
         /// Metadata table, in `Opcode` order.
         pub static OPCODES: [OpcodeInfo; #count] = [
             #(OpcodeInfo {
@@ -895,9 +932,10 @@ pub fn generate(isa: &Isa, root: &str) -> TokenStream {
                 ENC_IDS[self as usize]
             }
 
-            /// Metadata `key` from the spec (nearest definition or default).
-            pub fn meta(self, key: &str) -> Option<&'static ::lathe_isa::ast::MetaValue> {
-                isa().meta(self.encoding(), key)
+            /// Metadata `key` from the spec (nearest definition or default),
+            /// from generated tables.
+            pub fn meta(self, key: &str) -> Option<::lathe_isa::ast::MetaRef<'static>> {
+                META[self as usize].iter().find(|(k, _)| *k == key).map(|&(_, v)| v)
             }
         }
 
@@ -941,8 +979,9 @@ pub fn generate(isa: &Isa, root: &str) -> TokenStream {
             }
 
             /// Like [`Instr::write_text`], followed by a `\t; ` note naming
-            /// the don't-care bits this word sets (Mesa's decoder with
-            /// errors shown).
+            /// the don't-care bits this word sets, and with `notes asserts;`
+            /// in the spec the `assert` bits that differ (Mesa's decoder
+            /// with errors shown).
             pub fn write_text_with_note(&self, out: &mut dyn ::std::fmt::Write) -> Result<(), ::lathe_isa::DisasmError> {
                 display::write_word(self.word, self.generation, true, true, out).map(|_| ())
             }
@@ -950,7 +989,7 @@ pub fn generate(isa: &Isa, root: &str) -> TokenStream {
             /// Applies the spec's validity rules (`check`s, strict enums,
             /// sub-encodings that must match).
             pub fn validate(&self) -> Result<(), ::lathe_isa::DisasmError> {
-                isa().validate(self.word, self.generation).map(|_| ())
+                display::validate(self.word, self.generation).map(|_| ())
             }
 
             /// Set don't-care bits and `assert` mismatches of the

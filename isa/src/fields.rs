@@ -100,6 +100,89 @@ fn width_mask(width: u32) -> u64 {
     }
 }
 
+/// How a [`FieldInput`] becomes a field's bits: what its type makes of
+/// numbers (shared by the engine and the generated typed setters).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Conv {
+    /// `float`: 16- or 32-bit IEEE.
+    Float,
+    /// `fixed(R)`: signed, R fraction bits.
+    Fixed(u32),
+    /// `int`, `offset`, `branch`: two's complement.
+    Signed,
+    /// Everything else: raw bits.
+    Unsigned,
+}
+
+impl Conv {
+    /// The conversion of a field of type `ty`.
+    pub fn of(ty: &FieldType) -> Conv {
+        match ty {
+            FieldType::Float => Conv::Float,
+            FieldType::Fixed(r) => Conv::Fixed(*r),
+            FieldType::Int | FieldType::Offset | FieldType::Branch => Conv::Signed,
+            _ => Conv::Unsigned,
+        }
+    }
+}
+
+/// The bits `value` gives a field `name` of `width` bits converting by
+/// `conv`, range-checked; `ty` describes the field's type for errors.
+pub fn input_bits(
+    name: &str,
+    width: u32,
+    conv: Conv,
+    ty: &dyn Fn() -> String,
+    value: FieldInput,
+) -> Result<u64, FieldError> {
+    let m = width_mask(width);
+    let range = |v: String| FieldError::OutOfRange {
+        field: name.to_string(),
+        value: v,
+        width,
+    };
+    Ok(match (value, conv) {
+        (FieldInput::Float(x), Conv::Float) => match width {
+            16 => u64::from(f32_to_half(x as f32)),
+            32 => u64::from((x as f32).to_bits()),
+            _ => return Err(range(x.to_string())),
+        },
+        (FieldInput::Float(x), Conv::Fixed(r)) => {
+            let scaled = (x * (1u64 << r) as f64).round() as i64;
+            let v = (scaled as u64) & m;
+            if sign_extend(v, width) != scaled {
+                return Err(range(x.to_string()));
+            }
+            v
+        }
+        (FieldInput::Float(x), _) => {
+            return Err(FieldError::WrongKind {
+                field: name.to_string(),
+                ty: ty(),
+                value: x.to_string(),
+            });
+        }
+        (FieldInput::Signed(s), _) => {
+            let v = (s as u64) & m;
+            let fits = if matches!(conv, Conv::Signed | Conv::Fixed(_)) {
+                sign_extend(v, width) == s
+            } else {
+                s >= 0 && v == s as u64
+            };
+            if !fits {
+                return Err(range(s.to_string()));
+            }
+            v
+        }
+        (FieldInput::Bits(b), _) => {
+            if b & !m != 0 {
+                return Err(range(format!("0x{b:x}")));
+            }
+            b
+        }
+    })
+}
+
 /// Discards text: validation renders without keeping the output.
 struct Discard;
 
@@ -185,55 +268,7 @@ impl Isa {
                 });
             }
         };
-        let m = width_mask(f.width);
-        let range = |v: String| FieldError::OutOfRange {
-            field: name.to_string(),
-            value: v,
-            width: f.width,
-        };
-        let wrong = |v: String| FieldError::WrongKind {
-            field: name.to_string(),
-            ty: f.ty.describe(self),
-            value: v,
-        };
-        let bits = match (value, &f.ty) {
-            (FieldInput::Float(x), FieldType::Float) => match f.width {
-                16 => u64::from(f32_to_half(x as f32)),
-                32 => u64::from((x as f32).to_bits()),
-                _ => return Err(range(x.to_string())),
-            },
-            (FieldInput::Float(x), FieldType::Fixed(r)) => {
-                let scaled = (x * (1u64 << r) as f64).round() as i64;
-                let v = (scaled as u64) & m;
-                if sign_extend(v, f.width) != scaled {
-                    return Err(range(x.to_string()));
-                }
-                v
-            }
-            (FieldInput::Float(x), _) => return Err(wrong(x.to_string())),
-            (FieldInput::Signed(s), _) => {
-                let v = (s as u64) & m;
-                let signed = matches!(
-                    f.ty,
-                    FieldType::Int | FieldType::Offset | FieldType::Branch | FieldType::Fixed(_)
-                );
-                let fits = if signed {
-                    sign_extend(v, f.width) == s
-                } else {
-                    s >= 0 && v == s as u64
-                };
-                if !fits {
-                    return Err(range(s.to_string()));
-                }
-                v
-            }
-            (FieldInput::Bits(b), _) => {
-                if b & !m != 0 {
-                    return Err(range(format!("0x{b:x}")));
-                }
-                b
-            }
-        };
+        let bits = input_bits(name, f.width, Conv::of(&f.ty), &|| f.ty.describe(self), value)?;
         Ok(f.insert(word, bits))
     }
 

@@ -330,6 +330,21 @@ impl Gen<'_> {
                     return None;
                 }
             }
+            // An active `when` holds: its `FIELD == N` conjuncts fix bits
+            // the text of this variant may not show (`r<a0.x>` is OFFSET 0).
+            if let Some(j) = var[k] {
+                for (name, n) in isa.when_equalities(&enc.whens[j].cond) {
+                    let Some(Resolved::Item(ItemRef::Field(f))) = resolve(isa, leaf, var, name)
+                    else {
+                        continue;
+                    };
+                    if let Some(bits) = f.holding(n) {
+                        if !set(f.mask(), bits) {
+                            return None;
+                        }
+                    }
+                }
+            }
         }
         // Fields in scope (first of each name), with their defaults.
         let (mut hidden, mut defaults) = (0u64, 0u64);

@@ -413,6 +413,35 @@ fn leaf_items(isa: &Isa, names: &mut Names, leaf: EncId) -> TokenStream {
     let mut g = LeafGen::new(isa, leaf);
     let leaf_name = g.name().to_string();
 
+    // An instruction answers the typed accessors for every name it has.
+    let mut typed = TokenStream::new();
+    if isa.encodings[leaf].root == isa.root {
+        let infos: Vec<TokenStream> = (0..g.items.len())
+            .map(|i| item_info(isa, g.items[i].item))
+            .collect();
+        for i in 0..g.items.len() {
+            let id = names.id(g.item_name(i));
+            if !g.asked.contains(&id) {
+                g.asked.push(id);
+            }
+        }
+        let n = infos.len();
+        let items = format_ident!("ITEMS_{}", leaf);
+        let field = fn_ident("field", leaf);
+        let which = fn_ident("which", leaf);
+        let item = fn_ident("item", leaf);
+        typed = quote! {
+            static #items: [ItemInfo; #n] = [#(#infos),*];
+            #[allow(clippy::all)]
+            fn #field(c: &Ctx<'_>, n: u16) -> Option<(&'static ItemInfo, i64)> {
+                match #which(c, n) {
+                    NOT_FOUND => None,
+                    i => Some((&#items[usize::from(i)], #item(c, i)?)),
+                }
+            }
+        };
+    }
+
     // Conditions of the `when`s of every level.
     let mut cond_arms = Vec::new();
     for k in 0..g.chain.len() {
@@ -747,6 +776,7 @@ fn leaf_items(isa: &Isa, names: &mut Names, leaf: EncId) -> TokenStream {
     };
 
     quote! {
+        #typed
         #[allow(unused_variables, unreachable_patterns, unreachable_code, unused_braces, clippy::all)]
         fn #cond(c: &Ctx<'_>, k: usize, j: usize) -> Option<i64> {
             match (k, j) { #(#cond_arms)* _ => None }
@@ -798,10 +828,68 @@ fn leaf_items(isa: &Isa, names: &mut Names, leaf: EncId) -> TokenStream {
     }
 }
 
+/// The typed accessors' view of one item.
+fn item_info(isa: &Isa, item: ItemRef<'_>) -> TokenStream {
+    let (derived, width, ranges) = match item {
+        ItemRef::Field(f) => (false, f.width, f.ranges.as_slice()),
+        ItemRef::Derived(d) => (true, d.width, &[][..]),
+    };
+    let ty = item.ty();
+    let t = match ty {
+        FieldType::Uint
+        | FieldType::Hex
+        | FieldType::HexUpper
+        | FieldType::Uoffset
+        | FieldType::AbsBranch => quote! { ItemTy::Uint },
+        FieldType::Int | FieldType::Offset | FieldType::Branch => quote! { ItemTy::Int },
+        FieldType::Bool(_) | FieldType::BoolInv(_) => quote! { ItemTy::Bool },
+        FieldType::Float => quote! { ItemTy::Float },
+        FieldType::Fixed(r) => {
+            let r = Literal::u32_unsuffixed(*r);
+            quote! { ItemTy::Fixed(#r) }
+        }
+        FieldType::Enum(e) => {
+            let e = Literal::usize_unsuffixed(*e);
+            quote! { ItemTy::Enum(#e) }
+        }
+        FieldType::Sub(tree, _) => {
+            let t = Literal::usize_unsuffixed(*tree);
+            let w = Literal::u32_unsuffixed(isa.encodings[*tree].width);
+            quote! { ItemTy::Sub { tree: #t, width: #w } }
+        }
+    };
+    let conv = match crate::fields::Conv::of(ty) {
+        crate::fields::Conv::Float => quote! { Conv::Float },
+        crate::fields::Conv::Fixed(r) => {
+            let r = Literal::u32_unsuffixed(r);
+            quote! { Conv::Fixed(#r) }
+        }
+        crate::fields::Conv::Signed => quote! { Conv::Signed },
+        crate::fields::Conv::Unsigned => quote! { Conv::Unsigned },
+    };
+    let rs = ranges.iter().map(|r| {
+        let (l, w) = (
+            Literal::u32_unsuffixed(r.low),
+            Literal::u32_unsuffixed(r.width()),
+        );
+        quote! { (#l, #w) }
+    });
+    let describe = ty.describe(isa);
+    let width = Literal::u32_unsuffixed(width);
+    quote! {
+        ItemInfo { derived: #derived, width: #width, ranges: &[#(#rs),*], ty: #t, conv: #conv, describe: #describe }
+    }
+}
+
 /// The `display` module of an `isa!` expansion: `write_word` shows one
 /// instruction word with generated code only.
-pub(crate) fn display_module(isa: &Isa) -> TokenStream {
+/// `fields` are the instruction field names in the order of the generated
+/// `Field` enum: they get the first name ids, so a `Field` is its own id.
+pub(crate) fn display_module(isa: &Isa, fields: &[String]) -> TokenStream {
     let mut names = Names::default();
+    for f in fields {
+        names.id(f);
+    }
     let mut leaves: Vec<EncId> = Vec::new();
     for (root, _) in &isa.decoders {
         leaves.extend(isa.leaves(*root));
@@ -818,6 +906,33 @@ pub(crate) fn display_module(isa: &Isa) -> TokenStream {
         let id = Literal::usize_unsuffixed(l);
         quote! { #id => #w(c, out), }
     });
+    let field_dispatch = leaves
+        .iter()
+        .filter(|&&l| isa.encodings[l].root == isa.root)
+        .map(|&l| {
+            let f = fn_ident("field", l);
+            let id = Literal::usize_unsuffixed(l);
+            quote! { #id => #f(&c, n), }
+        });
+    let sub_trees: Vec<EncId> = isa
+        .decoders
+        .iter()
+        .map(|(r, _)| *r)
+        .filter(|&r| r != isa.root)
+        .collect();
+    let sub_leaf_arms = sub_trees.iter().map(|&r| {
+        let f = format_ident!("decode_tree_{}", r);
+        let id = Literal::usize_unsuffixed(r);
+        quote! { #id => #f(bits, generation), }
+    });
+    let leaf_name_arms = leaves
+        .iter()
+        .filter(|&&l| isa.encodings[l].root != isa.root)
+        .map(|&l| {
+            let id = Literal::usize_unsuffixed(l);
+            let name = &isa.encodings[l].name;
+            quote! { #id => Some(#name), }
+        });
 
     let subtrees = isa
         .decoders
@@ -859,6 +974,7 @@ pub(crate) fn display_module(isa: &Isa) -> TokenStream {
         }
     });
     let name_list = names.list.clone();
+    let notes_asserts = isa.notes_asserts;
     let word_mask = lit_u64(if isa.width >= 64 {
         u64::MAX
     } else {
@@ -872,7 +988,8 @@ pub(crate) fn display_module(isa: &Isa) -> TokenStream {
             #![allow(non_snake_case, clippy::all)]
             use ::std::fmt::Write;
             use ::lathe_isa::DisasmError;
-            use ::lathe_isa::gen_rt::{Buf, Caller, Ctx, enum_text};
+            use ::lathe_isa::gen_rt::{Buf, Caller, Ctx, ItemInfo, ItemTy, enum_text};
+            use ::lathe_isa::fields::Conv;
             use super::Opcode;
 
             const NOT_FOUND: u16 = u16::MAX;
@@ -882,6 +999,39 @@ pub(crate) fn display_module(isa: &Isa) -> TokenStream {
             #(#enums)*
             #(#subtrees)*
             #fns
+
+            /// Field or derived value number `n` (a `Field` as `u16`) of
+            /// the instruction `word` decodes to, resolved with its active
+            /// overrides: how to read it and its value.
+            pub fn field(word: u64, generation: u32, n: u16) -> Option<(&'static ItemInfo, i64)> {
+                let word = word & #word_mask;
+                let op = Opcode::decode(word, generation)?;
+                let c = Ctx::new(word, generation, false, None);
+                match op.encoding() {
+                    #(#field_dispatch)*
+                    _ => None,
+                }
+            }
+
+            /// The name of the leaf of sub-encoding tree `tree` that `bits`
+            /// decode to.
+            #[allow(unused_variables)]
+            pub fn sub_leaf(tree: usize, bits: u64, generation: u32) -> Option<&'static str> {
+                let leaf: Option<usize> = match tree {
+                    #(#sub_leaf_arms)*
+                    _ => None,
+                };
+                match leaf? {
+                    #(#leaf_name_arms)*
+                    _ => None,
+                }
+            }
+
+            /// Applies the spec's `check` rules and strict enums to `word`
+            /// (the display's validation, without keeping the text).
+            pub fn validate(word: u64, generation: u32) -> Result<Opcode, DisasmError> {
+                ::lathe_isa::gen_rt::with_spare(|s| push_word(word, generation, true, false, s))
+            }
 
             fn write_leaf(leaf: usize, c: &Ctx<'_>, out: &mut Buf<'_>) -> Result<(), DisasmError> {
                 match leaf {
@@ -909,14 +1059,15 @@ pub(crate) fn display_module(isa: &Isa) -> TokenStream {
             /// Appends the text of `word` at `generation` to `out` and
             /// returns its opcode; `validate` enforces the spec's `check`
             /// rules and strict enums (an error, and `out` unchanged);
-            /// `note` appends a `\t; ` note naming set don't-care bits, as
-            /// Mesa's decoder does with errors shown.
+            /// `note` appends a `\t; ` note naming set don't-care bits (and,
+            /// if the spec says `notes asserts;`, `assert` bits that
+            /// differ), as Mesa's decoder does with errors shown.
             pub fn push_word(word: u64, generation: u32, validate: bool, note: bool, out: &mut String) -> Result<Opcode, DisasmError> {
                 let word = word & #word_mask;
                 let op = Opcode::decode(word, generation).ok_or(DisasmError::NoMatch { word, generation })?;
                 let start = out.len();
                 let c = Ctx::new(word, generation, validate, None);
-                let mut buf = Buf::new(out, note, false);
+                let mut buf = Buf::new(out, note, note && #notes_asserts);
                 let r = write_leaf(op.encoding(), &c, &mut buf);
                 let warnings = buf.into_warnings();
                 match r {

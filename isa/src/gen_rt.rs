@@ -23,10 +23,10 @@ const TESTING: u8 = 128;
 /// Where generated display code writes one instruction: straight into the
 /// caller's `String` (each piece an inlined copy, no call through `dyn
 /// Write`), with set don't-care bits — and, on request, `assert`
-/// mismatches — collected beside it for the `\t; ` note. Mesa's decoder
-/// does not report `assert` bits (its own ir3 vectors set bit 47 of `sam`,
-/// which its XML asserts to be zero, and expect no note), so the note
-/// names only don't-care bits.
+/// mismatches — collected beside it for the `\t; ` note. Mesa's isaspec
+/// decoder does not report `assert` bits (its own ir3 vectors set bit 47
+/// of `sam`, which its XML asserts to be zero, and expect no note), so the
+/// note names `assert` bits only when the spec asks (`notes asserts;`).
 pub struct Buf<'o> {
     text: &'o mut String,
     warnings: Vec<DecodeWarning>,
@@ -113,6 +113,60 @@ pub fn write_note(out: &mut dyn Write, warnings: &[DecodeWarning]) -> fmt::Resul
         write!(out, "{w}")?;
     }
     Ok(())
+}
+
+/// What a typed getter makes of an item's value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ItemTy {
+    /// `uint`, `hex`, `HEX`, `uoffset`, `absbranch`.
+    Uint,
+    /// `int`, `offset`, `branch`: sign-extended from the width.
+    Int,
+    /// `bool`, `bool_inv`: the raw bit.
+    Bool,
+    /// `float` (16 or 32 bits).
+    Float,
+    /// `fixed(R)`.
+    Fixed(u32),
+    /// The spec's enum number `n`.
+    Enum(usize),
+    /// A sub-encoding of tree `tree`, `width` bits wide.
+    Sub { tree: usize, width: u32 },
+}
+
+/// One field or derived value of an instruction, as the generated typed
+/// accessors see it (resolved at expansion time, one per item of a leaf).
+#[derive(Clone, Copy, Debug)]
+pub struct ItemInfo {
+    /// A derived value (read-only).
+    pub derived: bool,
+    pub width: u32,
+    /// Bit ranges `(low, width)` of a field, least significant part first
+    /// (empty for a derived value).
+    pub ranges: &'static [(u32, u32)],
+    pub ty: ItemTy,
+    /// How a setter converts numbers.
+    pub conv: crate::fields::Conv,
+    /// The type as the spec writes it (for error messages).
+    pub describe: &'static str,
+}
+
+impl ItemInfo {
+    /// `word` with this field's bits replaced by `bits` (already in range).
+    pub fn insert(&self, word: u64, bits: u64) -> u64 {
+        let mut w = word;
+        let mut v = bits;
+        for &(low, width) in self.ranges {
+            let m = if width >= 64 {
+                u64::MAX
+            } else {
+                ((1u64 << width) - 1) << low
+            };
+            w = (w & !m) | ((v << low) & m);
+            v = v.checked_shr(width).unwrap_or(0);
+        }
+        w
+    }
 }
 
 /// A name's value in a scope, by interned name id.

@@ -10,9 +10,9 @@
 //! decoded word ([`Isa::read_field`], [`Isa::write_field`]), builds valid
 //! words field by field ([`Isa::build_word`]), applies the spec's `check`
 //! rules ([`Isa::validate`]) and reports Mesa-style decode warnings
-//! ([`Isa::decode_warnings`]). The code `isa!` generates is a typed layer
-//! over these; see [`codegen`] for what it contains and why display and
-//! assembly still interpret the embedded spec.
+//! ([`Isa::decode_warnings`]). The code `isa!` generates is a typed API
+//! generated from the same spec and tested against these; see [`codegen`]
+//! for what it contains and what still interprets the embedded spec.
 //!
 //! ```
 //! let isa = lathe_isa::load(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/specs/tiny.isa")).unwrap();

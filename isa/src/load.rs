@@ -568,6 +568,7 @@ impl Resolver {
             regfiles,
             meta_keys,
             field_meta_keys,
+            notes_asserts: decl.notes_asserts,
             sources: self.map,
             decoders: Vec::new(),
             semantics: Default::default(),

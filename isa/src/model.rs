@@ -2,7 +2,7 @@
 
 use crate::ast::{BitRange, MetaType, MetaValue};
 use crate::diag::{SourceMap, Span};
-use crate::expr::Expr;
+use crate::expr::{BinOp, Expr, ExprKind, MAX_EVAL_DEPTH};
 
 /// Index into [`Isa::encodings`].
 pub type EncId = usize;
@@ -147,6 +147,13 @@ impl Field {
 
     pub fn mask(&self) -> u64 {
         self.ranges.iter().fold(0, |m, r| m | r.mask())
+    }
+
+    /// The word bits of this field holding `n` (expressions read a field
+    /// as its raw bits), if `n` fits; `None` for sub-encodings.
+    pub fn holding(&self, n: i64) -> Option<u64> {
+        let fits = n >= 0 && (self.width >= 64 || (n as u64) >> self.width == 0);
+        (fits && !matches!(self.ty, FieldType::Sub(..))).then(|| self.insert(0, n as u64))
     }
 }
 
@@ -469,6 +476,10 @@ pub struct Isa {
     pub regfiles: Vec<Regfile>,
     pub meta_keys: Vec<MetaKey>,
     pub field_meta_keys: Vec<MetaKey>,
+    /// The `\t; ` note names `assert` bits that differ too (`notes
+    /// asserts;`); otherwise only set don't-care bits, as Mesa's isaspec
+    /// decoder does.
+    pub notes_asserts: bool,
     pub sources: SourceMap,
     /// Per tree root: its decision tree over its leaves.
     pub decoders: Vec<(EncId, crate::decode::DecisionTree)>,
@@ -477,6 +488,40 @@ pub struct Isa {
 }
 
 impl Isa {
+    /// The `NAME == N` conjuncts of a `when` condition (through `&&` and
+    /// named expressions without parameters): what must hold for the
+    /// `when` to be active. Both assemblers fix those bits for a variant
+    /// with that `when` active (`r<a0.x>` is OFFSET 0), where the text
+    /// may not show them.
+    pub fn when_equalities<'e>(&'e self, cond: &'e Expr) -> Vec<(&'e str, i64)> {
+        fn walk<'e>(isa: &'e Isa, e: &'e Expr, depth: usize, out: &mut Vec<(&'e str, i64)>) {
+            if depth > MAX_EVAL_DEPTH {
+                return;
+            }
+            match &e.kind {
+                ExprKind::Binary(BinOp::And, a, b) => {
+                    walk(isa, a, depth + 1, out);
+                    walk(isa, b, depth + 1, out);
+                }
+                ExprKind::Binary(BinOp::Eq, a, b) => match (&a.kind, &b.kind) {
+                    (ExprKind::Name(n), ExprKind::Int(k)) | (ExprKind::Int(k), ExprKind::Name(n)) => {
+                        out.push((n, *k));
+                    }
+                    _ => {}
+                },
+                ExprKind::Named(_, Some(i), args) if args.is_empty() => {
+                    if let Some(named) = isa.exprs.get(*i).filter(|n| n.params.is_empty()) {
+                        walk(isa, &named.expr, depth + 1, out);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut out = Vec::new();
+        walk(self, cond, 0, &mut out);
+        out
+    }
+
     pub fn encoding(&self, name: &str) -> Option<EncId> {
         self.encodings.iter().position(|e| e.name == name)
     }

@@ -241,6 +241,7 @@ impl Cx<'_> {
             generations: Vec::new(),
             meta: Vec::new(),
             field_meta: Vec::new(),
+            notes_asserts: false,
         };
         for item in it {
             let mut ii = item.into_inner().filter(keep);
@@ -262,6 +263,7 @@ impl Cx<'_> {
                         d.generations.push((n, v));
                     }
                 }
+                Rule::notes_item => d.notes_asserts = true,
                 Rule::meta_decl => d.meta.push(self.meta_decl(idoc, x)?),
                 Rule::field_meta_decl => d.field_meta.push(self.meta_decl(idoc, x)?),
                 r => unreachable!("grammar: isa item {r:?}"),

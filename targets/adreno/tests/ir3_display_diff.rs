@@ -3,10 +3,14 @@
 //! on every vector word, on bit flips of them and on random words at every
 //! generation (`isa/tests/support/display_diff.rs` holds the comparison).
 
-use lathe_adreno::ir3::generated::{Instr, isa};
+use lathe_adreno::ir3::generated::{Field, Instr, Opcode, Value, display, isa};
 
 #[path = "../../../isa/tests/support/display_diff.rs"]
 mod display_diff;
+#[path = "../../../isa/tests/support/typed_diff.rs"]
+mod typed_diff;
+#[path = "support/vectors.rs"]
+mod vectors;
 
 const GENERATIONS: [u32; 5] = [300, 400, 500, 600, 700];
 
@@ -14,24 +18,8 @@ const GENERATIONS: [u32; 5] = [300, 400, 500, 600, 700];
 /// release run (`cargo test --release … -- --ignored`) does a million.
 const WORDS_PER_GENERATION: u64 = 200_000;
 
-/// `(generation, word)` of every vector row.
-fn vectors() -> Vec<(u32, u64)> {
-    include_str!("ir3-data/ir3-disasm.tsv")
-        .lines()
-        .skip(1)
-        .filter_map(|l| {
-            let c: Vec<&str> = l.split('\t').collect();
-            Some((
-                c.get(2)?.parse().ok()?,
-                u64::from_str_radix(c.get(3)?, 16).ok()?,
-            ))
-        })
-        .collect()
-}
-
 fn run(count: u64) {
-    let words: Vec<u64> = vectors().iter().map(|&(_, w)| w).collect();
-    assert!(words.len() >= 200, "vector file not read");
+    let words = vectors::words();
     // Most uniformly random ir3 words are instructions.
     display_diff::run(&words, &GENERATIONS, count, count / 4, |rng, _| rng.next());
 }
@@ -49,6 +37,23 @@ fn generated_display_equals_engine_million() {
 
 #[test]
 fn dont_care_flips_decode_with_a_note() {
-    let flipped = display_diff::dont_care_flips(&vectors());
+    let flipped = display_diff::dont_care_flips(&vectors::vectors());
     assert!(flipped > 1000, "only {flipped} don't-care flips tried");
+}
+
+/// The generated typed accessors, validation and metadata against the
+/// engine on every vector word and a bit flip of each, at every generation.
+#[test]
+fn typed_accessors_equal_engine() {
+    let mut rng = display_diff::XorShift(0x5851_f42d_4c95_7f2d);
+    let mut compared = 0;
+    for g in GENERATIONS {
+        for w in vectors::words() {
+            compared += typed_diff::fields_same(w, g);
+            compared += typed_diff::fields_same(w ^ (1u64 << (rng.next() % 64)), g);
+        }
+    }
+    assert!(compared > 5_000, "only {compared} fields compared");
+    let metas = typed_diff::meta_same();
+    assert!(metas > 200, "only {metas} metadata values compared");
 }

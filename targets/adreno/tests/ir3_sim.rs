@@ -61,7 +61,7 @@ const GAPS: &[&str] = &[
 
 fn category(op: Opcode) -> Option<i64> {
     match op.meta("category") {
-        Some(lathe_isa::ast::MetaValue::Int(c)) => Some(*c),
+        Some(lathe_isa::ast::MetaRef::Int(c)) => Some(c),
         _ => None,
     }
 }

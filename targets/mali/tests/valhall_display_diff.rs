@@ -4,10 +4,15 @@
 //! them at every generation (`isa/tests/support/display_diff.rs` holds the
 //! comparison).
 
+use lathe_mali::valhall::generated::{Field, Opcode, Value, display};
 use lathe_mali::valhall::{Instr, isa};
 
 #[path = "../../../isa/tests/support/display_diff.rs"]
 mod display_diff;
+#[path = "../../../isa/tests/support/typed_diff.rs"]
+mod typed_diff;
+#[path = "support/vectors.rs"]
+mod vectors;
 
 const GENERATIONS: [u32; 3] = [9, 10, 11];
 
@@ -15,32 +20,9 @@ const GENERATIONS: [u32; 3] = [9, 10, 11];
 /// release run (`cargo test --release … -- --ignored`) does a million.
 const WORDS_PER_GENERATION: u64 = 200_000;
 
-fn vector_words() -> Vec<u64> {
-    // `02 00 00 00 00 c1 91 00    MOV.i32 r1, r2`: eight little-endian bytes.
-    include_str!("valhall-data/assembler-cases.txt")
-        .lines()
-        .filter_map(|l| {
-            let bytes: Vec<u8> = l
-                .split_whitespace()
-                .take(8)
-                .map(|b| u8::from_str_radix(b, 16))
-                .collect::<Result<_, _>>()
-                .ok()?;
-            Some(u64::from_le_bytes(bytes.try_into().ok()?))
-        })
-        .collect()
-}
-
 fn run(count: u64) {
-    let words = vector_words();
-    assert!(words.len() >= 150, "vector file not read");
-    // Uniformly random words almost never pass Valhall's validity rules;
-    // random words near real ones (about 8 of 64 bits flipped) reach every
-    // instruction and many of their operand forms.
-    display_diff::run(&words, &GENERATIONS, count, count / 10, |rng, vectors| {
-        let base = vectors[(rng.next() % vectors.len() as u64) as usize];
-        base ^ (rng.next() & rng.next() & rng.next())
-    });
+    let words = vectors::words();
+    display_diff::run(&words, &GENERATIONS, count, count / 10, vectors::near);
 }
 
 #[test]
@@ -57,7 +39,69 @@ fn generated_display_equals_engine_million() {
 /// Reserved bits outside the opcode fields of Mesa's XML are don't-care.
 #[test]
 fn dont_care_flips_decode_with_a_note() {
-    let words: Vec<(u32, u64)> = vector_words().into_iter().map(|w| (10, w)).collect();
+    let words: Vec<(u32, u64)> = vectors::words().into_iter().map(|w| (10, w)).collect();
     let flipped = display_diff::dont_care_flips(&words);
     assert!(flipped > 1000, "only {flipped} don't-care flips tried");
+}
+
+/// The generated typed accessors, validation and metadata against the
+/// engine on every vector word and a bit flip of each, at every generation.
+#[test]
+fn typed_accessors_equal_engine() {
+    let mut rng = display_diff::XorShift(0x5851_f42d_4c95_7f2d);
+    let mut compared = 0;
+    for g in GENERATIONS {
+        for w in vectors::words() {
+            compared += typed_diff::fields_same(w, g);
+            compared += typed_diff::fields_same(w ^ (1u64 << (rng.next() % 64)), g);
+        }
+    }
+    assert!(compared > 5_000, "only {compared} fields compared");
+    let metas = typed_diff::meta_same();
+    assert!(metas > 200, "only {metas} metadata values compared");
+}
+
+/// Unexpected bits are shown, not hidden: of 2,000 copies of the vector
+/// words with one random bit flipped, a word prints as `raw` only when it
+/// matches no instruction or breaks a `check` rule; every other one
+/// decodes, with a `\t; ` note exactly when it sets don't-care bits or
+/// breaks an `assert` (`-- --nocapture` prints the counts).
+#[test]
+fn flipped_words_print_raw_only_when_nothing_matches() {
+    use lathe_mali::valhall::{Arch, write_line};
+    let words = vectors::words();
+    let mut rng = display_diff::XorShift(0x2d35_8dcc_aa6c_78a5);
+    let (mut raw, mut no_match, mut broken, mut noted, mut clean) = (0, 0, 0, 0, 0);
+    let mut line = String::new();
+    for _ in 0..2_000 {
+        let base = words[(rng.next() % words.len() as u64) as usize];
+        let w = base ^ (1u64 << (rng.next() % 64));
+        line.clear();
+        write_line(w, Arch::V10, &mut line);
+        let instr = Instr::decode(w, 10);
+        if line.starts_with("raw ") {
+            raw += 1;
+            match instr {
+                None => no_match += 1,
+                Some(i) => {
+                    assert!(i.validate().is_err(), "0x{w:016x} decodes but prints `{line}`");
+                    broken += 1;
+                }
+            }
+        } else {
+            let instr = instr.expect("a shown word decodes");
+            let unexpected = !instr.warnings().is_empty();
+            assert_eq!(line.contains("\t; "), unexpected, "0x{w:016x}: `{line}`");
+            if unexpected {
+                noted += 1;
+            } else {
+                clean += 1;
+            }
+        }
+    }
+    eprintln!(
+        "2000 flipped words: {clean} clean, {noted} with a note, {raw} raw ({no_match} match no instruction, {broken} break a check rule)"
+    );
+    assert_eq!(raw, no_match + broken);
+    assert!(noted > 300, "only {noted} words with a note");
 }

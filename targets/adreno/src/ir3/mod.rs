@@ -190,31 +190,17 @@ pub struct Info {
     pub sync: String,
 }
 
-/// The spec's metadata for the instruction `word` decodes to.
+/// The spec's metadata for the instruction `word` decodes to (generated
+/// tables: no spec at run time).
 pub fn info(word: u64, generation: Generation) -> Result<Info, Error> {
-    let isa = spec()?;
-    let leaf = isa
-        .decode(word, generation.gpu_id())
-        .ok_or(Error::NoMatch { word, generation })?;
-    let text = |key: &str| match isa.meta(leaf, key) {
-        Some(v) => meta_text(v),
-        None => String::new(),
-    };
+    let op = decode_opcode(word, generation).ok_or(Error::NoMatch { word, generation })?;
+    let text = |key: &str| op.meta(key).map(|v| v.text()).unwrap_or_default();
     Ok(Info {
-        mnemonic: isa.mnemonic(leaf).to_string(),
+        mnemonic: op.info().mnemonic.to_string(),
         category: text("category").parse().unwrap_or(u8::MAX),
         latency: text("latency"),
         sync: text("sync"),
     })
-}
-
-fn meta_text(v: &lathe_isa::ast::MetaValue) -> String {
-    use lathe_isa::ast::MetaValue;
-    match v {
-        MetaValue::Int(i) => i.to_string(),
-        MetaValue::Str(s) | MetaValue::Ident(s) => s.clone(),
-        MetaValue::List(items) => items.join(","),
-    }
 }
 
 /// The instruction `word` decodes to, without showing it: the cheapest

@@ -1,7 +1,7 @@
 //! Typed access to the per-instruction metadata the spec records: the
 //! execution unit and whether the instruction is message-passing.
 
-use lathe_isa::ast::MetaValue;
+use lathe_isa::ast::MetaRef;
 
 use super::Opcode;
 
@@ -30,7 +30,7 @@ impl Unit {
     /// The unit `opcode` runs on, from its `unit` metadata.
     pub fn of(opcode: Opcode) -> Unit {
         match opcode.meta("unit") {
-            Some(MetaValue::Ident(u)) => match u.as_str() {
+            Some(MetaRef::Ident(u)) => match u {
                 "FMA" => Unit::Fma,
                 "CVT" => Unit::Cvt,
                 "SFU" => Unit::Sfu,
