@@ -96,7 +96,6 @@ impl MetaRef<'_> {
     }
 }
 
-
 #[derive(Clone, Debug)]
 pub struct EnumDecl {
     pub doc: String,

@@ -688,7 +688,9 @@ pub fn generate(isa: &Isa, root: &str) -> TokenStream {
                     MetaValue::Int(i) => quote! { ::lathe_isa::ast::MetaRef::Int(#i) },
                     MetaValue::Str(s) => quote! { ::lathe_isa::ast::MetaRef::Str(#s) },
                     MetaValue::Ident(s) => quote! { ::lathe_isa::ast::MetaRef::Ident(#s) },
-                    MetaValue::List(items) => quote! { ::lathe_isa::ast::MetaRef::List(&[#(#items),*]) },
+                    MetaValue::List(items) => {
+                        quote! { ::lathe_isa::ast::MetaRef::List(&[#(#items),*]) }
+                    }
                 };
                 Some(quote! { (#k, #v) })
             });

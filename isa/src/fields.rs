@@ -268,7 +268,13 @@ impl Isa {
                 });
             }
         };
-        let bits = input_bits(name, f.width, Conv::of(&f.ty), &|| f.ty.describe(self), value)?;
+        let bits = input_bits(
+            name,
+            f.width,
+            Conv::of(&f.ty),
+            &|| f.ty.describe(self),
+            value,
+        )?;
         Ok(f.insert(word, bits))
     }
 

@@ -504,7 +504,8 @@ impl Isa {
                     walk(isa, b, depth + 1, out);
                 }
                 ExprKind::Binary(BinOp::Eq, a, b) => match (&a.kind, &b.kind) {
-                    (ExprKind::Name(n), ExprKind::Int(k)) | (ExprKind::Int(k), ExprKind::Name(n)) => {
+                    (ExprKind::Name(n), ExprKind::Int(k))
+                    | (ExprKind::Int(k), ExprKind::Name(n)) => {
                         out.push((n, *k));
                     }
                     _ => {}

@@ -19,14 +19,18 @@ const GENERATIONS: [u32; 5] = [300, 400, 500, 600, 700];
 #[test]
 fn generated_assembly_equals_engine() {
     // The engine on every 100th random line: it is slow in debug builds.
-    let tallies = asm_diff::run(&vectors::words(), &GENERATIONS, 2_000, 100, |rng, _| rng.next());
+    let tallies = asm_diff::run(&vectors::words(), &GENERATIONS, 2_000, 100, |rng, _| {
+        rng.next()
+    });
     asm_diff::check_small(&tallies);
 }
 
 #[test]
 #[ignore = "a million words per generation, the engine on each: run in release"]
 fn generated_assembly_equals_engine_million() {
-    let tallies = asm_diff::run(&vectors::words(), &GENERATIONS, 1_000_000, 1, |rng, _| rng.next());
+    let tallies = asm_diff::run(&vectors::words(), &GENERATIONS, 1_000_000, 1, |rng, _| {
+        rng.next()
+    });
     asm_diff::check_all(&tallies);
 }
 

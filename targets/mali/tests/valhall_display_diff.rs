@@ -84,7 +84,10 @@ fn flipped_words_print_raw_only_when_nothing_matches() {
             match instr {
                 None => no_match += 1,
                 Some(i) => {
-                    assert!(i.validate().is_err(), "0x{w:016x} decodes but prints `{line}`");
+                    assert!(
+                        i.validate().is_err(),
+                        "0x{w:016x} decodes but prints `{line}`"
+                    );
                     broken += 1;
                 }
             }
