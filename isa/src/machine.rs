@@ -133,7 +133,13 @@ impl MachineTable {
                 })
                 .collect();
             let mut modifiers = Vec::new();
+            // Pattern bits and the values the plain levels assert.
             let mut base = e.match_bits;
+            for level in isa.chain(enc) {
+                for a in &isa.encodings[level].plain.asserts {
+                    base = (base & !a.mask) | (a.value & a.mask);
+                }
+            }
             for f in instruction_fields(isa, enc) {
                 if let Some(d) = f.default {
                     base = f.insert(base, d);
