@@ -249,22 +249,39 @@ b0:
         "{}",
         text(&out.stderr)
     );
+}
+
+#[test]
+fn backend_passes_and_register_allocation_run_on_valhall_machine_ir() {
+    let path: PathBuf = [
+        env!("CARGO_MANIFEST_DIR"),
+        "targets",
+        "mali",
+        "examples",
+        "valhall-machine.lir",
+    ]
+    .iter()
+    .collect();
     let out = lathe(
         &[
             "opt",
             "--passes",
-            "sched",
+            "group,depth,sched,ra",
             "--target",
             "g610",
             &path.display().to_string(),
         ],
         None,
     );
-    assert!(
-        text(&out.stderr).contains("unsupported: --target g610"),
-        "{}",
-        text(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let printed = text(&out.stdout);
+    // Every value got a general register (r0..r63) and the program kept
+    // its instructions.
+    for line in printed.lines().filter(|l| l.contains(" = ")) {
+        assert!(line.contains("@r"), "unallocated: {line}\n{printed}");
+    }
+    assert_eq!(printed.matches("FMA.f32").count(), 5, "{printed}");
+    assert_eq!(printed.matches("FRSQ.f32").count(), 1, "{printed}");
 }
 
 #[test]

@@ -125,9 +125,46 @@ fn errors_exit_1_with_one_message() {
         text(&unsupported.stderr)
     );
 
-    let mali = lathe(&["sim", "--gpu", "g610", "-"], "NOP\n");
-    assert_eq!(mali.status.code(), Some(1));
+    let cross_lane = lathe(&["sim", "--gpu", "g610", "-"], "CLPER.i32 r0, r1, r2.b00\n");
+    assert_eq!(cross_lane.status.code(), Some(1));
     assert!(
-        text(&mali.stderr).contains("unsupported: the Valhall spec has no instruction semantics")
+        text(&cross_lane.stderr)
+            .contains("unsupported: instruction 0 (CLPER.i32) has no semantics"),
+        "{}",
+        text(&cross_lane.stderr)
     );
+}
+
+#[test]
+fn runs_valhall_programs_with_uniforms_and_table_constants() {
+    let program = "# r0 = r1 + u4; r2 = r0 * 2.0 (table constant 0x40000000)\n\
+                   FADD.f32 r0, r1, u4\n\
+                   FMA.f32 r2, r0, 0x40000000, 0x0\n\
+                   IADD.v2u16 r3, r5, r5.h11\n\
+                   NOP.end\n";
+    for gpu in ["g610", "g57", "g710"] {
+        let out = lathe(
+            &[
+                "sim",
+                "--gpu",
+                gpu,
+                "--set",
+                "r1=1.5",
+                "--set",
+                "u4=2.25",
+                "--set",
+                "r5=0x00020001",
+                "--dump",
+                "r0,r2,r3",
+                "-",
+            ],
+            program,
+        );
+        assert!(out.status.success(), "{gpu}: {}", text(&out.stderr));
+        // 1.5 + 2.25 = 3.75 (0x40700000), 7.5 (0x40f00000); lanes 1+2, 2+2.
+        assert_eq!(
+            text(&out.stdout),
+            "r0 = 0x40700000\nr2 = 0x40f00000\nr3 = 0x00040003\n"
+        );
+    }
 }

@@ -189,6 +189,15 @@ fn ty_tokens(t: Ty) -> TokenStream {
         Ty::S32 => quote! { i32 },
         Ty::S16 => quote! { i16 },
         Ty::Bool => quote! { bool },
+        Ty::U8 => quote! { u8 },
+        Ty::S8 => quote! { i8 },
+        Ty::U64 => quote! { u64 },
+        Ty::S64 => quote! { i64 },
+        Ty::V2F16 => quote! { ::lathe_isa::sim::V2<::lathe_isa::sim::F16> },
+        Ty::V2U16 => quote! { ::lathe_isa::sim::V2<u16> },
+        Ty::V2S16 => quote! { ::lathe_isa::sim::V2<i16> },
+        Ty::V4U8 => quote! { ::lathe_isa::sim::V4<u8> },
+        Ty::V4S8 => quote! { ::lathe_isa::sim::V4<i8> },
     }
 }
 
@@ -213,7 +222,9 @@ fn operand_fn(isa: &Isa, root: EncId) -> TokenStream {
             quote! {
                 #id => {
                     let mut op: Option<::lathe_isa::sim::Operand> = None;
-                    let mut mods = [false; 5];
+                    let mut mods = [false; 7];
+                    let mut swz = 0i64;
+                    let mut wmask = 0i64;
                     #body
                     let mut o = op?;
                     o.half |= mods[0];
@@ -221,6 +232,14 @@ fn operand_fn(isa: &Isa, root: EncId) -> TokenStream {
                     o.neg |= mods[2];
                     o.repeat |= mods[3];
                     o.sat |= mods[4];
+                    o.clamp_pos |= mods[5];
+                    o.clamp_snorm |= mods[6];
+                    if swz != 0 {
+                        o.swz = swz;
+                    }
+                    if wmask != 0 {
+                        o.wmask = wmask as u8;
+                    }
                     Some(o.fit(FILES))
                 }
             }
@@ -252,6 +271,42 @@ fn mod_index(m: Mod) -> usize {
         Mod::Neg => 2,
         Mod::Repeat => 3,
         Mod::Sat => 4,
+        Mod::ClampPos => 5,
+        Mod::ClampSnorm => 6,
+        // Value modifiers: see `mod_value`.
+        Mod::Swz | Mod::Wmask => usize::MAX,
+    }
+}
+
+/// The local a value modifier (`swz`, `wmask`) of an operand decoder sets.
+fn mod_value(m: Mod) -> Option<proc_macro2::Ident> {
+    match m {
+        Mod::Swz => Some(format_ident!("swz")),
+        Mod::Wmask => Some(format_ident!("wmask")),
+        _ => None,
+    }
+}
+
+/// The location of `immt FIELD`: the bits each enum entry spells.
+fn imm_text(scope: &Scope, field: &str) -> TokenStream {
+    let Some(ItemRef::Field(f)) = scope.item(field) else {
+        return quote! { op = None; };
+    };
+    let FieldType::Enum(e) = &f.ty else {
+        return quote! { op = None; };
+    };
+    let x = extract(f);
+    let arms = scope.isa.enums[*e]
+        .values
+        .iter()
+        .filter_map(|(v, text, _)| {
+            let bits = crate::semantics::enum_text_bits(text)?;
+            let v = Literal::u64_unsuffixed(*v);
+            Some(quote! { #v => Some(#bits), })
+        });
+    quote! {
+        op = match #x { #(#arms)* _ => None }
+            .map(|b: u32| ::lathe_isa::sim::Operand::at(::lathe_isa::sim::Loc::Bits(b)));
     }
 }
 
@@ -289,11 +344,21 @@ fn operand_stmts(scope: &mut Scope, body: &[Stmt]) -> TokenStream {
                 let call = scope.operand_call(&f.node);
                 quote! { op = #call; }
             }
+            Stmt::ImmBits(value) => {
+                let v = scope.expr(value);
+                quote! { op = Some(::lathe_isa::sim::Operand::at(::lathe_isa::sim::Loc::Bits(#v as u32))); }
+            }
+            Stmt::ImmText(f) => imm_text(scope, &f.node),
             Stmt::Mods { mods, .. } => {
                 let sets = mods.iter().map(|(m, e)| {
-                    let i = mod_index(*m);
                     let v = scope.expr(e);
-                    quote! { mods[#i] |= #v != 0; }
+                    match mod_value(*m) {
+                        Some(local) => quote! { #local = #v; },
+                        None => {
+                            let i = mod_index(*m);
+                            quote! { mods[#i] |= #v != 0; }
+                        }
+                    }
                 });
                 quote! { #(#sets)* }
             }
@@ -509,41 +574,99 @@ fn value(
             let (b, _) = value(scope, types, locals, b);
             (quote! { (if #c != 0 { #a } else { #b }) }, t)
         }
-        SExprKind::Call(name, args) => {
-            let f = format_ident!("{}", name.node);
-            if matches!(name.node.as_str(), "cvt" | "bitcast") {
-                let (x, from) = match &args[0] {
-                    SArg::Value(x) => value(scope, types, locals, x),
-                    SArg::Static(_) => (quote! { 0u32 }, Ty::U32),
-                };
-                let to = match &args[1] {
-                    SArg::Value(SExpr {
-                        kind: SExprKind::Local(n),
-                        ..
-                    }) => ty(&n.node),
-                    _ => Ty::U32,
-                };
-                let (a, b) = (ty_tokens(from), ty_tokens(to));
-                return (quote! { ::lathe_isa::sim::#f::<#a, #b>(#x) }, to);
-            }
-            let mut codes = Vec::new();
-            let mut first = None;
-            for a in args {
-                match a {
-                    SArg::Value(x) => {
-                        let (c, t) = value(scope, types, locals, x);
-                        first.get_or_insert(t);
-                        codes.push(c);
-                    }
-                    SArg::Static(e) => codes.push(scope.expr(e)),
-                }
-            }
-            let t = if name.node == "compare" {
-                Ty::Bool
+        SExprKind::Call(name, args) => call(scope, types, locals, &name.node, args, &ty),
+    }
+}
+
+/// Code of a primitive call and its type. Vector arguments apply the
+/// primitive lane by lane (`V2::map2(a, b, |x, y| fadd(x, y))`).
+fn call(
+    scope: &mut Scope,
+    types: &[(String, Ty)],
+    locals: &[(String, Ty)],
+    name: &str,
+    args: &[SArg],
+    ty: &dyn Fn(&str) -> Ty,
+) -> (TokenStream, Ty) {
+    let f = format_ident!("{}", name);
+    let type_arg = |a: Option<&SArg>| match a {
+        Some(SArg::Value(SExpr {
+            kind: SExprKind::Local(n),
+            ..
+        })) => ty(&n.node),
+        _ => Ty::U32,
+    };
+    let mut vals = Vec::new();
+    let mut statics = Vec::new();
+    for (i, a) in args.iter().enumerate() {
+        match a {
+            // The type argument of cvt/bitcast/cvtr.
+            SArg::Value(_) if i == 1 && matches!(name, "cvt" | "bitcast" | "cvtr" | "num") => {}
+            SArg::Value(x) => vals.push(value(scope, types, locals, x)),
+            SArg::Static(e) => statics.push(scope.expr(e)),
+        }
+    }
+    let first = vals.first().map(|(_, t)| *t).unwrap_or(Ty::U32);
+    let map = |n: usize| format_ident!("map{}", n);
+    match name {
+        "cvt" | "bitcast" | "cvtr" => {
+            let to = type_arg(args.get(1));
+            let x = &vals[0].0;
+            let lanewise = name != "bitcast" && first.lanes() > 1;
+            let (a, b) = if lanewise {
+                (ty_tokens(first.scalar()), ty_tokens(to.scalar()))
             } else {
-                first.unwrap_or(Ty::U32)
+                (ty_tokens(first), ty_tokens(to))
             };
-            (quote! { ::lathe_isa::sim::#f(#(#codes),*) }, t)
+            let body = quote! { ::lathe_isa::sim::#f::<#a, #b>(e #(, #statics)*) };
+            let code = if lanewise {
+                quote! { #x.map1(|e| #body) }
+            } else {
+                quote! { { let e = #x; #body } }
+            };
+            (code, to)
+        }
+        "lane" => {
+            let x = &vals[0].0;
+            (
+                quote! { ::lathe_isa::sim::lane(#x #(, #statics)*) },
+                first.elem().unwrap_or(first),
+            )
+        }
+        "vec2" | "vec4" => {
+            let codes = vals.iter().map(|(c, _)| c);
+            let n = if name == "vec2" { 2 } else { 4 };
+            (
+                quote! { ::lathe_isa::sim::#f(#(#codes),*) },
+                first.vector(n).unwrap_or(first),
+            )
+        }
+        "num" => {
+            let to = type_arg(args.get(1));
+            let t = ty_tokens(to);
+            (quote! { ::lathe_isa::sim::num::<#t>(#(#statics)*) }, to)
+        }
+        "frexpe" => {
+            let x = &vals[0].0;
+            (quote! { ::lathe_isa::sim::frexpe(#x) }, Ty::S32)
+        }
+        _ => {
+            let t = if name == "compare" { Ty::Bool } else { first };
+            let codes: Vec<&TokenStream> = vals.iter().map(|(c, _)| c).collect();
+            if first.lanes() > 1 && name != "compare" {
+                let m = map(codes.len());
+                let params: Vec<_> = (0..codes.len()).map(|i| format_ident!("l{}", i)).collect();
+                let (head, rest) = codes.split_first().expect("a vector argument");
+                (
+                    quote! { #head.#m(#(#rest,)* |#(#params),*| ::lathe_isa::sim::#f(#(#params),* #(, #statics)*)) },
+                    t,
+                )
+            } else {
+                (
+                    quote! { ::lathe_isa::sim::#f(#(#codes),* #(, #statics)*) },
+                    t,
+                )
+            }
         }
     }
 }
@@ -597,6 +720,9 @@ fn lane_stmts(
                     ("kill", [c]) => {
                         quote! { if #c { m.next[lane] = None; m.killed[lane] = true; } }
                     }
+                    ("undefined", []) => quote! {
+                        return Err(::lathe_isa::sim::SimError::Operand { pc, message: "undefined: a reserved modifier value".into() });
+                    },
                     _ => TokenStream::new(),
                 }
             }
@@ -719,8 +845,14 @@ fn exec_fn(isa: &Isa, leaf_id: EncId, class: Option<usize>, sync: u8) -> TokenSt
         .map(|(o, m, e)| {
             let id = op_ident(o);
             let v = scope.expr(e);
-            let f = format_ident!("{}", m.name());
-            quote! { #id.#f |= #v != 0; }
+            match m {
+                Mod::Swz => quote! { #id.swz = #v; },
+                Mod::Wmask => quote! { #id.wmask = #v as u8; },
+                _ => {
+                    let f = format_ident!("{}", m.name());
+                    quote! { #id.#f |= #v != 0; }
+                }
+            }
         })
         .collect::<Vec<_>>();
     // A half modifier on a file without a half view (a0, p0) reads the

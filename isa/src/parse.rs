@@ -53,7 +53,7 @@ fn rule_name(rule: &Rule) -> &'static str {
             "a declaration (`isa`, `import`, `enum`, `expr`, `encoding`, `latency`, `regfile`)"
         }
         Rule::regfile_item => {
-            "a register file item (`kind`, `unit`, `count`, `inside`, `occupancy`)"
+            "a register file item (`kind`, `unit`, `count`, `inside`, `occupancy`, `prefix`)"
         }
         Rule::isa_item => "`width`, `root`, `generations`, `meta` or `field_meta`",
         Rule::body_item => {

@@ -78,6 +78,15 @@ pub enum Mod {
     Repeat,
     /// Clamp float results to [0, 1] on write (NaN gives 0).
     Sat,
+    /// Lane selection on read: the value of `E` describes which piece of
+    /// the register feeds each lane (see `lathe_isa::sim::swizzle`).
+    Swz,
+    /// 16-bit halves of the destination written (bit i: half i; 0: all).
+    Wmask,
+    /// Clamp float results to [0, +inf) on write (NaN gives 0).
+    ClampPos,
+    /// Clamp float results to [-1, 1] on write (NaN gives -1).
+    ClampSnorm,
 }
 
 impl Mod {
@@ -88,6 +97,10 @@ impl Mod {
             Mod::Neg => "neg",
             Mod::Repeat => "repeat",
             Mod::Sat => "sat",
+            Mod::Swz => "swz",
+            Mod::Wmask => "wmask",
+            Mod::ClampPos => "clamp_pos",
+            Mod::ClampSnorm => "clamp_snorm",
         }
     }
     pub fn from_name(s: &str) -> Option<Mod> {
@@ -97,6 +110,10 @@ impl Mod {
             "neg" => Mod::Neg,
             "repeat" => Mod::Repeat,
             "sat" => Mod::Sat,
+            "swz" => Mod::Swz,
+            "wmask" => Mod::Wmask,
+            "clamp_pos" => Mod::ClampPos,
+            "clamp_snorm" => Mod::ClampSnorm,
             _ => return None,
         })
     }
@@ -130,6 +147,13 @@ pub enum Stmt {
     Imm { float: bool, value: Expr },
     /// Operand location: that of the sub-encoding field named.
     Use(Name),
+    /// Operand location: raw register bits in the instruction (`immr
+    /// EXPR;`), read as a register holding them would be.
+    ImmBits(Expr),
+    /// Operand location: raw register bits spelled by the display text of
+    /// an enum field (`immt FIELD;`: the entry `"0x3F800000"` is those
+    /// bits), so a table of constants is written once, in its enum.
+    ImmText(Name),
     /// `let NAME = VALUE;`
     Let { name: Name, value: SExpr },
     /// `do NAME(ARGS);` — control flow effects.
@@ -220,10 +244,19 @@ pub enum Ty {
     S32,
     S16,
     Bool,
+    U8,
+    S8,
+    U64,
+    S64,
+    V2F16,
+    V2U16,
+    V2S16,
+    V4U8,
+    V4S8,
 }
 
 impl Ty {
-    pub const ALL: [Ty; 7] = [
+    pub const ALL: [Ty; 16] = [
         Ty::F32,
         Ty::F16,
         Ty::U32,
@@ -231,6 +264,15 @@ impl Ty {
         Ty::S32,
         Ty::S16,
         Ty::Bool,
+        Ty::U8,
+        Ty::S8,
+        Ty::U64,
+        Ty::S64,
+        Ty::V2F16,
+        Ty::V2U16,
+        Ty::V2S16,
+        Ty::V4U8,
+        Ty::V4S8,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -241,16 +283,62 @@ impl Ty {
             Ty::S32 => "s32",
             Ty::S16 => "s16",
             Ty::Bool => "bool",
+            Ty::U8 => "u8",
+            Ty::S8 => "s8",
+            Ty::U64 => "u64",
+            Ty::S64 => "s64",
+            Ty::V2F16 => "v2f16",
+            Ty::V2U16 => "v2u16",
+            Ty::V2S16 => "v2s16",
+            Ty::V4U8 => "v4u8",
+            Ty::V4S8 => "v4s8",
         }
     }
     pub fn from_name(s: &str) -> Option<Ty> {
         Ty::ALL.into_iter().find(|t| t.name() == s)
     }
+    /// Floats, and vectors of float lanes.
     pub fn is_float(self) -> bool {
-        matches!(self, Ty::F32 | Ty::F16)
+        matches!(self.scalar(), Ty::F32 | Ty::F16)
     }
+    /// Integers, and vectors of integer lanes.
     pub fn is_int(self) -> bool {
-        matches!(self, Ty::U32 | Ty::U16 | Ty::S32 | Ty::S16)
+        matches!(
+            self.scalar(),
+            Ty::U32 | Ty::U16 | Ty::S32 | Ty::S16 | Ty::U8 | Ty::S8 | Ty::U64 | Ty::S64
+        )
+    }
+    pub fn is_signed(self) -> bool {
+        matches!(self.scalar(), Ty::S32 | Ty::S16 | Ty::S8 | Ty::S64)
+    }
+    /// The lane type of a vector (`v2f16` → `f16`); None for scalars.
+    pub fn elem(self) -> Option<Ty> {
+        Some(match self {
+            Ty::V2F16 => Ty::F16,
+            Ty::V2U16 => Ty::U16,
+            Ty::V2S16 => Ty::S16,
+            Ty::V4U8 => Ty::U8,
+            Ty::V4S8 => Ty::S8,
+            _ => return None,
+        })
+    }
+    /// The type itself, or a vector's lane type.
+    pub fn scalar(self) -> Ty {
+        self.elem().unwrap_or(self)
+    }
+    /// Lanes of a vector (1 for scalars).
+    pub fn lanes(self) -> usize {
+        match self {
+            Ty::V2F16 | Ty::V2U16 | Ty::V2S16 => 2,
+            Ty::V4U8 | Ty::V4S8 => 4,
+            _ => 1,
+        }
+    }
+    /// The vector of `n` lanes of `self`.
+    pub fn vector(self, n: usize) -> Option<Ty> {
+        Ty::ALL
+            .into_iter()
+            .find(|v| v.elem() == Some(self) && v.lanes() == n)
     }
 }
 
@@ -293,7 +381,7 @@ impl Class {
         match self {
             Class::Float => t.is_float(),
             Class::Int => t.is_int(),
-            Class::Signed => matches!(t, Ty::S32 | Ty::S16),
+            Class::Signed => t.is_signed(),
             Class::Bits => t.is_int() || t == Ty::Bool,
         }
     }
@@ -318,6 +406,21 @@ enum Shape {
     Compare,
     /// A value and a type name: value conversion / bit reinterpretation.
     Convert,
+    /// `n` values of one type of the class, then one static argument
+    /// (a rounding mode, a flag); the result has that type.
+    SameStatic(usize, Class, usize),
+    /// `cvtr(x, T, [MODE])`.
+    ConvertRounded,
+    /// `lane(v, [K])`: a vector's lane.
+    Lane,
+    /// `vec2(a, b)` / `vec4(a, b, c, d)`: a vector from lanes.
+    MakeVector(usize),
+    /// `ldexp(x, n)`: a float and an integer; the float's type.
+    Ldexp,
+    /// `frexpe(x)`: a float; s32.
+    FloatToS32,
+    /// `num([E], T)`: a field expression's value as a number of type T.
+    Num,
 }
 
 /// Every primitive of the language: name, shape, and what it computes
@@ -387,6 +490,65 @@ pub const PRIMITIVES: &[(&str, &str)] = &[
         "bitcast",
         "bitcast(x, T): the same bits (zero-extended or truncated)",
     ),
+    (
+        "faddr",
+        "faddr(a, b, [MODE]): addition rounded with MODE (0 nearest even, 1 toward +inf, 2 toward -inf, 3 toward zero)",
+    ),
+    (
+        "fsubr",
+        "fsubr(a, b, [MODE]): subtraction rounded with MODE",
+    ),
+    (
+        "fmulr",
+        "fmulr(a, b, [MODE]): multiplication rounded with MODE",
+    ),
+    (
+        "ffmar",
+        "ffmar(a, b, c, [MODE]): fused multiply-add, one rounding with MODE",
+    ),
+    (
+        "cvtr",
+        "cvtr(x, T, [MODE]): value conversion rounded with MODE (to an integer: then saturated, NaN gives 0)",
+    ),
+    (
+        "iaddsat",
+        "addition clamped to the type's range (its signedness)",
+    ),
+    (
+        "isubsat",
+        "subtraction clamped to the type's range (its signedness)",
+    ),
+    (
+        "ihadd",
+        "ihadd(a, b, [UP]): (a + b + UP) >> 1 without overflow",
+    ),
+    ("ldexp", "ldexp(x, n): x * 2^n (n an integer), rounded once"),
+    (
+        "frexpm",
+        "mantissa m of x = m * 2^e, 0.5 <= |m| < 1 (zero, inf, NaN unchanged)",
+    ),
+    (
+        "frexpe",
+        "exponent e of x = m * 2^e as s32 (0 for zero, inf, NaN)",
+    ),
+    (
+        "fflush",
+        "fflush(x, [FTZ], [INF], [NAN]): subnormals to signed zero (FTZ), infinities to the largest finite value (INF), NaN to +0 (NAN = 1) or a quiet NaN (NAN = 2)",
+    ),
+    ("lane", "lane(v, [K]): lane K of a vector"),
+    (
+        "num",
+        "num([E], T): the integer value of a field expression as T",
+    ),
+    (
+        "imulsat",
+        "multiplication clamped to the type's range (its signedness)",
+    ),
+    ("vec2", "vec2(a, b): a two-lane vector (lane 0 first)"),
+    (
+        "vec4",
+        "vec4(a, b, c, d): a four-lane vector (lane 0 first)",
+    ),
 ];
 
 fn shape(name: &str) -> Option<Shape> {
@@ -405,6 +567,19 @@ fn shape(name: &str) -> Option<Shape> {
         "inot" => Shape::Same(1, Class::Bits),
         "compare" => Shape::Compare,
         "cvt" | "bitcast" => Shape::Convert,
+        "faddr" | "fsubr" | "fmulr" => Shape::SameStatic(2, Class::Float, 1),
+        "ffmar" => Shape::SameStatic(3, Class::Float, 1),
+        "fflush" => Shape::SameStatic(1, Class::Float, 3),
+        "frexpm" => Shape::Same(1, Class::Float),
+        "iaddsat" | "isubsat" | "imulsat" => Shape::Same(2, Class::Int),
+        "num" => Shape::Num,
+        "ihadd" => Shape::SameStatic(2, Class::Int, 1),
+        "cvtr" => Shape::ConvertRounded,
+        "lane" => Shape::Lane,
+        "vec2" => Shape::MakeVector(2),
+        "vec4" => Shape::MakeVector(4),
+        "ldexp" => Shape::Ldexp,
+        "frexpe" => Shape::FloatToS32,
         _ => return None,
     })
 }
@@ -454,6 +629,12 @@ pub const EFFECTS: &[(&str, usize, usize, &str)] = &[
         0,
         "kill(c): threads where c holds are discarded (they stop)",
     ),
+    (
+        "undefined",
+        0,
+        0,
+        "undefined(): the word asks for what the documentation leaves undefined (a reserved modifier value); the simulator stops with an error",
+    ),
 ];
 
 impl Semantics {
@@ -484,7 +665,11 @@ impl Semantics {
     /// Whether the instruction `enc` has semantics: some block of its
     /// chain writes an operand or has an effect.
     pub fn covers(&self, isa: &Isa, enc: EncId) -> bool {
-        self.chain(isa, enc).iter().any(|b| body_acts(&b.body))
+        // The root encoding's block states what every instruction shares
+        // (flow bits): it gives no instruction semantics of its own.
+        self.chain(isa, enc)
+            .iter()
+            .any(|b| b.enc != isa.root && body_acts(&b.body))
     }
 }
 
@@ -494,7 +679,9 @@ pub const ISSUE_EFFECTS: &[&str] = &["wait", "repeat", "stall"];
 fn body_acts(body: &[Stmt]) -> bool {
     body.iter().any(|s| match s {
         Stmt::Write { .. } => true,
-        Stmt::Effect { name, .. } => !ISSUE_EFFECTS.contains(&name.node.as_str()),
+        Stmt::Effect { name, .. } => {
+            !ISSUE_EFFECTS.contains(&name.node.as_str()) && name.node != "undefined"
+        }
         Stmt::If { then, els, .. } => body_acts(then) || body_acts(els),
         _ => false,
     })
@@ -502,7 +689,11 @@ fn body_acts(body: &[Stmt]) -> bool {
 
 fn body_locates(body: &[Stmt]) -> bool {
     body.iter().any(|s| match s {
-        Stmt::Reg { .. } | Stmt::Imm { .. } | Stmt::Use(_) => true,
+        Stmt::Reg { .. }
+        | Stmt::Imm { .. }
+        | Stmt::Use(_)
+        | Stmt::ImmBits(_)
+        | Stmt::ImmText(_) => true,
         Stmt::If { then, els, .. } => body_locates(then) || body_locates(els),
         _ => false,
     })
@@ -841,7 +1032,30 @@ impl<'a> Checker<'a> {
                     }
                     self.expr(index);
                 }
-                Stmt::Imm { value, .. } => self.expr(value),
+                Stmt::Imm { value, .. } | Stmt::ImmBits(value) => self.expr(value),
+                Stmt::ImmText(f) => match self.item_type(&f.node) {
+                    Some(Some(FieldType::Enum(e))) => {
+                        let def = &self.isa.enums[*e];
+                        if let Some((_, text, _)) = def
+                            .values
+                            .iter()
+                            .find(|(_, t, _)| enum_text_bits(t).is_none())
+                        {
+                            let (n, t) = (def.name.clone(), text.clone());
+                            self.err(
+                                f.span,
+                                format!(
+                                    "`immt {}`: entry `{t}` of enum `{n}` is no number",
+                                    f.node
+                                ),
+                            );
+                        }
+                    }
+                    _ => self.err(
+                        f.span,
+                        format!("`immt {}`: not a field of enum type", f.node),
+                    ),
+                },
                 Stmt::Use(f) => match self.item_type(&f.node) {
                     Some(Some(FieldType::Sub(..))) => {}
                     _ => self.err(
@@ -1019,50 +1233,7 @@ impl<'a> Checker<'a> {
         };
         let n = &name.node;
         match shape {
-            Shape::Same(k, class) => {
-                if args.len() != k {
-                    self.err(
-                        span,
-                        format!("`{n}` takes {k} arguments, {} given", args.len()),
-                    );
-                    return None;
-                }
-                let mut t: Option<TyRef> = None;
-                let mut ok = true;
-                for a in args {
-                    let SArg::Value(v) = a else {
-                        self.err(span, format!("`{n}` takes values, not `[…]`"));
-                        return None;
-                    };
-                    let Some(at) = self.value(v) else {
-                        ok = false;
-                        continue;
-                    };
-                    if let Some(bad) = at.choices().into_iter().find(|c| !class.accepts(*c)) {
-                        self.err(
-                            v.span,
-                            format!(
-                                "`{n}` wants {}, this is {} ({})",
-                                class.text(),
-                                at.text(),
-                                bad.name()
-                            ),
-                        );
-                        ok = false;
-                    }
-                    match &t {
-                        Some(prev) if *prev != at => {
-                            self.err(
-                                v.span,
-                                format!("mixed types in `{n}`: {} and {}", prev.text(), at.text()),
-                            );
-                            ok = false;
-                        }
-                        _ => t = Some(at),
-                    }
-                }
-                if ok { t } else { None }
-            }
+            Shape::Same(k, class) => self.same_values(n, args, k, class, span),
             Shape::Approx => {
                 if args.len() != 2 {
                     self.err(
@@ -1116,6 +1287,12 @@ impl<'a> Checker<'a> {
                 if t.choices().contains(&Ty::Bool) {
                     self.err(span, "`compare` compares numbers, not bools");
                 }
+                if t.choices().iter().any(|c| c.lanes() > 1) {
+                    self.err(
+                        span,
+                        "`compare` compares scalars: compare vector lanes with `lane(v, [K])`",
+                    );
+                }
                 Some(TyRef::Concrete(Ty::Bool))
             }
             Shape::Convert => {
@@ -1134,14 +1311,261 @@ impl<'a> Checker<'a> {
                 let from = self.value(x);
                 let to = self.ty(tn)?;
                 if n == "bitcast" {
-                    if let Some(from) = from {
+                    if let Some(from) = &from {
                         if from.choices().contains(&Ty::Bool) || to.choices().contains(&Ty::Bool) {
                             self.err(span, "`bitcast` does not take or give a bool; use cvt");
                         }
                     }
                 }
+                if n == "cvt" {
+                    self.lanes_match(span, n, from.as_ref(), &to);
+                }
                 Some(to)
             }
+            Shape::SameStatic(k, class, statics) => {
+                let (values, rest) = args.split_at(args.len().min(k));
+                if args.len() != k + statics || rest.iter().any(|a| matches!(a, SArg::Value(_))) {
+                    self.err(
+                        span,
+                        format!("`{n}` takes {k} values and {statics} field expressions in `[…]`"),
+                    );
+                    return None;
+                }
+                for a in rest {
+                    if let SArg::Static(e) = a {
+                        self.expr(e);
+                    }
+                }
+                self.same_values(n, values, k, class, span)
+            }
+            Shape::ConvertRounded => {
+                let (
+                    Some(SArg::Value(x)),
+                    Some(SArg::Value(SExpr {
+                        kind: SExprKind::Local(tn),
+                        ..
+                    })),
+                    Some(SArg::Static(mode)),
+                    3,
+                ) = (args.first(), args.get(1), args.get(2), args.len())
+                else {
+                    self.err(
+                        span,
+                        "`cvtr` takes a value, a type and a rounding mode: `cvtr(x, T, [MODE])`",
+                    );
+                    return None;
+                };
+                self.expr(mode);
+                let from = self.value(x);
+                let to = self.ty(tn)?;
+                if to.choices().iter().any(|c| !c.is_float() && !c.is_int())
+                    || from
+                        .as_ref()
+                        .is_some_and(|f| f.choices().iter().any(|c| !c.is_float() && !c.is_int()))
+                {
+                    self.err(span, "`cvtr` converts between numbers");
+                }
+                self.lanes_match(span, n, from.as_ref(), &to);
+                Some(to)
+            }
+            Shape::Lane => {
+                let (Some(SArg::Value(v)), Some(SArg::Static(k)), 2) =
+                    (args.first(), args.get(1), args.len())
+                else {
+                    self.err(
+                        span,
+                        "`lane` takes a vector and a lane index: `lane(v, [K])`",
+                    );
+                    return None;
+                };
+                self.expr(k);
+                let t = self.value(v)?;
+                let elems: Option<Vec<Ty>> = t.choices().iter().map(|c| c.elem()).collect();
+                match elems {
+                    Some(e) if e.windows(2).all(|w| w[0] == w[1]) && !e.is_empty() => {
+                        Some(TyRef::Concrete(e[0]))
+                    }
+                    Some(_) => {
+                        self.err(
+                            v.span,
+                            format!("`lane`: the lanes of {} differ by instruction", t.text()),
+                        );
+                        None
+                    }
+                    None => {
+                        self.err(
+                            v.span,
+                            format!("`lane` wants a vector, this is {}", t.text()),
+                        );
+                        None
+                    }
+                }
+            }
+            Shape::MakeVector(k) => {
+                if args.len() != k || args.iter().any(|a| matches!(a, SArg::Static(_))) {
+                    self.err(span, format!("`{n}` takes {k} values"));
+                    return None;
+                }
+                let mut t: Option<TyRef> = None;
+                for a in args {
+                    let SArg::Value(v) = a else { continue };
+                    let at = self.value(v)?;
+                    t = match t {
+                        None => Some(at),
+                        Some(prev) => self.same(v.span, Some(prev), Some(at)),
+                    };
+                }
+                let TyRef::Concrete(e) = t? else {
+                    self.err(
+                        span,
+                        format!("`{n}`: give lanes of a concrete type (f16, u16, s16, u8, s8)"),
+                    );
+                    return None;
+                };
+                match e.vector(k) {
+                    Some(v) => Some(TyRef::Concrete(v)),
+                    None => {
+                        self.err(span, format!("no vector of {k} {} lanes", e.name()));
+                        None
+                    }
+                }
+            }
+            Shape::Ldexp => {
+                let (Some(SArg::Value(x)), Some(SArg::Value(e)), 2) =
+                    (args.first(), args.get(1), args.len())
+                else {
+                    self.err(span, "`ldexp` takes a float and an integer");
+                    return None;
+                };
+                let (tx, te) = (self.value(x), self.value(e));
+                if let Some(te) = te {
+                    if te.choices().iter().any(|c| !c.is_int() || c.lanes() > 1) {
+                        self.err(
+                            e.span,
+                            format!(
+                                "`ldexp` wants a scalar integer exponent, this is {}",
+                                te.text()
+                            ),
+                        );
+                    }
+                }
+                let tx = tx?;
+                if tx.choices().iter().any(|c| !c.is_float() || c.lanes() > 1) {
+                    self.err(
+                        x.span,
+                        format!("`ldexp` wants a scalar float, this is {}", tx.text()),
+                    );
+                    return None;
+                }
+                Some(tx)
+            }
+            Shape::Num => {
+                let (
+                    Some(SArg::Static(e)),
+                    Some(SArg::Value(SExpr {
+                        kind: SExprKind::Local(tn),
+                        ..
+                    })),
+                    2,
+                ) = (args.first(), args.get(1), args.len())
+                else {
+                    self.err(
+                        span,
+                        "`num` takes a field expression and a type: `num([E], T)`",
+                    );
+                    return None;
+                };
+                self.expr(e);
+                let t = self.ty(tn)?;
+                if t.choices().contains(&Ty::Bool) {
+                    self.err(span, "`num` gives a number, not a bool");
+                }
+                Some(t)
+            }
+            Shape::FloatToS32 => {
+                let (Some(SArg::Value(x)), 1) = (args.first(), args.len()) else {
+                    self.err(span, format!("`{n}` takes one float"));
+                    return None;
+                };
+                let tx = self.value(x)?;
+                if tx.choices().iter().any(|c| !c.is_float() || c.lanes() > 1) {
+                    self.err(
+                        x.span,
+                        format!("`{n}` wants a scalar float, this is {}", tx.text()),
+                    );
+                    return None;
+                }
+                Some(TyRef::Concrete(Ty::S32))
+            }
+        }
+    }
+
+    /// `k` values of one type of `class`; that type.
+    fn same_values(
+        &mut self,
+        n: &str,
+        args: &[SArg],
+        k: usize,
+        class: Class,
+        span: Span,
+    ) -> Option<TyRef> {
+        if args.len() != k {
+            self.err(
+                span,
+                format!("`{n}` takes {k} arguments, {} given", args.len()),
+            );
+            return None;
+        }
+        let mut t: Option<TyRef> = None;
+        let mut ok = true;
+        for a in args {
+            let SArg::Value(v) = a else {
+                self.err(span, format!("`{n}` takes values, not `[…]`"));
+                return None;
+            };
+            let Some(at) = self.value(v) else {
+                ok = false;
+                continue;
+            };
+            if let Some(bad) = at.choices().into_iter().find(|c| !class.accepts(*c)) {
+                self.err(
+                    v.span,
+                    format!(
+                        "`{n}` wants {}, this is {} ({})",
+                        class.text(),
+                        at.text(),
+                        bad.name()
+                    ),
+                );
+                ok = false;
+            }
+            match &t {
+                Some(prev) if *prev != at => {
+                    self.err(
+                        v.span,
+                        format!("mixed types in `{n}`: {} and {}", prev.text(), at.text()),
+                    );
+                    ok = false;
+                }
+                _ => t = Some(at),
+            }
+        }
+        if ok { t } else { None }
+    }
+
+    /// A lane-wise conversion keeps the number of lanes.
+    fn lanes_match(&mut self, span: Span, n: &str, from: Option<&TyRef>, to: &TyRef) {
+        let Some(from) = from else { return };
+        let lanes = |t: &TyRef| t.choices().iter().map(|c| c.lanes()).max().unwrap_or(1);
+        if lanes(from) != lanes(to) {
+            self.err(
+                span,
+                format!(
+                    "`{n}` converts lane by lane: {} and {} have different lanes (use `bitcast` for the bits)",
+                    from.text(),
+                    to.text()
+                ),
+            );
         }
     }
 }
@@ -1168,6 +1592,15 @@ fn walk_names(e: &Expr, f: &mut dyn FnMut(&str, Span)) {
             walk_names(b, f);
         }
         _ => {}
+    }
+}
+
+/// The raw bits an enum entry's display text spells (`"0x3F800000"`,
+/// `"42"`), for `immt`.
+pub fn enum_text_bits(text: &str) -> Option<u32> {
+    match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        Some(h) => u32::from_str_radix(h, 16).ok(),
+        None => text.parse::<u32>().ok(),
     }
 }
 

@@ -11,6 +11,8 @@
 
 use std::fmt;
 
+pub use crate::sim_lanes::*;
+
 /// Binary16 value (its bits).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct F16(pub u16);
@@ -142,6 +144,27 @@ pub trait Value: Copy + PartialEq + fmt::Debug {
     /// Raw bits (zero-extended) and back (truncated).
     fn to_bits(self) -> u32;
     fn from_bits(b: u32) -> Self;
+    /// Lanes of a vector type (1 for scalars) and the bits of one lane.
+    const LANES: u32 = 1;
+    const LANE_BITS: u32 = Self::BITS;
+    /// Whether lanes are floats / signed integers: how a narrower
+    /// swizzle piece widens into a lane (see [`swizzle`]).
+    const LANE_FLOAT: bool = false;
+    const LANE_SIGNED: bool = false;
+    /// Registers the value spans (64-bit types: 2, low word first).
+    const WORDS: u32 = 1;
+    /// From the raw bits of `WORDS` full registers (no conversion beyond
+    /// what [`Value::from_reg`] does for a full register).
+    fn from_raw(bits: u64) -> Self {
+        Self::from_reg(bits as u32, false)
+    }
+    fn to_raw(self) -> u64 {
+        self.to_reg(false) as u64
+    }
+    /// Clamps float lanes to `[lo, hi]` (NaN gives `lo`); integers stay.
+    fn clamp_range(self, _lo: f64, _hi: f64) -> Self {
+        self
+    }
 }
 
 fn float_from_reg(bits: u32, half: bool) -> f64 {
@@ -154,6 +177,10 @@ fn float_from_reg(bits: u32, half: bool) -> f64 {
 
 impl Value for f32 {
     const BITS: u32 = 32;
+    const LANE_FLOAT: bool = true;
+    fn clamp_range(self, lo: f64, hi: f64) -> Self {
+        crate::sim_lanes::clamp_float(self, lo, hi)
+    }
     fn from_reg(bits: u32, half: bool) -> Self {
         if half {
             F16(bits as u16).to_f32()
@@ -201,6 +228,10 @@ impl Value for f32 {
 
 impl Value for F16 {
     const BITS: u32 = 16;
+    const LANE_FLOAT: bool = true;
+    fn clamp_range(self, lo: f64, hi: f64) -> Self {
+        crate::sim_lanes::clamp_float(self, lo, hi)
+    }
     fn from_reg(bits: u32, half: bool) -> Self {
         if half {
             F16(bits as u16)
@@ -246,6 +277,7 @@ macro_rules! int_value {
     ($t:ty, $bits:expr, $signed:expr) => {
         impl Value for $t {
             const BITS: u32 = $bits;
+            const LANE_SIGNED: bool = $signed;
             fn from_reg(bits: u32, half: bool) -> Self {
                 let v: i64 = match (half, $signed) {
                     (true, true) => bits as u16 as i16 as i64,
@@ -305,6 +337,8 @@ int_value!(u32, 32, false);
 int_value!(i32, 32, true);
 int_value!(u16, 16, false);
 int_value!(i16, 16, true);
+int_value!(u8, 8, false);
+int_value!(i8, 8, true);
 
 impl Value for bool {
     const BITS: u32 = 32;
@@ -511,6 +545,10 @@ int_impl!(u32, false);
 int_impl!(i32, true);
 int_impl!(u16, false);
 int_impl!(i16, true);
+int_impl!(u8, false);
+int_impl!(i8, true);
+int_impl!(u64, false);
+int_impl!(i64, true);
 
 pub fn iadd<T: Int>(a: T, b: T) -> T {
     T::from_i64(a.to_i64().wrapping_add(b.to_i64()))
@@ -550,8 +588,13 @@ pub fn ishl<T: Int>(a: T, b: T) -> T {
 }
 pub fn ishr<T: Int>(a: T, b: T) -> T {
     let n = b.to_bits() % T::BITS;
-    // to_i64 sign-extends signed types and zero-extends unsigned ones.
-    T::from_i64(a.to_i64() >> n)
+    // to_i64 sign-extends signed types and zero-extends unsigned ones
+    // (u64 wraps: shift it as unsigned).
+    if T::SIGNED {
+        T::from_i64(a.to_i64() >> n)
+    } else {
+        T::from_i64(((a.to_i64() as u64) >> n) as i64)
+    }
 }
 pub fn clz<T: Int>(a: T) -> T {
     T::from_i64((a.to_bits().leading_zeros() - (32 - T::BITS)) as i64)
@@ -589,7 +632,7 @@ macro_rules! bits_impl {
         }
     )*};
 }
-bits_impl!(u32, i32, u16, i16, bool);
+bits_impl!(u32, i32, u16, i16, u8, i8, u64, i64, bool);
 
 pub fn iand<T: Bits>(a: T, b: T) -> T {
     a.and(b)
@@ -727,6 +770,9 @@ pub enum Loc {
     },
     Imm(i64),
     ImmF(u32),
+    /// Raw register bits in the instruction: read exactly as a register
+    /// holding them would be (swizzles included).
+    Bits(u32),
 }
 
 /// A decoded operand with its modifiers.
@@ -738,6 +784,14 @@ pub struct Operand {
     pub neg: bool,
     pub repeat: bool,
     pub sat: bool,
+    /// Lane selection on read (see [`swizzle`]; 0: none).
+    pub swz: i64,
+    /// 16-bit halves written (bit i: half i; 0: the whole register).
+    pub wmask: u8,
+    /// Clamp float results to [0, +inf) / [-1, 1] on write (NaN gives the
+    /// lower bound).
+    pub clamp_pos: bool,
+    pub clamp_snorm: bool,
 }
 
 impl Operand {
@@ -760,6 +814,10 @@ impl Operand {
             neg: false,
             repeat: false,
             sat: false,
+            swz: 0,
+            wmask: 0,
+            clamp_pos: false,
+            clamp_snorm: false,
         }
     }
 }
@@ -936,7 +994,7 @@ impl Machine {
                 let a = ((a << (32 - bits)) as i32 >> (32 - bits)) as i64;
                 (file as usize, a + offset as i64 + step as i64)
             }
-            Loc::Imm(_) | Loc::ImmF(_) => return Ok(None),
+            Loc::Imm(_) | Loc::ImmF(_) | Loc::Bits(_) => return Ok(None),
         };
         let limit = self.files[file].limit(op.half) as i64;
         if index < 0 || index >= limit {
@@ -979,15 +1037,43 @@ impl Machine {
         let v = match op.loc {
             Loc::Imm(v) => T::from_int(v),
             Loc::ImmF(b) => T::from_float_bits(b, op.half),
+            Loc::Bits(b) => self.raw_value(b as u64, op, pc)?,
             _ => {
                 let (file, index) = self.resolve(op, rep, lane, pc)?.expect("register operand");
                 let bits = self
                     .get(file, op.half, index, lane)
                     .expect("resolved in range");
-                T::from_reg(bits, op.half)
+                if op.half || (T::WORDS == 1 && op.swz == 0) {
+                    T::from_reg(bits, op.half)
+                } else {
+                    let high = if T::WORDS == 2 {
+                        let next = self.get(file, false, index + 1, lane).ok_or_else(|| {
+                            self.bad(pc, "a 64-bit operand runs past its register file")
+                        })?;
+                        (next as u64) << 32
+                    } else {
+                        0
+                    };
+                    self.raw_value(bits as u64 | high, op, pc)?
+                }
             }
         };
         Ok(v.modify(op.abs, op.neg))
+    }
+
+    /// A value from raw register bits after the operand's lane selection.
+    fn raw_value<T: Value>(&self, raw: u64, op: &Operand, pc: usize) -> Result<T, SimError> {
+        let raw = swizzle::<T>(raw, op.swz).ok_or_else(|| {
+            self.bad(
+                pc,
+                &format!(
+                    "swizzle {:#x} is reserved or does not fit a {}-bit lane",
+                    op.swz,
+                    T::LANE_BITS
+                ),
+            )
+        })?;
+        Ok(T::from_raw(raw))
     }
 
     /// Reads a register component directly (`FILE[INDEX] as T`).
@@ -1030,7 +1116,34 @@ impl Machine {
             ));
         }
         let v = if op.sat { v.saturate() } else { v };
-        self.set(file, op.half, index, lane, v.to_reg(op.half));
+        let v = if op.clamp_pos {
+            v.clamp_range(0.0, f64::INFINITY)
+        } else {
+            v
+        };
+        let v = if op.clamp_snorm {
+            v.clamp_range(-1.0, 1.0)
+        } else {
+            v
+        };
+        if op.half || (T::WORDS == 1 && op.wmask == 0) {
+            self.set(file, op.half, index, lane, v.to_reg(op.half));
+            return Ok(());
+        }
+        let raw = v.to_raw();
+        let mut low = raw as u32;
+        if op.wmask != 0 {
+            let keep = (0..2)
+                .filter(|h| op.wmask & (1 << h) == 0)
+                .fold(0u32, |m, h| m | (0xffff << (16 * h)));
+            let old = self.get(file, false, index, lane).unwrap_or(0);
+            low = (old & keep) | (low & !keep);
+        }
+        self.set(file, false, index, lane, low);
+        if T::WORDS == 2 {
+            self.set(file, false, index + 1, lane, (raw >> 32) as u32)
+                .ok_or_else(|| self.bad(pc, "a 64-bit result runs past its register file"))?;
+        }
         Ok(())
     }
 

@@ -48,11 +48,10 @@ pub fn run(args: OptArgs) -> CliResult {
                     lathe_adreno::ir3::target::Ir3Target::new(gpu).map_err(|e| e.to_string())?;
                 let registry = Registry::with_target(Rc::new(target));
                 optimise(registry, &args, &name, &text)
-            } else if model.parse::<lathe_mali::valhall::MaliModel>().is_ok() {
-                Err(format!(
-                    "unsupported: --target {model} (Valhall target facts are not implemented yet)"
-                )
-                .into())
+            } else if let Ok(gpu) = model.parse::<lathe_mali::valhall::MaliModel>() {
+                let target = lathe_mali::valhall::target::ValhallTarget::new(gpu);
+                let registry = Registry::with_target(Rc::new(target));
+                optimise(registry, &args, &name, &text)
             } else {
                 Err(format!("unknown GPU model `{model}` for --target").into())
             }

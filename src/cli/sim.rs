@@ -1,5 +1,6 @@
-//! `lathe sim`: assemble a Mesa-syntax program and run it on the simulator
-//! generated from the spec's semantics, over a 2×2 quad of threads.
+//! `lathe sim`: assemble a Mesa-syntax program (ir3 or Valhall) and run it
+//! on the simulator generated from the spec's semantics, over a 2×2 quad
+//! of threads.
 //!
 //! `--set REG=VALUE` sets a register in every thread before the run (a
 //! float `1.5`, an integer `42` / `-3`, or raw bits `0x3fc00000`; half
@@ -15,7 +16,7 @@ use lathe_adreno::ir3::{self, sim};
 
 #[derive(Args)]
 pub struct SimArgs {
-    /// GPU model, e.g. a630 or a730.
+    /// GPU model, e.g. a630, a730 or (Valhall) g610.
     #[arg(long)]
     gpu: String,
     /// `REG=VALUE` before the run (repeatable).
@@ -34,33 +35,57 @@ const LANES: usize = 4;
 /// Exit status of a run that stopped on a hazard.
 pub const HAZARD_EXIT: i32 = 3;
 
+/// One GPU family's pieces: its assembler, simulator and disassembler.
+struct Gpu<'a> {
+    assemble: &'a dyn Fn(&str) -> Result<Vec<u64>, lathe_isa::source::SourceError>,
+    machine: sim::Machine,
+    run: &'a dyn Fn(&mut sim::Machine, &[u64]) -> Result<(), sim::SimError>,
+    disassemble: &'a dyn Fn(u64) -> Option<String>,
+}
+
 pub fn run(args: SimArgs) -> CliResult {
-    let model = match args.gpu.parse::<ir3::GpuModel>() {
-        Ok(m) => m,
-        Err(e) => {
-            if args.gpu.parse::<lathe_mali::valhall::MaliModel>().is_ok() {
-                return Err(format!(
-                    "unsupported: the Valhall spec has no instruction semantics yet (`{}`)",
-                    args.gpu
-                )
-                .into());
-            }
-            return Err(e.into());
-        }
-    };
-    let generation = model.generation();
     let source = if args.file == "-" {
         std::io::read_to_string(std::io::stdin())?
     } else {
         std::fs::read_to_string(&args.file)
             .map_err(|e| format!("cannot read `{}`: {e}", args.file))?
     };
+    if let Ok(model) = args.gpu.parse::<lathe_mali::valhall::MaliModel>() {
+        use lathe_mali::valhall;
+        let arch = model.arch();
+        return simulate(
+            &args,
+            &source,
+            Gpu {
+                assemble: &|text| valhall::assemble_source(text, arch),
+                machine: valhall::sim::machine(LANES),
+                run: &|m, program| valhall::sim::run(m, program, arch),
+                disassemble: &|word| valhall::disassemble(word, arch).ok(),
+            },
+        );
+    }
+    let generation = args.gpu.parse::<ir3::GpuModel>()?.generation();
+    simulate(
+        &args,
+        &source,
+        Gpu {
+            assemble: &|text| ir3::assemble_source(text, generation),
+            machine: sim::machine(LANES),
+            run: &|m, program| sim::run(m, program, generation),
+            disassemble: &|word| ir3::disassemble(word, generation).ok(),
+        },
+    )
+}
+
+/// Assembles `source`, applies `--set`, runs, reports a hazard (exit 3) or
+/// prints `--dump`.
+fn simulate(args: &SimArgs, source: &str, gpu: Gpu<'_>) -> CliResult {
     let origin = if args.file == "-" {
         "<stdin>"
     } else {
         &args.file
     };
-    let program = ir3::assemble_source(&source, generation).map_err(|e| {
+    let program = (gpu.assemble)(source).map_err(|e| {
         format!(
             "{origin}:{}:{}: {}\n{}",
             e.line, e.column, e.message, e.excerpt
@@ -74,7 +99,7 @@ pub fn run(args: SimArgs) -> CliResult {
         .map(|(i, _)| i + 1)
         .collect();
 
-    let mut m = sim::machine(LANES);
+    let mut m = gpu.machine;
     for s in &args.set {
         let (reg, value) = s
             .split_once('=')
@@ -92,7 +117,7 @@ pub fn run(args: SimArgs) -> CliResult {
         .map(|r| register(&m, r.trim()))
         .collect::<Result<Vec<_>, _>>()?;
 
-    match sim::run(&mut m, &program, generation) {
+    match (gpu.run)(&mut m, &program) {
         Ok(()) => {}
         Err(sim::SimError::Hazard {
             consumer,
@@ -102,8 +127,7 @@ pub fn run(args: SimArgs) -> CliResult {
         }) => {
             let line = |i: usize| lines.get(i).copied().unwrap_or(0);
             let text = |i: usize| {
-                ir3::disassemble(program[i], generation)
-                    .unwrap_or_else(|_| format!("0x{:016x}", program[i]))
+                (gpu.disassemble)(program[i]).unwrap_or_else(|| format!("0x{:016x}", program[i]))
             };
             eprintln!(
                 "hazard: line {}: `{}` (instruction {consumer}) reads {reg} {wait} `{}` (line {}, instruction {producer}) wrote it",

@@ -110,11 +110,19 @@ impl Cx<'_> {
                         }
                     }
                     Rule::sem_loc_imm => {
-                        let float = li.next().expect("imm kind").as_str() == "immf";
-                        Stmt::Imm {
-                            float,
-                            value: self.expr(li.next().expect("imm value"))?,
+                        let kind = li.next().expect("imm kind").as_str();
+                        let value = self.expr(li.next().expect("imm value"))?;
+                        match kind {
+                            "immr" => Stmt::ImmBits(value),
+                            k => Stmt::Imm {
+                                float: k == "immf",
+                                value,
+                            },
                         }
+                    }
+                    Rule::sem_loc_immt => {
+                        let field = li.find(|x| x.as_rule() == Rule::ident).expect("immt field");
+                        Stmt::ImmText(self.name(field))
                     }
                     _ => Stmt::Use(self.name(li.next().expect("use field"))),
                 }

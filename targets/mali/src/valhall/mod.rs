@@ -28,7 +28,9 @@
 pub mod fuzzing;
 mod metadata;
 mod model;
+pub mod sim;
 mod source;
+pub mod target;
 mod words;
 
 /// Items generated from `isa/specs/mali/valhall.isa` by `isa!` (the

@@ -1,0 +1,223 @@
+//! Valhall target facts for the backend passes
+//! ([`lathe_passes::target::TargetFacts`]), per Mali model, read from the
+//! spec's tables: register files (`regfile`: 64 general registers of 32
+//! bits, the FAU uniforms and special values), operand forms
+//! (`Isa::operands`: FAU slots, immediate-table constants), the latency
+//! table, the `message` metadata (results that arrive through a dependency
+//! slot) and the occupancy expression (full thread count up to 32
+//! registers, half above).
+//!
+//! Every value takes one 32-bit register (16-bit values use a whole one;
+//! packing two into the halves is a later instruction-selection choice).
+//! A register group of two or more (a staging-register tuple: texture
+//! coordinates, a loaded vector) starts on an even register, as the spec's
+//! staging operand requires.
+//!
+//! ```
+//! use lathe_mali::valhall::{target::ValhallTarget, MaliModel};
+//! use lathe_mali::valhall::generated::MachineOp;
+//! use lathe_ir::{Op, Type};
+//! use lathe_passes::target::{FileId, TargetFacts};
+//!
+//! let t = ValhallTarget::new("g610".parse::<MaliModel>().unwrap());
+//! let fadd = Op::Opcode(MachineOp::named("FADD.f32").unwrap());
+//! let load = Op::Opcode(MachineOp::named("LOAD.i32").unwrap());
+//! assert_eq!(t.latency(&fadd, &fadd, 0), 0); // interlocked
+//! assert!(t.is_async(&load) && !t.is_async(&fadd));
+//! let gpr = t.result_class(&fadd, Type::F32).file;
+//! assert_eq!(t.files()[gpr.index()].units, 64);
+//! assert_eq!(t.occupancy_steps(gpr), vec![32, 64]);
+//! ```
+
+use lathe_ir::{Op, Type};
+use lathe_isa::ast::MetaValue;
+use lathe_isa::machine::MachineSpec;
+use lathe_isa::model::RegfileKind;
+use lathe_passes::target::{
+    FileId, FileKind, OperandForms, PhysReg, RegClass, RegisterFile, SpillSlot, TargetFacts,
+};
+
+use super::MaliModel;
+use super::generated::{MachineOp, Spec};
+
+/// The facts of one Mali model.
+pub struct ValhallTarget {
+    model: MaliModel,
+    generation: u32,
+    files: Vec<RegisterFile>,
+    /// Spec register file behind each of `files`.
+    spec_files: Vec<usize>,
+    /// Index in `files` of the general registers.
+    general: usize,
+}
+
+fn kind(k: RegfileKind) -> FileKind {
+    match k {
+        RegfileKind::Gpr => FileKind::General,
+        RegfileKind::Predicate => FileKind::Predicate,
+        RegfileKind::Address => FileKind::Address,
+        RegfileKind::Uniform => FileKind::Uniform,
+        RegfileKind::Const => FileKind::Const,
+    }
+}
+
+impl ValhallTarget {
+    pub fn new(model: MaliModel) -> ValhallTarget {
+        let isa = Spec::isa();
+        let generation = model.arch().generation();
+        let mut files = Vec::new();
+        let mut spec_files = Vec::new();
+        for (i, r) in isa.regfiles.iter().enumerate() {
+            let Some(units) = r.count(generation) else {
+                continue;
+            };
+            files.push(RegisterFile {
+                name: r
+                    .names
+                    .as_ref()
+                    .map_or(r.name.as_str(), |n| n.prefix.as_str()),
+                kind: kind(r.kind),
+                units,
+                unit_bits: r.unit,
+                allocated: r.kind == RegfileKind::Gpr,
+            });
+            spec_files.push(i);
+        }
+        let general = files
+            .iter()
+            .position(|f| f.kind == FileKind::General)
+            .unwrap_or_else(|| unreachable!("the Valhall spec declares a gpr regfile"));
+        ValhallTarget {
+            model,
+            generation,
+            files,
+            spec_files,
+            general,
+        }
+    }
+
+    fn class_of(&self, ty: Type) -> RegClass {
+        RegClass {
+            file: FileId(self.general as u8),
+            lane_units: 1,
+            align: if ty.lanes >= 2 { 2 } else { 1 },
+        }
+    }
+
+    fn machine(op: &Op<MachineOp>) -> Option<&MachineOp> {
+        match op {
+            Op::Opcode(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    fn latency_class(m: &MachineOp) -> Option<usize> {
+        match m.meta("latency") {
+            Some(MetaValue::Ident(c)) => Spec::isa().latency.class(c),
+            _ => None,
+        }
+    }
+
+    fn named(name: &str) -> MachineOp {
+        MachineOp::named(name).unwrap_or_else(|| unreachable!("the Valhall spec has `{name}`"))
+    }
+}
+
+impl TargetFacts<MachineOp> for ValhallTarget {
+    fn name(&self) -> &str {
+        self.model.name()
+    }
+
+    fn files(&self) -> &[RegisterFile] {
+        &self.files
+    }
+
+    fn operand_class(&self, _op: &Op<MachineOp>, _operand: usize, ty: Type) -> RegClass {
+        self.class_of(ty)
+    }
+
+    fn result_class(&self, _op: &Op<MachineOp>, ty: Type) -> RegClass {
+        self.class_of(ty)
+    }
+
+    /// The driver interface that preloads inputs is the backend's issue.
+    fn input_register(&self, _index: u32, _ty: Type) -> Option<PhysReg> {
+        None
+    }
+
+    fn output_register(&self, _index: u32, _ty: Type) -> Option<PhysReg> {
+        None
+    }
+
+    fn latency(&self, producer: &Op<MachineOp>, consumer: &Op<MachineOp>, operand: usize) -> u32 {
+        let (Some(p), Some(c)) = (Self::machine(producer), Self::machine(consumer)) else {
+            return 0;
+        };
+        let (Some(pc), Some(cc)) = (Self::latency_class(p), Self::latency_class(c)) else {
+            return 0;
+        };
+        let field = c.source(operand).map(|o| o.field.name.as_str());
+        Spec::isa()
+            .latency
+            .lookup(pc, cc, field, self.generation)
+            .unwrap_or(0)
+    }
+
+    /// Message instructions signal a dependency slot when their result
+    /// arrives; consumers wait for it with the flow bits.
+    fn is_async(&self, op: &Op<MachineOp>) -> bool {
+        Self::machine(op)
+            .is_some_and(|m| matches!(m.meta("message"), Some(MetaValue::Int(v)) if v != &0))
+    }
+
+    fn operand_forms(&self, op: &Op<MachineOp>, operand: usize) -> OperandForms {
+        let Some(o) = Self::machine(op).and_then(|m| m.source(operand)) else {
+            return OperandForms::default();
+        };
+        let isa = Spec::isa();
+        OperandForms {
+            constant: o.files.iter().any(|&f| {
+                matches!(
+                    isa.regfiles[f].kind,
+                    RegfileKind::Uniform | RegfileKind::Const
+                )
+            }),
+            immediate: o.accepts_immediate,
+            relative: o.accepts_relative,
+        }
+    }
+
+    fn occupancy(&self, file: FileId, units: u32) -> u32 {
+        let Some(&spec) = self.spec_files.get(file.index()) else {
+            return 0;
+        };
+        Spec::isa()
+            .occupancy(spec, units, self.generation)
+            .unwrap_or(u32::MAX)
+    }
+
+    fn copy(&self, _ty: Type) -> MachineOp {
+        Self::named("MOV.i32")
+    }
+
+    /// No register exchange instruction: copy cycles go through a free
+    /// register.
+    fn swap(&self, _ty: Type) -> Option<MachineOp> {
+        None
+    }
+
+    /// `STORE.i32`. Partial: its address operands (the thread-local
+    /// storage pointer and the slot's offset) are left to the backend.
+    fn spill(&self, _ty: Type, _slot: SpillSlot) -> MachineOp {
+        Self::named("STORE.i32")
+    }
+
+    /// `LOAD.i32` (see [`ValhallTarget::spill`]).
+    fn fill(&self, _ty: Type, _slot: SpillSlot) -> MachineOp {
+        Self::named("LOAD.i32")
+    }
+
+    fn register_name(&self, _class: RegClass, reg: PhysReg, _ty: Type) -> String {
+        format!("{}{}", self.files[reg.file.index()].name, reg.unit)
+    }
+}
