@@ -10,9 +10,7 @@ use crate::sim::{F16, Float, Int, Value};
 /// Clamps a float to `[lo, hi]`; NaN gives `lo`.
 pub fn clamp_float<T: Value>(v: T, lo: f64, hi: f64) -> T {
     let x = v.to_f64();
-    if x.is_nan() {
-        T::from_f64(lo)
-    } else if x < lo {
+    if x.is_nan() || x < lo {
         T::from_f64(lo)
     } else if x > hi {
         T::from_f64(hi)

@@ -265,3 +265,43 @@ fn semantics_reading_a_plain_field_as_an_operand() {
         "`W` is no operand (not a sub-encoding field)",
     );
 }
+
+#[test]
+fn semantics_mixing_lane_types() {
+    expect(
+        "sem_lane_types.isa",
+        28,
+        49,
+        "`fadd` wants a float, this is u16 (u16)",
+    );
+}
+
+#[test]
+fn semantics_comparing_vectors() {
+    expect(
+        "sem_vector_compare.isa",
+        28,
+        25,
+        "`compare` compares scalars: compare vector lanes with `lane(v, [K])`",
+    );
+}
+
+#[test]
+fn semantics_converting_a_vector_to_a_scalar() {
+    expect(
+        "sem_lanewise_cvt.isa",
+        28,
+        21,
+        "`cvt` converts lane by lane: v2f16 and f32 have different lanes (use `bitcast` for the bits)",
+    );
+}
+
+#[test]
+fn semantics_immt_of_a_field_that_is_no_enum() {
+    expect(
+        "sem_immt_not_enum.isa",
+        29,
+        22,
+        "`immt N`: not a field of enum type",
+    );
+}

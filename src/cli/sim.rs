@@ -35,11 +35,14 @@ const LANES: usize = 4;
 /// Exit status of a run that stopped on a hazard.
 pub const HAZARD_EXIT: i32 = 3;
 
+/// Runs a program on a machine.
+type Runner<'a> = &'a dyn Fn(&mut sim::Machine, &[u64]) -> Result<(), sim::SimError>;
+
 /// One GPU family's pieces: its assembler, simulator and disassembler.
 struct Gpu<'a> {
     assemble: &'a dyn Fn(&str) -> Result<Vec<u64>, lathe_isa::source::SourceError>,
     machine: sim::Machine,
-    run: &'a dyn Fn(&mut sim::Machine, &[u64]) -> Result<(), sim::SimError>,
+    run: Runner<'a>,
     disassemble: &'a dyn Fn(u64) -> Option<String>,
 }
 

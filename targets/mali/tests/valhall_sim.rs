@@ -192,7 +192,7 @@ fn integer_lanes_shifts_selects_and_conversions() {
         ("IADD.s32 r0, r4, r1.b0", 6),
         ("IMUL.i32 r0, r4, r2", 0x0015_0070),
         ("IMUL.v2i16 r0, r4, r2", 0x0000_0070),
-        ("HADD.u32.rhadd r0, r4, r2", (7 + 0x0003_0010 + 1) / 2),
+        ("HADD.u32.rhadd r0, r4, r2", 0x0001_800c),
         ("LSHIFT_OR.i32 r0, r4, 0x3020100.b11, 0x0", 14),
         (
             "RSHIFT_AND.i32.signed r0, r5, 0x3020100.b11, 0xFFFFFFFF",

@@ -167,7 +167,7 @@ impl TargetFacts<MachineOp> for ValhallTarget {
     /// arrives; consumers wait for it with the flow bits.
     fn is_async(&self, op: &Op<MachineOp>) -> bool {
         Self::machine(op)
-            .is_some_and(|m| matches!(m.meta("message"), Some(MetaValue::Int(v)) if v != &0))
+            .is_some_and(|m| matches!(m.meta("message"), Some(MetaValue::Ident(v)) if v == "true"))
     }
 
     fn operand_forms(&self, op: &Op<MachineOp>, operand: usize) -> OperandForms {
