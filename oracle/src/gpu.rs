@@ -9,7 +9,8 @@
 
 use crate::device::Oracle;
 use crate::{
-    AddressMode, OracleError, Resource, ResourceBinding, Sampler, ScalarKind, Texture, TextureDim,
+    AddressMode, CompareOp, OracleError, Resource, ResourceBinding, Sampler, ScalarKind, Texture,
+    TextureDim,
 };
 use ash::vk;
 use std::collections::BTreeMap;
@@ -111,6 +112,7 @@ pub(crate) struct Image {
     staging: Option<HostBuffer>,
     extent: vk::Extent3D,
     layers: u32,
+    aspect: vk::ImageAspectFlags,
 }
 
 impl<'o> Scratch<'o> {
@@ -261,7 +263,15 @@ impl<'o> Scratch<'o> {
                 t.texels.len()
             )));
         }
-        let format = rgba32_format(t.kind);
+        if t.depth && (t.kind != ScalarKind::Float || dim == TextureDim::D3) {
+            return Err(OracleError::InvalidJob(
+                "a depth texture is a float 2D, 2D array or cube texture".into(),
+            ));
+        }
+        let (format, aspect) = match t.depth {
+            true => (vk::Format::D32_SFLOAT, vk::ImageAspectFlags::DEPTH),
+            false => (rgba32_format(t.kind), vk::ImageAspectFlags::COLOR),
+        };
         let (image_type, extent, array_layers) = match dim {
             TextureDim::D3 => (vk::ImageType::TYPE_3D, [width, height, layers], 1),
             _ => (vk::ImageType::TYPE_2D, [width, height, 1], layers),
@@ -304,12 +314,16 @@ impl<'o> Scratch<'o> {
             .image(image)
             .view_type(view_type)
             .format(format)
-            .subresource_range(color_range(array_layers));
+            .subresource_range(subresource_range(aspect, array_layers));
         let view = unsafe { d.create_image_view(&view_info, None) }.vk("vkCreateImageView")?;
         self.views.push(view);
-        let staging = match t.texels.is_empty() {
-            true => None,
-            false => Some(self.host_buffer(&texel_bytes(&t.texels))?),
+        let staging = match (t.texels.is_empty(), t.depth) {
+            (true, _) => None,
+            (false, false) => Some(self.host_buffer(&texel_bytes(&t.texels))?),
+            (false, true) => {
+                let depths: Vec<u32> = t.texels.iter().map(|t| t[0]).collect();
+                Some(self.host_buffer(&words_bytes(&depths))?)
+            }
         };
         Ok(Image {
             image,
@@ -317,6 +331,7 @@ impl<'o> Scratch<'o> {
             staging,
             extent,
             layers: array_layers,
+            aspect,
         })
     }
 
@@ -329,7 +344,7 @@ impl<'o> Scratch<'o> {
         layout: vk::ImageLayout,
     ) {
         let d = self.device();
-        let range = color_range(image.layers);
+        let range = subresource_range(image.aspect, image.layers);
         let to_transfer = vk::ImageMemoryBarrier::default()
             .src_access_mask(vk::AccessFlags::empty())
             .dst_access_mask(vk::AccessFlags::TRANSFER_WRITE)
@@ -346,7 +361,7 @@ impl<'o> Scratch<'o> {
             .new_layout(layout);
         let region = vk::BufferImageCopy::default()
             .image_subresource(vk::ImageSubresourceLayers {
-                aspect_mask: vk::ImageAspectFlags::COLOR,
+                aspect_mask: image.aspect,
                 mip_level: 0,
                 base_array_layer: 0,
                 layer_count: image.layers,
@@ -397,7 +412,9 @@ impl<'o> Scratch<'o> {
             .address_mode_u(mode)
             .address_mode_v(mode)
             .address_mode_w(mode)
-            .max_lod(0.0);
+            .max_lod(0.0)
+            .compare_enable(sampler.compare.is_some())
+            .compare_op(sampler.compare.map_or(vk::CompareOp::NEVER, compare_op));
         // SAFETY: see the module comment.
         let s = unsafe { self.device().create_sampler(&info, None) }.vk("vkCreateSampler")?;
         self.samplers.push(s);
@@ -659,6 +676,19 @@ pub(crate) fn specialization(
     (entries, data)
 }
 
+fn compare_op(op: CompareOp) -> vk::CompareOp {
+    match op {
+        CompareOp::Never => vk::CompareOp::NEVER,
+        CompareOp::Less => vk::CompareOp::LESS,
+        CompareOp::Equal => vk::CompareOp::EQUAL,
+        CompareOp::LessOrEqual => vk::CompareOp::LESS_OR_EQUAL,
+        CompareOp::Greater => vk::CompareOp::GREATER,
+        CompareOp::NotEqual => vk::CompareOp::NOT_EQUAL,
+        CompareOp::GreaterOrEqual => vk::CompareOp::GREATER_OR_EQUAL,
+        CompareOp::Always => vk::CompareOp::ALWAYS,
+    }
+}
+
 pub(crate) fn rgba32_format(kind: ScalarKind) -> vk::Format {
     match kind {
         ScalarKind::Float => vk::Format::R32G32B32A32_SFLOAT,
@@ -667,9 +697,12 @@ pub(crate) fn rgba32_format(kind: ScalarKind) -> vk::Format {
     }
 }
 
-pub(crate) fn color_range(layers: u32) -> vk::ImageSubresourceRange {
+pub(crate) fn subresource_range(
+    aspect: vk::ImageAspectFlags,
+    layers: u32,
+) -> vk::ImageSubresourceRange {
     vk::ImageSubresourceRange {
-        aspect_mask: vk::ImageAspectFlags::COLOR,
+        aspect_mask: aspect,
         base_mip_level: 0,
         level_count: 1,
         base_array_layer: 0,

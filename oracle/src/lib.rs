@@ -135,11 +135,16 @@ pub enum TextureDim {
 }
 
 /// A single-level RGBA texture of 32-bit components (`R32G32B32A32_SFLOAT`,
-/// `_SINT` or `_UINT` by `kind`), texels as raw bits.
+/// `_SINT` or `_UINT` by `kind`), or a depth texture (`D32_SFLOAT`), texels
+/// as raw bits.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Texture {
     pub dim: TextureDim,
     pub kind: ScalarKind,
+    /// A depth texture (`D32_SFLOAT`, `kind` float): component 0 of each
+    /// texel is its depth, the others are ignored (a depth texture reads
+    /// as `(d, 0, 0, 1)`).
+    pub depth: bool,
     pub width: u32,
     pub height: u32,
     /// Array layers, cube faces (6) or depth; 1 for a plain 2D texture.
@@ -154,6 +159,7 @@ impl Texture {
         Texture {
             dim: TextureDim::D2,
             kind: ScalarKind::Float,
+            depth: false,
             width,
             height,
             layers: 1,
@@ -172,11 +178,27 @@ pub enum AddressMode {
 }
 
 /// A sampler: always nearest filtering (magnification, minification and
-/// mipmap), no anisotropy, no comparison, normalized coordinates — the
-/// filtering whose result is an exact texel value.
+/// mipmap), no anisotropy, normalized coordinates — the filtering whose
+/// result is an exact texel value — with an optional depth comparison.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Sampler {
     pub address_mode: AddressMode,
+    /// Depth comparison `reference OP texel` (for depth textures sampled
+    /// with a reference value); `None` samples texels as they are.
+    pub compare: Option<CompareOp>,
+}
+
+/// A sampler's depth-comparison operator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompareOp {
+    Never,
+    Less,
+    Equal,
+    LessOrEqual,
+    Greater,
+    NotEqual,
+    GreaterOrEqual,
+    Always,
 }
 
 /// A compute dispatch.

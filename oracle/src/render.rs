@@ -33,6 +33,7 @@ impl Oracle {
             let shape = Texture {
                 dim: TextureDim::D2,
                 kind,
+                depth: false,
                 width,
                 height,
                 layers: 1,

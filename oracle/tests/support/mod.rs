@@ -2,8 +2,12 @@
 //! SPIR-V through naga, and running a random shader.
 #![allow(dead_code)]
 
+pub mod cone;
+pub mod feed;
+pub mod perturb;
 pub mod precision;
 pub mod random_compute;
+pub mod reflect;
 
 use lathe_oracle::{ComputeJob, Oracle, Resource, ResourceBinding};
 use random_compute::RandomShader;
@@ -30,6 +34,38 @@ pub fn wgsl_to_spirv(source: &str, stage: naga::ShaderStage) -> Result<Vec<u32>,
     };
     naga::back::spv::write_vec(&module, &info, &Default::default(), Some(&pipeline))
         .map_err(|e| e.to_string())
+}
+
+/// The SPIR-V of a corpus entry point: glslang's `.spv` beside a GLSL
+/// file, or naga's output for a WGSL one (with its pipeline overrides).
+pub fn corpus_spirv(
+    dir: &std::path::Path,
+    path: &str,
+    wgsl: bool,
+    entry: &str,
+    stage: lathe_ir::Stage,
+    overrides: &[(String, String)],
+) -> Result<Vec<u32>, String> {
+    let path = dir.join(path);
+    if wgsl {
+        let src = std::fs::read_to_string(&path).map_err(|e| e.to_string())?;
+        lathe_frontend::wgsl::to_spirv(&src, Some(entry), Some(stage), overrides)
+            .map_err(|e| e.to_string())
+    } else {
+        let ext = path.extension().unwrap_or_default().to_string_lossy();
+        let bytes =
+            std::fs::read(path.with_extension(format!("{ext}.spv"))).map_err(|e| e.to_string())?;
+        lathe_frontend::spirv_words(&bytes).map_err(|e| e.to_string())
+    }
+}
+
+/// A seed from a corpus entry point's path and name (FNV-1a).
+pub fn seed_of(path: &str, entry: &str) -> u64 {
+    let mut seed = 0xcbf2_9ce4_8422_2325u64;
+    for b in path.bytes().chain(entry.bytes()) {
+        seed = (seed ^ b as u64).wrapping_mul(0x100_0000_01b3);
+    }
+    seed
 }
 
 /// The resources of a random shader, in binding order.
