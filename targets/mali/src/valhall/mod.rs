@@ -28,6 +28,7 @@
 pub mod fuzzing;
 mod metadata;
 mod model;
+pub mod oracle;
 pub mod sim;
 mod source;
 pub mod target;
