@@ -1,10 +1,9 @@
 //! Compute jobs: one dispatch, storage buffers read back.
 
 use crate::device::Oracle;
-use crate::gpu::{Scratch, VkResultExt, specialization};
+use crate::gpu::{EntryPoint, Scratch, VkResultExt, record_to_host};
 use crate::{ComputeJob, ComputeOutput, OracleError};
 use ash::vk;
-use std::ffi::CString;
 
 impl Oracle {
     /// Run `job`'s dispatch and return every storage buffer's final words.
@@ -13,16 +12,12 @@ impl Oracle {
         let stages = vk::ShaderStageFlags::COMPUTE;
         let module = scratch.shader_module(job.spirv)?;
         let bound = scratch.bind(job.resources, job.push_constants.len(), stages)?;
-        let entry = CString::new(job.entry_point)
-            .map_err(|_| OracleError::InvalidJob("entry point name holds a NUL".into()))?;
-        let (entries, data) = specialization(job.specialization);
-        let spec = vk::SpecializationInfo::default()
-            .map_entries(&entries)
-            .data(&data);
+        let entry = EntryPoint::new(job.entry_point, job.specialization)?;
+        let spec = entry.specialization();
         let stage = vk::PipelineShaderStageCreateInfo::default()
             .stage(stages)
             .module(module)
-            .name(&entry)
+            .name(&entry.name)
             .specialization_info(&spec);
         let info = vk::ComputePipelineCreateInfo::default()
             .stage(stage)
@@ -46,24 +41,18 @@ impl Oracle {
                 stages,
                 job.push_constants,
             );
-            let to_host = vk::MemoryBarrier::default()
-                .src_access_mask(vk::AccessFlags::SHADER_WRITE)
-                .dst_access_mask(vk::AccessFlags::HOST_READ);
             // SAFETY: `cmd` is recording; the pipeline is alive.
             unsafe {
                 let d = &self.device;
                 d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, pipeline);
                 d.cmd_dispatch(cmd, x, y, z);
-                d.cmd_pipeline_barrier(
-                    cmd,
-                    vk::PipelineStageFlags::COMPUTE_SHADER,
-                    vk::PipelineStageFlags::HOST,
-                    vk::DependencyFlags::empty(),
-                    &[to_host],
-                    &[],
-                    &[],
-                );
             }
+            record_to_host(
+                &self.device,
+                cmd,
+                vk::PipelineStageFlags::COMPUTE_SHADER,
+                vk::AccessFlags::SHADER_WRITE,
+            );
         })?;
         Ok(ComputeOutput {
             storage_buffers: bound.read_storage(),

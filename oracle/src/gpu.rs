@@ -14,6 +14,7 @@ use crate::{
 };
 use ash::vk;
 use std::collections::BTreeMap;
+use std::ffi::CString;
 
 /// Attach the name of the failing Vulkan call to its result code.
 pub(crate) trait VkResultExt<T> {
@@ -656,24 +657,64 @@ impl Bound {
     }
 }
 
-/// Specialization map entries and data for `constants` (4 bytes each).
-pub(crate) fn specialization(
-    constants: &[crate::SpecConstant],
-) -> (Vec<vk::SpecializationMapEntry>, Vec<u8>) {
-    let entries = constants
-        .iter()
-        .enumerate()
-        .map(|(i, c)| vk::SpecializationMapEntry {
-            constant_id: c.id,
-            offset: (i * 4) as u32,
-            size: 4,
-        })
-        .collect();
-    let data = constants
-        .iter()
-        .flat_map(|c| c.bits.to_le_bytes())
-        .collect();
-    (entries, data)
+/// A job's entry point: its name and specialization constants (4 bytes
+/// each), kept alive for the pipeline's creation.
+pub(crate) struct EntryPoint {
+    pub(crate) name: CString,
+    map: Vec<vk::SpecializationMapEntry>,
+    data: Vec<u8>,
+}
+
+impl EntryPoint {
+    pub(crate) fn new(name: &str, constants: &[crate::SpecConstant]) -> Result<Self, OracleError> {
+        let name = CString::new(name)
+            .map_err(|_| OracleError::InvalidJob("entry point name holds a NUL".into()))?;
+        let map = constants
+            .iter()
+            .enumerate()
+            .map(|(i, c)| vk::SpecializationMapEntry {
+                constant_id: c.id,
+                offset: (i * 4) as u32,
+                size: 4,
+            })
+            .collect();
+        let data = constants
+            .iter()
+            .flat_map(|c| c.bits.to_le_bytes())
+            .collect();
+        Ok(EntryPoint { name, map, data })
+    }
+
+    /// The specialization info to point a stage at.
+    pub(crate) fn specialization(&self) -> vk::SpecializationInfo<'_> {
+        vk::SpecializationInfo::default()
+            .map_entries(&self.map)
+            .data(&self.data)
+    }
+}
+
+/// Record a barrier making `src`'s writes (`access`) visible to the host.
+pub(crate) fn record_to_host(
+    device: &ash::Device,
+    cmd: vk::CommandBuffer,
+    src: vk::PipelineStageFlags,
+    access: vk::AccessFlags,
+) {
+    let to_host = vk::MemoryBarrier::default()
+        .src_access_mask(access)
+        .dst_access_mask(vk::AccessFlags::HOST_READ);
+    // SAFETY: `cmd` is recording (the caller's contract).
+    unsafe {
+        device.cmd_pipeline_barrier(
+            cmd,
+            src,
+            vk::PipelineStageFlags::HOST,
+            vk::DependencyFlags::empty(),
+            &[to_host],
+            &[],
+            &[],
+        );
+    }
 }
 
 fn compare_op(op: CompareOp) -> vk::CompareOp {

@@ -2,11 +2,10 @@
 //! with the job's fragment shader into RGBA 32-bit targets, read back.
 
 use crate::device::Oracle;
-use crate::gpu::{Scratch, VkResultExt, rgba32_format, specialization};
+use crate::gpu::{EntryPoint, Scratch, VkResultExt, record_to_host, rgba32_format};
 use crate::vertex::vertex_shader;
 use crate::{FragmentJob, OracleError, Rendered, Texture, TextureDim};
 use ash::vk;
-use std::ffi::CString;
 
 impl Oracle {
     /// Draw `job` and return every target's texels.
@@ -89,12 +88,8 @@ impl Oracle {
             .layers(1);
         let framebuffer = scratch.framebuffer(&fb_info)?;
 
-        let entry = CString::new(job.entry_point)
-            .map_err(|_| OracleError::InvalidJob("entry point name holds a NUL".into()))?;
-        let (entries, data) = specialization(job.specialization);
-        let spec = vk::SpecializationInfo::default()
-            .map_entries(&entries)
-            .data(&data);
+        let entry = EntryPoint::new(job.entry_point, job.specialization)?;
+        let spec = entry.specialization();
         let shader_stages = [
             vk::PipelineShaderStageCreateInfo::default()
                 .stage(vk::ShaderStageFlags::VERTEX)
@@ -103,7 +98,7 @@ impl Oracle {
             vk::PipelineShaderStageCreateInfo::default()
                 .stage(vk::ShaderStageFlags::FRAGMENT)
                 .module(fragment)
-                .name(&entry)
+                .name(&entry.name)
                 .specialization_info(&spec),
         ];
         let vertex_input = vk::PipelineVertexInputStateCreateInfo::default();
@@ -195,9 +190,6 @@ impl Oracle {
                     height,
                     depth: 1,
                 });
-            let to_host = vk::MemoryBarrier::default()
-                .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
-                .dst_access_mask(vk::AccessFlags::HOST_READ);
             // SAFETY: `cmd` is recording; every object used is alive.
             unsafe {
                 let d = &self.device;
@@ -214,16 +206,13 @@ impl Oracle {
                         &[region],
                     );
                 }
-                d.cmd_pipeline_barrier(
-                    cmd,
-                    vk::PipelineStageFlags::TRANSFER,
-                    vk::PipelineStageFlags::HOST,
-                    vk::DependencyFlags::empty(),
-                    &[to_host],
-                    &[],
-                    &[],
-                );
             }
+            record_to_host(
+                &self.device,
+                cmd,
+                vk::PipelineStageFlags::TRANSFER,
+                vk::AccessFlags::TRANSFER_WRITE,
+            );
         })?;
         let targets = readbacks
             .iter()

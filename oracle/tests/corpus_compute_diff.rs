@@ -29,14 +29,15 @@ mod support;
 use lathe_frontend::{Options, lower_spirv};
 use lathe_ir::interp::{Memory, run_workgroup};
 use lathe_ir::{GenericOp, Invocation, Limits, Op, Stage};
-use lathe_oracle::{ComputeJob, Resource, ResourceBinding, Sampler};
+use lathe_oracle::{ComputeJob, ResourceBinding, Sampler};
 use std::collections::BTreeMap;
 use std::time::Instant;
+use support::bind::{Bound, Buffer, bind};
 use support::cone::{OpClass, output_classes};
 use support::perturb::perturb;
 use support::random_compute::Rng;
-use support::reflect::{Binding, Layout, Word, reflect};
-use support::{corpus_spirv, feed, oracle, seed_of};
+use support::reflect::{Word, reflect};
+use support::{corpus_spirv, oracle, seed_of};
 
 /// Run-time arrays get at least this many elements.
 const MIN_ELEMENTS: u32 = 64;
@@ -51,14 +52,6 @@ const PERTURBATIONS: u64 = 4;
 const ILL_CONDITIONED: f64 = 1.0 / 256.0;
 /// The corpus has 29 compute entry points.
 const MIN_COMPARED: usize = 12;
-
-/// One storage buffer on both sides.
-struct Buffer {
-    set: u32,
-    binding: u32,
-    index: usize,
-    layout: Layout,
-}
 
 struct Setup {
     resources: Vec<ResourceBinding>,
@@ -78,65 +71,15 @@ fn setup(
         .workgroup_size
         .ok_or("no workgroup size in the interface")?;
     let elements = MIN_ELEMENTS.max(workgroup_size.iter().product());
-    let mut base = Invocation::default();
-    let mut memory = Memory::default();
-    let (mut resources, mut buffers) = (Vec::new(), Vec::new());
-    fn set<T: Clone>(list: &mut Vec<T>, index: usize, value: T, fill: T) {
-        if list.len() <= index {
-            list.resize(index + 1, fill);
-        }
-        list[index] = value;
-    }
-    for r in &interface.resources {
-        if r.array_size != Some(1) {
-            return Err(format!(
-                "unsupported: an array of {} descriptors (set {} binding {})",
-                r.kind, r.set, r.binding
-            ));
-        }
-        let binding = reflection
-            .bindings
-            .get(&(r.set, r.binding))
-            .ok_or_else(|| format!("no variable at set {} binding {}", r.set, r.binding))?;
-        let index = r.index as usize;
-        let resource = match binding {
-            Binding::UniformBuffer(layout) => {
-                let words = feed::block(rng, layout, 0);
-                set(&mut base.ubos, index, words.clone(), Vec::new());
-                Resource::UniformBuffer(words)
-            }
-            Binding::StorageBuffer(layout) => {
-                let words = feed::block(rng, layout, elements);
-                set(&mut memory.ssbos, index, words.clone(), Vec::new());
-                buffers.push(Buffer {
-                    set: r.set,
-                    binding: r.binding,
-                    index,
-                    layout: layout.clone(),
-                });
-                Resource::StorageBuffer(words)
-            }
-            Binding::Image { image, .. } if image.storage => {
-                return Err("unsupported: storage images (not in the oracle)".into());
-            }
-            Binding::Image { image, combined } => {
-                let (t, ir) = feed::texture(rng, *image, TEX)?;
-                set(&mut base.textures, index, ir.clone(), ir);
-                match combined {
-                    true => Resource::CombinedImageSampler(t, Sampler::default()),
-                    false => Resource::SampledImage(t),
-                }
-            }
-            Binding::Sampler => Resource::Sampler(Sampler::default()),
-            Binding::Other(why) => return Err(format!("unsupported: {why}")),
-        };
-        resources.push(ResourceBinding::new(r.set, r.binding, resource));
-    }
-    let push = match (&interface.push_constants, &reflection.push_constants) {
-        (Some(_), Some(layout)) => feed::block(rng, layout, 0),
-        _ => Vec::new(),
-    };
-    base.uniforms = push.clone();
+    let Bound {
+        resources,
+        push,
+        base,
+        memory,
+        buffers,
+    } = bind(interface, reflection, rng, elements, TEX, |_| {
+        Sampler::default()
+    })?;
     Ok(Setup {
         resources,
         push,

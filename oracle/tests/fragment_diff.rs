@@ -37,15 +37,14 @@ mod support;
 use lathe_frontend::{Interface, Options, lower_spirv};
 use lathe_ir::interp::{Memory, run_quad};
 use lathe_ir::{DerivMode, GenericOp, Invocation, Limits, LodMode, Op, Shader, Stage};
-use lathe_oracle::{
-    CompareOp, FragmentJob, Resource, ResourceBinding, Sampler, ScalarKind, Varying,
-};
+use lathe_oracle::{CompareOp, FragmentJob, ResourceBinding, Sampler, ScalarKind, Varying};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
+use support::bind::{Bound, bind, set};
 use support::cone::{OpClass, output_classes};
 use support::perturb::perturb;
 use support::random_compute::Rng;
-use support::reflect::{Binding, Reflection, Word, reflect};
+use support::reflect::{Reflection, Word, reflect};
 use support::{corpus_spirv, feed, oracle, seed_of};
 
 const W: u32 = 8;
@@ -155,15 +154,6 @@ fn varyings(
     Ok(out)
 }
 
-fn set<T: Clone>(list: &mut Vec<T>, index: usize, value: T, fill: T) {
-    if list.len() <= index {
-        list.resize(index + 1, fill);
-    }
-    list[index] = value;
-}
-
-/// Build the inputs of one shader from its interface and the module's
-/// types, or say why it cannot be fed.
 /// Samplers whose index is in `compare_with` compare `reference <= texel`.
 fn setup(
     interface: &Interface,
@@ -177,61 +167,14 @@ fn setup(
             .then_some(CompareOp::LessOrEqual),
         ..Sampler::default()
     };
-    let mut base = Invocation::default();
-    let mut memory = Memory::default();
+    let Bound {
+        resources,
+        push,
+        mut base,
+        memory,
+        ..
+    } = bind(interface, reflection, rng, RUNTIME_ELEMENTS, TEX, sampler)?;
     let varyings = varyings(interface, rng, &mut base)?;
-    let mut resources = Vec::new();
-    for r in &interface.resources {
-        if r.array_size != Some(1) {
-            return Err(format!(
-                "unsupported: an array of {} descriptors (set {} binding {})",
-                r.kind, r.set, r.binding
-            ));
-        }
-        let binding = reflection
-            .bindings
-            .get(&(r.set, r.binding))
-            .ok_or_else(|| format!("no variable at set {} binding {}", r.set, r.binding))?;
-        let index = r.index as usize;
-        let resource = match binding {
-            Binding::UniformBuffer(layout) => {
-                let words = feed::block(rng, layout, 0);
-                set(&mut base.ubos, index, words.clone(), Vec::new());
-                Resource::UniformBuffer(words)
-            }
-            Binding::StorageBuffer(layout) => {
-                let words = feed::block(rng, layout, RUNTIME_ELEMENTS);
-                set(&mut memory.ssbos, index, words.clone(), Vec::new());
-                Resource::StorageBuffer(words)
-            }
-            Binding::Image { image, .. } if image.dim == rspirv::spirv::Dim::DimSubpassData => {
-                return Err("unsupported: input attachments (not in the oracle)".into());
-            }
-            Binding::Image { image, .. } if image.storage => {
-                return Err("unsupported: storage images (not in the oracle)".into());
-            }
-            Binding::Image { image, combined } => {
-                let (t, ir) = feed::texture(rng, *image, TEX)?;
-                set(&mut base.textures, index, ir.clone(), ir);
-                if *combined {
-                    let index = r
-                        .sampler_index
-                        .ok_or("a combined sampler without an index")?;
-                    Resource::CombinedImageSampler(t, sampler(index))
-                } else {
-                    Resource::SampledImage(t)
-                }
-            }
-            Binding::Sampler => Resource::Sampler(sampler(r.index)),
-            Binding::Other(why) => return Err(format!("unsupported: {why}")),
-        };
-        resources.push(ResourceBinding::new(r.set, r.binding, resource));
-    }
-    let push = match (&interface.push_constants, &reflection.push_constants) {
-        (Some(_), Some(layout)) => feed::block(rng, layout, 0),
-        _ => Vec::new(),
-    };
-    base.uniforms = push.clone();
     let mut targets = Vec::new();
     for output in &interface.outputs {
         match output.builtin.as_deref() {

@@ -2,6 +2,7 @@
 //! SPIR-V through naga, and running a random shader.
 #![allow(dead_code)]
 
+pub mod bind;
 pub mod cone;
 pub mod feed;
 pub mod perturb;
