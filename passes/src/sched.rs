@@ -53,10 +53,13 @@ pub struct SchedStats {
 /// Schedules every block of `shader`.
 pub fn schedule<O: Opcode>(shader: &mut Shader<'_, O>, target: &dyn TargetFacts<O>) -> SchedStats {
     let mut stats = SchedStats::default();
-    let uses = UseBlocks::compute(shader);
+    let uses = UseBlocks::compute(shader, target);
     let mut scratch = Scratch {
         pos: vec![u32::MAX; shader.inst_capacity()],
         count: vec![0; shader.value_capacity()],
+        steps: (0..target.files().len())
+            .map(|f| target.occupancy_steps(crate::target::FileId(f as u8)))
+            .collect(),
     };
     let blocks: Vec<Block> = shader.layout().to_vec();
     for b in blocks {
@@ -76,19 +79,37 @@ pub fn schedule<O: Opcode>(shader: &mut Shader<'_, O>, target: &dyn TargetFacts<
 
 /// For each value: does any use sit outside the block's schedulable body
 /// (another block, a phi, a terminator)? Those values never die in a body.
+/// Also the register units it takes and whether it is an address value,
+/// asked of the target once per value rather than at every scheduling step.
 struct UseBlocks {
     escapes: Vec<bool>,
     /// Uses inside bodies, per value.
     body_uses: Vec<u32>,
+    /// (file, units) per value in an allocated file.
+    units: Vec<Option<(usize, u32)>>,
+    /// Values in an address-register file.
+    address: Vec<bool>,
 }
 
 impl UseBlocks {
-    fn compute<O: Opcode>(shader: &Shader<'_, O>) -> UseBlocks {
+    fn compute<O: Opcode>(shader: &Shader<'_, O>, target: &dyn TargetFacts<O>) -> UseBlocks {
         let n = shader.value_capacity();
         let mut escapes = vec![false; n];
         let mut body_uses = vec![0u32; n];
+        let mut units = vec![None; n];
+        let mut address = vec![false; n];
+        let files = target.files();
         for (b, i) in shader.insts_in_order() {
             let d = shader.inst(i);
+            if let Some(r) = d.result {
+                let ty = shader.value_type(r);
+                let class = target.result_class(&d.op, ty);
+                let file = &files[class.file.index()];
+                if file.allocated {
+                    units[r.index()] = Some((class.file.index(), class.units(ty)));
+                }
+                address[r.index()] = file.kind == FileKind::Address;
+            }
             let in_body = !d.op.is_phi() && !d.op.is_terminator();
             for v in d.operands() {
                 let def_block = shader.inst(shader.value_def(v)).block;
@@ -99,7 +120,12 @@ impl UseBlocks {
                 }
             }
         }
-        UseBlocks { escapes, body_uses }
+        UseBlocks {
+            escapes,
+            body_uses,
+            units,
+            address,
+        }
     }
 }
 
@@ -110,34 +136,22 @@ struct Scratch {
     pos: Vec<u32>,
     /// Uses left per value.
     count: Vec<u32>,
+    /// Occupancy steps per file (asked once, not per block).
+    steps: Vec<Vec<u32>>,
 }
 
 /// Live units per allocated file along an order.
-struct Pressure<'t, O> {
-    target: &'t dyn TargetFacts<O>,
+struct Pressure {
     live: Vec<u32>,
     max: Vec<u32>,
 }
 
-impl<'t, O: Opcode> Pressure<'t, O> {
-    fn new(target: &'t dyn TargetFacts<O>) -> Self {
-        let n = target.files().len();
+impl Pressure {
+    fn new(files: usize) -> Self {
         Pressure {
-            target,
-            live: vec![0; n],
-            max: vec![0; n],
+            live: vec![0; files],
+            max: vec![0; files],
         }
-    }
-
-    /// (file, units) a value takes, if its file is allocated.
-    fn units(&self, shader: &Shader<'_, O>, v: Value) -> Option<(usize, u32)> {
-        let def = shader.inst(shader.value_def(v));
-        let ty = shader.value_type(v);
-        let class = self.target.result_class(&def.op, ty);
-        let f = class.file.index();
-        self.target.files()[f]
-            .allocated
-            .then(|| (f, class.units(ty)))
     }
 
     fn add(&mut self, u: Option<(usize, u32)>, sign: i64) {
@@ -256,7 +270,7 @@ fn schedule_body<O: Opcode>(
         if !file.allocated || file.kind != FileKind::General {
             continue;
         }
-        let steps = target.occupancy_steps(crate::target::FileId(f as u8));
+        let steps = &scratch.steps[f];
         let p = program_max[f];
         level_top[f] = steps.iter().copied().find(|&s| s >= p).unwrap_or(p);
         goal[f] = steps
@@ -268,13 +282,17 @@ fn schedule_body<O: Opcode>(
     }
 
     // List scheduling.
-    let mut pressure = Pressure::new(target);
+    let mut pressure = Pressure::new(files.len());
     let mut remaining = std::mem::take(&mut scratch.count);
     for &i in body {
         for v in shader.inst(i).operands() {
             remaining[v.index()] = uses.body_uses[v.index()];
         }
     }
+    let writes_address: Vec<bool> = body
+        .iter()
+        .map(|&i| shader.inst(i).result.is_some_and(|r| uses.address[r.index()]))
+        .collect();
     let mut earliest = vec![0u64; n];
     let mut ready: BinaryHeap<(u32, Reverse<u32>)> = BinaryHeap::new();
     for (k, &p) in preds.iter().enumerate() {
@@ -285,14 +303,32 @@ fn schedule_body<O: Opcode>(
     let mut address_live: Option<Value> = None;
     let mut cycle = 0u64;
     let mut out: Vec<Inst> = Vec::with_capacity(n);
+    // The WINDOW highest ready candidates; it persists across steps and
+    // trades places with the heap only when a newly ready candidate ranks
+    // higher, so a step costs O(WINDOW) plus amortised O(log n).
     let mut window: Vec<(u32, Reverse<u32>)> = Vec::with_capacity(WINDOW);
-    while !ready.is_empty() {
-        window.clear();
+    loop {
         while window.len() < WINDOW {
             match ready.pop() {
                 Some(c) => window.push(c),
                 None => break,
             }
+        }
+        while let Some(&top) = ready.peek() {
+            let (m, &low) = window
+                .iter()
+                .enumerate()
+                .min_by_key(|&(_, c)| *c)
+                .expect("a full window");
+            if top <= low {
+                break;
+            }
+            ready.pop();
+            window[m] = top;
+            ready.push(low);
+        }
+        if window.is_empty() {
+            break;
         }
         let tight = files.iter().enumerate().any(|(f, file)| {
             file.allocated && goal[f] != u32::MAX && {
@@ -300,23 +336,17 @@ fn schedule_body<O: Opcode>(
                 pressure.live[f] + margin >= goal[f]
             }
         });
-        let mut best: Option<(usize, (bool, i64, u32, u32))> = None;
+        let mut best: Option<(usize, (bool, i64, u32, u32, u32))> = None;
         for (w, &(h, Reverse(k))) in window.iter().enumerate() {
-            let k = k as usize;
-            let d = shader.inst(body[k]);
-            let writes_address = d.result.is_some_and(|r| {
-                let class = target.result_class(&d.op, shader.value_type(r));
-                files[class.file.index()].kind == FileKind::Address
-            });
-            let blocked = writes_address && address_live.is_some();
-            let growth = growth(shader, &pressure, d, &remaining, uses);
-            let on_time = earliest[k] <= cycle;
+            let blocked = writes_address[k as usize] && address_live.is_some();
+            let on_time = earliest[k as usize] <= cycle;
             // Lower keys are better: not blocked, then (pressure) least
-            // growth or (latency) on time, then height.
+            // growth or (latency) on time, then height, then program order.
             let key = if tight {
-                (blocked, growth, u32::MAX - h, u32::from(!on_time))
+                let growth = growth(shader.inst(body[k as usize]), &remaining, uses);
+                (blocked, growth, u32::MAX - h, u32::from(!on_time), k)
             } else {
-                (blocked, i64::from(!on_time), u32::MAX - h, 0)
+                (blocked, i64::from(!on_time), u32::MAX - h, 0, k)
             };
             if best.is_none_or(|(_, bk)| key < bk) {
                 best = Some((w, key));
@@ -324,9 +354,6 @@ fn schedule_body<O: Opcode>(
         }
         let (w, _) = best.expect("a non-empty window");
         let (_, Reverse(k)) = window.swap_remove(w);
-        for c in window.drain(..) {
-            ready.push(c);
-        }
         let k = k as usize;
         let i = body[k];
         let d = shader.inst(i);
@@ -337,7 +364,7 @@ fn schedule_body<O: Opcode>(
                 let left = &mut remaining[v.index()];
                 *left = left.saturating_sub(1);
                 if *left == 0 && !uses.escapes[v.index()] {
-                    let u = pressure.units(shader, v);
+                    let u = uses.units[v.index()];
                     pressure.add(u, -1);
                 }
                 if *left == 0 && address_live == Some(v) {
@@ -346,10 +373,9 @@ fn schedule_body<O: Opcode>(
             }
         }
         if let Some(r) = d.result {
-            let u = pressure.units(shader, r);
+            let u = uses.units[r.index()];
             pressure.add(u, 1);
-            let class = target.result_class(&d.op, shader.value_type(r));
-            if files[class.file.index()].kind == FileKind::Address && remaining[r.index()] > 0 {
+            if uses.address[r.index()] && remaining[r.index()] > 0 {
                 address_live = Some(r);
             }
             if remaining[r.index()] == 0 && !uses.escapes[r.index()] {
@@ -383,29 +409,23 @@ fn schedule_body<O: Opcode>(
 
 /// How many units scheduling `d` now adds (its result) minus those it ends.
 fn growth<O: Opcode>(
-    shader: &Shader<'_, O>,
-    pressure: &Pressure<'_, O>,
     d: &lathe_ir::InstData<'_, O>,
     remaining: &[u32],
     uses: &UseBlocks,
 ) -> i64 {
     let mut g = 0i64;
     if let Some(r) = d.result {
-        if let Some((_, n)) = pressure.units(shader, r) {
+        if let Some((_, n)) = uses.units[r.index()] {
             g += i64::from(n);
         }
     }
-    let mut seen: [Option<Value>; 8] = [None; 8];
     for (k, v) in d.operands().enumerate() {
-        if seen.iter().flatten().any(|&s| s == v) {
+        if d.operands().take(k).any(|w| w == v) {
             continue;
-        }
-        if k < seen.len() {
-            seen[k] = Some(v);
         }
         let uses_here = d.operands().filter(|&w| w == v).count() as u32;
         if !uses.escapes[v.index()] && remaining[v.index()] == uses_here {
-            if let Some((_, n)) = pressure.units(shader, v) {
+            if let Some((_, n)) = uses.units[v.index()] {
                 g -= i64::from(n);
             }
         }
@@ -424,13 +444,13 @@ fn simulate<O: Opcode>(
     pos: &[u32],
     count: &mut [u32],
 ) -> Vec<u32> {
-    let mut p = Pressure::new(target);
+    let mut p = Pressure::new(target.files().len());
     let in_order = |v: Value| pos[shader.value_def(v).index()] != u32::MAX;
     for &i in order {
         for v in shader.inst(i).operands() {
             if count[v.index()] == 0 && !in_order(v) {
                 // A live-in used here: live from the start.
-                let u = p.units(shader, v);
+                let u = uses.units[v.index()];
                 p.add(u, 1);
             }
             count[v.index()] += 1;
@@ -441,12 +461,12 @@ fn simulate<O: Opcode>(
         for v in d.operands() {
             count[v.index()] -= 1;
             if count[v.index()] == 0 && !uses.escapes[v.index()] {
-                let u = p.units(shader, v);
+                let u = uses.units[v.index()];
                 p.add(u, -1);
             }
         }
         if let Some(r) = d.result {
-            let u = p.units(shader, r);
+            let u = uses.units[r.index()];
             p.add(u, 1);
             if uses.body_uses[r.index()] == 0 && !uses.escapes[r.index()] {
                 p.add(u, -1);
