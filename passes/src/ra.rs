@@ -536,6 +536,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
     }
 
     fn snapshot(&self, values: &[Value]) -> Vec<Place> {
+        debug_assert!(values.is_sorted(), "liveness lists are sorted by value");
         values
             .iter()
             .map(|&v| Place {
@@ -575,7 +576,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 let exit = self.exit[p.index()].clone().unwrap_or_default();
                 let keep: Vec<Place> = exit
                     .into_iter()
-                    .filter(|x| live_in.contains(&x.value))
+                    .filter(|x| live_in.binary_search(&x.value).is_ok())
                     .collect();
                 self.restore(&keep);
             }
@@ -590,10 +591,9 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         let all_done = preds.iter().all(|p| self.done[p.index()]);
         let mut places = Vec::with_capacity(live_in.len());
         for &v in &live_in {
-            let Some(f) = from.iter().find(|x| x.value == v) else {
-                continue;
-            };
-            places.push(*f);
+            if let Some(f) = place_of(&from, v) {
+                places.push(*f);
+            }
         }
         self.restore(&places);
         // Original phis: each needs a register, taken from live-ins that
@@ -612,7 +612,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 let d = self.s.inst(i);
                 let k = d.targets.iter().position(|&t| t == p)?;
                 let arg = d.args[k];
-                from.iter().find(|x| x.value == arg).and_then(|x| x.unit)
+                place_of(&from, arg).and_then(|x| x.unit)
             });
             let unit = match hint.filter(|&u| self.is_free(u, info.units, &[])) {
                 Some(u) => u,
@@ -637,13 +637,13 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         // Values entering in a register get a phi naming them, unless every
         // predecessor is done and agrees already.
         let mut entry = self.snapshot(&live_in);
+        let mut merge_insts = Vec::new();
         for p in entry.iter_mut() {
             let Some(unit) = p.unit else { continue };
             let agree = all_done
                 && preds.iter().all(|q| {
                     self.exit[q.index()].as_ref().is_some_and(|e| {
-                        e.iter()
-                            .any(|x| x.value == p.value && x.name == p.name && x.unit == Some(unit))
+                        place_of(e, p.value).is_some_and(|x| x.name == p.name && x.unit == Some(unit))
                     })
                 });
             if agree {
@@ -657,10 +657,11 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             self.s.set_value_reg(r, Some(self.to_reg(unit)));
             self.alloc.edits.insert(i, Edit::Merge);
             self.merges[b.index()].push((p.value, i));
-            self.lists[b.index()].insert(0, i);
+            merge_insts.push(i);
             p.name = r;
             self.name[p.value.index()] = r;
         }
+        self.lists[b.index()].splice(0..0, merge_insts);
         self.entry[b.index()] = Some(entry);
         // Phi results nobody reads free their registers at once.
         for &i in &phis {
@@ -990,7 +991,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
     fn fixup(&mut self, p: Block, s: Block) -> Result<(), RaError> {
         let exit = self.exit[p.index()].clone().unwrap_or_default();
         let entry = self.entry[s.index()].clone().unwrap_or_default();
-        let find = |v: Value| exit.iter().find(|x| x.value == v).copied();
+        let find = |v: Value| place_of(&exit, v).copied();
         let mut stores: Vec<Inst> = Vec::new();
         let mut moves: Vec<Move> = Vec::new();
         let mut fills: Vec<(Value, u32, PhiArg)> = Vec::new();
@@ -1006,9 +1007,9 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             }
             if let Some(unit) = want.unit {
                 let phi = merges
-                    .iter()
-                    .find(|m| m.0 == want.value)
-                    .map(|m| (m.1, self.pred_index(m.1, p)));
+                    .binary_search_by_key(&want.value, |m| m.0)
+                    .ok()
+                    .map(|k| (merges[k].1, self.pred_index(merges[k].1, p)));
                 match have.unit {
                     Some(src) => moves.push(Move {
                         value: want.value,
@@ -1023,9 +1024,16 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             }
         }
         // Original phis.
-        for &i in self.s.block_insts(s).to_vec().iter() {
+        let phis: Vec<Inst> = self
+            .s
+            .block_insts(s)
+            .iter()
+            .copied()
+            .take_while(|&i| self.s.inst(i).op.is_phi())
+            .collect();
+        for i in phis {
             let d = self.s.inst(i);
-            if !d.op.is_phi() || self.alloc.edits.contains_key(&i) {
+            if self.alloc.edits.contains_key(&i) {
                 continue;
             }
             let Some(k) = d.targets.iter().position(|&t| t == p) else {
@@ -1220,6 +1228,15 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             self.alloc.edits.remove(&i);
         }
     }
+}
+
+/// The place of `v` in a snapshot (snapshots follow the liveness lists,
+/// which are sorted by value).
+fn place_of(places: &[Place], v: Value) -> Option<&Place> {
+    places
+        .binary_search_by_key(&v, |p| p.value)
+        .ok()
+        .map(|k| &places[k])
 }
 
 /// The phi operand (instruction, operand index) a join move feeds.

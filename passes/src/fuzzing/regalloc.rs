@@ -147,9 +147,22 @@ impl Pressure<'_, '_, '_, '_> {
         self.b.op(op, &[a, b], Type::scalar(TYPES[k]))
     }
 
+    /// Drop the oldest values of the longest lists until at most
+    /// `max_values` are live (groups, joins and loops add values without
+    /// dropping any). Draws no input, so smaller programs are unchanged.
+    fn trim(&mut self) {
+        while self.vals.iter().map(Vec::len).sum::<usize>() > self.max_values {
+            let k = (0..self.vals.len())
+                .max_by_key(|&k| (self.vals[k].len(), usize::MAX - k))
+                .unwrap_or(0);
+            self.vals[k].remove(0);
+        }
+    }
+
     fn region(&mut self, depth: u32) -> ArbResult<()> {
         while self.budget > 0 && !self.u.is_empty() {
             self.budget -= 1;
+            self.trim();
             match self.u.int_in_range(0..=9u8)? {
                 0..=3 => {
                     // New value; sometimes one old one dies.
