@@ -1185,47 +1185,57 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
     }
 
     /// Drop allocator phis whose operands are all one value (in the same
-    /// register by construction).
+    /// register by construction). A worklist revisits a phi only when one
+    /// of its operands was replaced, so this is linear in the phis' size.
     fn remove_trivial_merges(&mut self) {
         let mut replace: HashMap<Value, Value> = HashMap::new();
-        let mut removed: Vec<(Block, Inst)> = Vec::new();
         let resolve = |map: &HashMap<Value, Value>, mut v: Value| {
             while let Some(&w) = map.get(&v) {
                 v = w;
             }
             v
         };
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for (b, list) in self.merges.iter().enumerate() {
-                for &(_, i) in list {
-                    let d = self.s.inst(i);
-                    let Some(r) = d.result else { continue };
-                    if replace.contains_key(&r) {
-                        continue;
-                    }
-                    let mut args = d
-                        .args
-                        .iter()
-                        .map(|&a| resolve(&replace, a))
-                        .filter(|&a| a != r);
-                    let Some(first) = args.next() else { continue };
-                    if args.all(|a| a == first) {
-                        replace.insert(r, first);
-                        removed.push((Block(b as u32), i));
-                        changed = true;
-                    }
+        let mut users: HashMap<Value, Vec<Inst>> = HashMap::new();
+        let mut work: Vec<Inst> = Vec::new();
+        for list in &self.merges {
+            for &(_, i) in list {
+                for &a in self.s.inst(i).args.iter() {
+                    users.entry(a).or_default().push(i);
                 }
+                work.push(i);
+            }
+        }
+        let mut removed: Vec<bool> = vec![false; self.s.inst_capacity()];
+        while let Some(i) = work.pop() {
+            let d = self.s.inst(i);
+            let Some(r) = d.result else { continue };
+            if removed[i.index()] {
+                continue;
+            }
+            let mut args = d
+                .args
+                .iter()
+                .map(|&a| resolve(&replace, a))
+                .filter(|&a| a != r);
+            let Some(first) = args.next() else { continue };
+            if args.all(|a| a == first) {
+                replace.insert(r, first);
+                removed[i.index()] = true;
+                work.extend(users.get(&r).into_iter().flatten());
             }
         }
         if replace.is_empty() {
             return;
         }
         self.s.rewrite_operands(|v| resolve(&replace, v));
-        for (b, i) in removed {
-            self.s.retain_insts(b, |x, _| x != i);
-            self.alloc.edits.remove(&i);
+        for (b, list) in self.merges.iter().enumerate() {
+            if list.iter().any(|&(_, i)| removed[i.index()]) {
+                self.s
+                    .retain_insts(Block(b as u32), |x, _| !removed[x.index()]);
+            }
+        }
+        for (k, _) in removed.iter().enumerate().filter(|x| *x.1) {
+            self.alloc.edits.remove(&Inst(k as u32));
         }
     }
 }
