@@ -8,13 +8,13 @@
 //! loads, arithmetic on recent values, vectors built with `collect` and
 //! read back through `sample` and `split`, stores.
 
-use lathe_ir::{Bump, GenericOp, Shader, parse};
+mod common;
+
+use lathe_ir::GenericOp;
 use lathe_passes::Registry;
 use lathe_passes::target::TargetFacts;
 use lathe_passes::target::test_target::TestTarget;
-use std::hint::black_box;
 use std::rc::Rc;
-use std::time::{Duration, Instant};
 
 /// A flat shader of about `n` instructions.
 fn flat(n: usize) -> String {
@@ -86,38 +86,13 @@ fn main() {
     let registry = Registry::with_target(target);
     let sizes = [1_000usize, 10_000, 100_000];
     let texts: Vec<String> = sizes.iter().map(|&n| flat(n)).collect();
-    print!("{:<24}", "pass (ns/inst, flat)");
-    for n in sizes {
-        print!(" {n:>10}");
-    }
-    println!("   100k/1k");
+    common::header("pass (ns/inst, flat)", 24, &sizes);
     for stage in [
         vec!["group"],
         vec!["depth"],
         vec!["sched"],
         vec!["group", "depth", "sched"],
     ] {
-        print!("{:<24}", stage.join(","));
-        let mut per_inst = Vec::new();
-        for (text, &n) in texts.iter().zip(&sizes) {
-            let runs = if n >= 100_000 { 5 } else { 15 };
-            let mut times: Vec<Duration> = Vec::with_capacity(runs);
-            let mut insts = 0;
-            for _ in 0..runs {
-                let arena = Bump::new();
-                let mut shader: Shader<GenericOp> = parse(&arena, text).expect("parses");
-                insts = shader.len();
-                let mut pm = registry.pipeline(&stage).expect("known passes");
-                pm.verify = false;
-                let start = Instant::now();
-                black_box(pm.run(&mut shader).expect("runs"));
-                times.push(start.elapsed());
-            }
-            times.sort();
-            let ns = times[runs / 2].as_nanos() as f64 / insts as f64;
-            per_inst.push(ns);
-            print!(" {ns:>10.1}");
-        }
-        println!("   {:>6.2}", per_inst[2] / per_inst[0]);
+        common::row(&stage.join(","), 24, &registry, &stage, &texts);
     }
 }

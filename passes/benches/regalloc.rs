@@ -6,20 +6,23 @@
 //!    and full files (so only liveness constrains).
 //! 2. Spills, fills and copies on high-pressure programs with groups, on
 //!    small register files.
-//! 3. Allocation time per instruction at 1k, 10k and 100k instructions
-//!    (pressure programs with at most 48 values live at once, on the
-//!    realistic file): the cost per instruction must stay flat.
+//! 3. Allocation time per instruction at about 1k, 10k and 100k
+//!    instructions (pressure programs with at most 48 values live at once,
+//!    on the realistic file): the cost per instruction must stay flat.
 //!
 //! Bench builds have no debug assertions, so the checker is off here; the
 //! tests run it on every allocation.
 
+mod common;
+
 use arbitrary::Unstructured;
-use lathe_ir::Bump;
+use lathe_ir::{Bump, GenericOp};
+use lathe_passes::Registry;
 use lathe_passes::fuzzing::{regalloc, seed_bytes};
 use lathe_passes::ra::{self, RaOptions};
+use lathe_passes::target::TargetFacts;
 use lathe_passes::target::test_target::TestTarget;
-use std::hint::black_box;
-use std::time::Instant;
+use std::rc::Rc;
 
 fn main() {
     quality();
@@ -40,7 +43,7 @@ fn quality() {
         };
         let max = regalloc::max_live(&s, &target);
         let a = ra::allocate(&mut s, &target, RaOptions::default()).expect("allocates");
-        cycles += (a.cycles_via_register > 0) as u32;
+        cycles += (a.cycles_via_register + a.cycles_via_memory > 0) as u32;
         for (&u, &m) in a.units_used.iter().zip(&max) {
             if m == 0 {
                 continue;
@@ -51,9 +54,9 @@ fn quality() {
             reached += (u == m) as u32;
         }
     }
-    println!("registers used vs MaxLive (500 programs, no groups, no swap instruction):");
+    println!("registers used vs MaxLive (500 programs, no groups):");
     println!(
-        "  {reached}/{files} register files exactly at MaxLive; total units {used} vs MaxLive {bound} (+{:.2}%); {cycles} programs broke a join copy cycle through a spare register",
+        "  {reached}/{files} register files exactly at MaxLive; total units {used} vs MaxLive {bound} (+{:.2}%); {cycles} programs had a join copy cycle",
         (used as f64 / bound as f64 - 1.0) * 100.0
     );
 }
@@ -91,41 +94,33 @@ fn spilling() {
 }
 
 fn scaling() {
-    let target = TestTarget::realistic();
-    println!("allocation time (ns/instruction), realistic file:");
-    let mut first = 0.0;
-    for (n, statements) in [(1_000usize, 330u32), (10_000, 3_300), (100_000, 33_000)] {
-        let data = seed_bytes(n as u64, statements as usize * 24);
-        let arena = Bump::new();
-        let (s, _) = regalloc::pressure_program_sized(
-            &arena,
-            &mut Unstructured::new(&data),
-            true,
-            statements,
-            48,
-        )
-        .expect("generates");
-        let text = lathe_ir::print(&s);
-        let runs = if n >= 100_000 { 5 } else { 15 };
-        let mut times = Vec::with_capacity(runs);
-        let mut insts = 0;
-        for _ in 0..runs {
+    let target: Rc<dyn TargetFacts<GenericOp>> = Rc::new(TestTarget::realistic());
+    let registry = Registry::with_target(target);
+    let texts: Vec<String> = [330u32, 3_300, 33_000]
+        .iter()
+        .map(|&statements| {
+            let data = seed_bytes(statements as u64, statements as usize * 24);
             let arena = Bump::new();
-            let mut s: lathe_ir::Shader<lathe_ir::GenericOp> =
-                lathe_ir::parse(&arena, &text).expect("parses");
-            insts = s.len();
-            let start = Instant::now();
-            black_box(ra::allocate(&mut s, &target, RaOptions::default()).expect("allocates"));
-            times.push(start.elapsed());
-        }
-        times.sort();
-        let ns = times[runs / 2].as_nanos() as f64 / insts as f64;
-        if first == 0.0 {
-            first = ns;
-        }
-        println!(
-            "  {insts:>7} instructions: {ns:>8.1} ns/inst ({:.2}x the smallest)",
-            ns / first
-        );
-    }
+            let (s, _) = regalloc::pressure_program_sized(
+                &arena,
+                &mut Unstructured::new(&data),
+                true,
+                statements,
+                48,
+            )
+            .expect("generates");
+            lathe_ir::print(&s)
+        })
+        .collect();
+    let sizes: Vec<usize> = texts.iter().map(|t| t.lines().count()).collect();
+    println!("allocation time, realistic file, at most 48 values live:");
+    common::header("pass (ns/inst)", 24, &sizes);
+    common::row("ra", 24, &registry, &["ra"], &texts);
+    common::row(
+        "group,depth,sched,ra",
+        24,
+        &registry,
+        &["group", "depth", "sched", "ra"],
+        &texts,
+    );
 }

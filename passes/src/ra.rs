@@ -212,6 +212,8 @@ struct Allocator<'s, 'a, O: Opcode, T: ?Sized> {
     /// Registers of operands dying at the current instruction: free for its
     /// result, but not for values moved before it.
     dying: Vec<(u32, u32)>,
+    /// One past the highest global unit used so far, per file.
+    high: Vec<u32>,
 }
 
 const FAR: u32 = 1 << 20;
@@ -293,6 +295,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         }
         let nb = s.block_capacity();
         let scratch_base = s.arrays().len() as u32;
+        let high = base.clone();
         Ok(Allocator {
             base,
             limit,
@@ -319,6 +322,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             },
             out_stamp: vec![u32::MAX; nv],
             dying: Vec::new(),
+            high,
             s,
             t,
         })
@@ -369,6 +373,8 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             self.owner[u as usize] = Some(v);
         }
         self.unit[v.index()] = Some(unit);
+        let f = self.info[v.index()].class.file.index();
+        self.high[f] = self.high[f].max(unit + n);
     }
 
     fn release(&mut self, v: Value) {
@@ -643,7 +649,8 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             let agree = all_done
                 && preds.iter().all(|q| {
                     self.exit[q.index()].as_ref().is_some_and(|e| {
-                        place_of(e, p.value).is_some_and(|x| x.name == p.name && x.unit == Some(unit))
+                        place_of(e, p.value)
+                            .is_some_and(|x| x.name == p.name && x.unit == Some(unit))
                     })
                 });
             if agree {
@@ -1097,8 +1104,12 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 self.set_phi_arg(m.phi, r);
                 continue;
             }
-            // A cycle: park a value others wait for in a free register, or
-            // in memory. Each value is parked at most once, so this ends.
+            // A cycle: park a value others wait for in a free register
+            // among those the shader uses already, or in memory (a spare
+            // register would cost a register for the whole shader, and
+            // the IR cannot state a swap: an instruction defines one value
+            // in one register). Each value is parked at most once, so this
+            // ends.
             let waited_for = |k: usize, me: &Self| {
                 let m = &pending[k];
                 !m.parked
@@ -1117,6 +1128,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 avoid.push((o.dst, size(o.value, self)));
             }
             let (lo, hi) = self.file_range(info.class);
+            let hi = hi.min(self.high[info.class.file.index()]);
             let align = info.class.align.max(1) as u32;
             let mut temp = None;
             let mut u = lo;

@@ -38,6 +38,10 @@ use crate::depth::is_meta;
 use crate::manager::{Pass, PassFailure};
 use crate::target::{FileKind, TargetFacts};
 
+/// A candidate's rank (lower is better): blocked, growth or lateness,
+/// height from the end, lateness, program position.
+type Key = (bool, i64, u32, u32, u32);
+
 /// How many of the highest ready candidates are compared per step.
 const WINDOW: usize = 16;
 
@@ -291,7 +295,12 @@ fn schedule_body<O: Opcode>(
     }
     let writes_address: Vec<bool> = body
         .iter()
-        .map(|&i| shader.inst(i).result.is_some_and(|r| uses.address[r.index()]))
+        .map(|&i| {
+            shader
+                .inst(i)
+                .result
+                .is_some_and(|r| uses.address[r.index()])
+        })
         .collect();
     let mut earliest = vec![0u64; n];
     let mut ready: BinaryHeap<(u32, Reverse<u32>)> = BinaryHeap::new();
@@ -336,7 +345,7 @@ fn schedule_body<O: Opcode>(
                 pressure.live[f] + margin >= goal[f]
             }
         });
-        let mut best: Option<(usize, (bool, i64, u32, u32, u32))> = None;
+        let mut best: Option<(usize, Key)> = None;
         for (w, &(h, Reverse(k))) in window.iter().enumerate() {
             let blocked = writes_address[k as usize] && address_live.is_some();
             let on_time = earliest[k as usize] <= cycle;
@@ -408,11 +417,7 @@ fn schedule_body<O: Opcode>(
 }
 
 /// How many units scheduling `d` now adds (its result) minus those it ends.
-fn growth<O: Opcode>(
-    d: &lathe_ir::InstData<'_, O>,
-    remaining: &[u32],
-    uses: &UseBlocks,
-) -> i64 {
+fn growth<O: Opcode>(d: &lathe_ir::InstData<'_, O>, remaining: &[u32], uses: &UseBlocks) -> i64 {
     let mut g = 0i64;
     if let Some(r) = d.result {
         if let Some((_, n)) = uses.units[r.index()] {

@@ -53,8 +53,8 @@ fn registers_used_equal_max_live_without_groups() {
     // Separate half and full files: no alignment between widths, so the
     // chordal bound is exact per file.
     let target = TestTarget::new(192, false, 1);
-    let mut reached = 0;
-    let mut total = 0;
+    let mut files = 0;
+    let mut cycles = 0;
     for seed in 0..300u64 {
         let data = seed_bytes(seed, 600);
         let arena = Bump::new();
@@ -65,28 +65,15 @@ fn registers_used_equal_max_live_without_groups() {
         };
         let bound = regalloc::max_live(&s, &target);
         let alloc = ra::allocate(&mut s, &target, RaOptions::default()).unwrap();
-        assert_eq!(alloc.spills, 0);
+        assert_eq!(alloc.spills, alloc.cycles_via_memory, "seed {seed}");
+        cycles += alloc.cycles_via_register + alloc.cycles_via_memory;
         for (f, (&used, &bound)) in alloc.units_used.iter().zip(&bound).enumerate() {
-            assert!(
-                used >= bound,
-                "seed {seed} file {f}: {used} units below MaxLive {bound}?"
-            );
-            total += 1;
-            // A copy cycle at a join with every register busy needs one
-            // more (the test target has no swap instruction).
-            let slack = (alloc.cycles_via_register > 0) as u32;
-            assert!(
-                used <= bound + slack,
-                "seed {seed} file {f}: {used} units, MaxLive {bound}"
-            );
-            reached += (used == bound) as u32;
+            assert_eq!(used, bound, "seed {seed} file {f}: units used vs MaxLive");
+            files += 1;
         }
     }
-    // Most files reach the bound exactly (the rest by one register).
-    assert!(
-        reached * 5 >= total * 4,
-        "only {reached} of {total} files used MaxLive units"
-    );
+    assert!(files >= 500, "only {files} register files measured");
+    assert!(cycles > 0, "no join copy cycle was exercised");
 }
 
 #[test]
