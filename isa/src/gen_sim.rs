@@ -717,6 +717,10 @@ fn lane_stmts(
                         quote! { if #c { m.next[lane] = Some(target(pc, #off)?); } }
                     }
                     ("end", []) => quote! { m.next[lane] = None; },
+                    ("call", [off]) => {
+                        quote! { m.call(lane, pc, target(pc, #off)?)?; }
+                    }
+                    ("ret", []) => quote! { m.ret(lane, pc)?; },
                     ("kill", [c]) => {
                         quote! { if #c { m.next[lane] = None; m.killed[lane] = true; } }
                     }

@@ -456,6 +456,10 @@ pub const PRIMITIVES: &[(&str, &str)] = &[
     ("cos", "cos(x), declared ULP bound"),
     ("iadd", "wrapping addition"),
     ("isub", "wrapping subtraction"),
+    (
+        "iaddsat",
+        "addition clamped to the type's range (signedness of the type)",
+    ),
     ("imul", "wrapping multiplication (low bits)"),
     (
         "imul24",
@@ -558,7 +562,7 @@ fn shape(name: &str) -> Option<Shape> {
         "fneg" | "fabs" | "ffloor" | "fceil" | "ftrunc" | "frndne" | "frndaz" | "fsign"
         | "fsat" => Shape::Same(1, Class::Float),
         "rcp" | "rsq" | "sqrt" | "log2" | "exp2" | "sin" | "cos" => Shape::Approx,
-        "iadd" | "isub" | "imul" | "imul24" | "imin" | "imax" | "ishl" | "ishr" => {
+        "iadd" | "iaddsat" | "isub" | "imul" | "imul24" | "imin" | "imax" | "ishl" | "ishr" => {
             Shape::Same(2, Class::Int)
         }
         "ineg" | "clz" | "cls" | "popcount" | "bitrev" => Shape::Same(1, Class::Int),
@@ -615,6 +619,18 @@ pub const EFFECTS: &[(&str, usize, usize, &str)] = &[
         1,
         1,
         "branch(c, [OFFSET]): threads where c holds continue at this instruction + OFFSET",
+    ),
+    (
+        "call",
+        0,
+        1,
+        "call([OFFSET]): push the next instruction as the return address, continue at this instruction + OFFSET",
+    ),
+    (
+        "ret",
+        0,
+        0,
+        "ret(): continue at the return address the last call pushed",
     ),
     ("end", 0, 0, "end(): the thread stops"),
     (
@@ -1072,7 +1088,11 @@ impl<'a> Checker<'a> {
                     let Some(&(_, nv, ns, _)) = EFFECTS.iter().find(|e| e.0 == name.node) else {
                         self.err(
                             name.span,
-                            format!("unknown effect `{}` (jump, branch, end, kill)", name.node),
+                            format!(
+                                "unknown effect `{}` ({})",
+                                name.node,
+                                EFFECTS.iter().map(|e| e.0).collect::<Vec<_>>().join(", ")
+                            ),
                         );
                         continue;
                     };

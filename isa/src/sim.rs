@@ -553,6 +553,14 @@ int_impl!(i64, true);
 pub fn iadd<T: Int>(a: T, b: T) -> T {
     T::from_i64(a.to_i64().wrapping_add(b.to_i64()))
 }
+pub fn iaddsat<T: Int>(a: T, b: T) -> T {
+    let (lo, hi) = if T::SIGNED {
+        (-(1i64 << (T::BITS - 1)), (1i64 << (T::BITS - 1)) - 1)
+    } else {
+        (0, (1i64 << T::BITS) - 1)
+    };
+    T::from_i64((a.to_i64() + b.to_i64()).clamp(lo, hi))
+}
 pub fn isub<T: Int>(a: T, b: T) -> T {
     T::from_i64(a.to_i64().wrapping_sub(b.to_i64()))
 }
@@ -882,7 +890,14 @@ pub struct Machine {
     pub next: Vec<Option<usize>>,
     /// Per lane: discarded by a kill.
     pub killed: Vec<bool>,
+    /// Per lane: return addresses of the calls in progress.
+    pub calls: Vec<Vec<usize>>,
 }
+
+/// Calls in progress per thread before the simulator stops with
+/// [`SimError::Flow`] (a resource limit of the simulator, so runaway
+/// recursion ends; not a hardware figure).
+pub const MAX_CALL_DEPTH: usize = 256;
 
 impl Machine {
     pub fn new(files: &'static [FileInfo], lanes: usize) -> Machine {
@@ -904,6 +919,7 @@ impl Machine {
             active: vec![false; lanes],
             next: vec![None; lanes],
             killed: vec![false; lanes],
+            calls: vec![Vec::new(); lanes],
         }
     }
 
@@ -1261,6 +1277,28 @@ impl Machine {
                 s.sync = 0;
             }
         }
+    }
+
+    /// `lane` calls `to` from instruction `pc`.
+    pub fn call(&mut self, lane: usize, pc: usize, to: usize) -> Result<(), SimError> {
+        let stack = &mut self.calls[lane];
+        if stack.len() >= MAX_CALL_DEPTH {
+            return Err(SimError::Flow(format!(
+                "instruction {pc}: more than {MAX_CALL_DEPTH} calls in progress"
+            )));
+        }
+        stack.push(pc + 1);
+        self.next[lane] = Some(to);
+        Ok(())
+    }
+
+    /// `lane` returns from the innermost call.
+    pub fn ret(&mut self, lane: usize, pc: usize) -> Result<(), SimError> {
+        let back = self.calls[lane]
+            .pop()
+            .ok_or_else(|| SimError::Flow(format!("instruction {pc}: ret without a call")))?;
+        self.next[lane] = Some(back);
+        Ok(())
     }
 
     /// Picks the next group of lanes: those at the smallest pc (so
