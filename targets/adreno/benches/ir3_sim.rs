@@ -1,7 +1,7 @@
 //! Simulation speed of the generated ir3 simulator: a hazard-free ALU
-//! program (float add/mul/mad, integer add/shift/logic, compares,
-//! selects, moves and conversions, an SFU op waited for with (ss)) run
-//! over a 2×2 quad of threads, repeated. Reports thread-instructions per
+//! program of 99 instructions (float add/mul/mad/max, integer
+//! add/shift/logic, compares, selects, moves and conversions, an SFU op
+//! waited for with (ss)) run over a 2×2 quad of threads, repeated. Reports thread-instructions per
 //! second (instructions issued × active threads).
 //!
 //! `cargo bench -p lathe-adreno --bench ir3_sim`
@@ -14,45 +14,36 @@ use lathe_adreno::ir3::{Generation, assemble_source, sim};
 const G: Generation = Generation::A6xx;
 const LANES: usize = 4;
 
-/// Eight independent chains over r0..r7 (float) and r8..r15 (integer):
-/// each instruction reads results at least four issues old, so no nops
-/// are needed and the timing model checks every read.
+/// A ring of 16 registers: instruction `n` writes `r(n mod 16).x` and
+/// reads registers written 4 to 15 instructions earlier, so no nops are
+/// needed and the timing model checks every read.
 fn program() -> String {
+    let ops = [
+        "add.f {d}, {a}, {b}",
+        "mul.f {d}, {a}, {b}",
+        "add.u {d}, {a}, {b}",
+        "shl.b {d}, {a}, 3",
+        "mad.f32 {d}, {a}, {b}, {c}",
+        "and.b {d}, {a}, {b}",
+        "cmps.f.lt {d}, {a}, {b}",
+        "sel.b32 {d}, {a}, {b}, {c}",
+        "mov.f32f32 {d}, {a}",
+        "cov.s32f32 {d}, {a}",
+        "max.f {d}, {a}, {b}",
+        "xor.b {d}, {a}, {b}",
+    ];
+    let reg = |n: usize| format!("r{}.x", n % 16);
     let mut p = String::new();
-    for round in 0..8 {
-        let f = |k: usize| (round * 3 + k) % 8;
-        let i = |k: usize| 8 + (round * 5 + k) % 8;
-        p.push_str(&format!("add.f r{}.x, r{}.y, r{}.z\n", f(0), f(1), f(2)));
-        p.push_str(&format!("mul.f r{}.y, r{}.x, r{}.w\n", f(3), f(4), f(5)));
-        p.push_str(&format!("add.u r{}.x, r{}.y, r{}.z\n", i(0), i(1), i(2)));
-        p.push_str(&format!("shl.b r{}.y, r{}.x, 3\n", i(3), i(4)));
-        p.push_str(&format!(
-            "mad.f32 r{}.z, r{}.x, r{}.y, r{}.w\n",
-            f(6),
-            f(7),
-            f(0),
-            f(1)
-        ));
-        p.push_str(&format!("and.b r{}.z, r{}.w, r{}.x\n", i(5), i(6), i(7)));
-        p.push_str(&format!(
-            "cmps.f.lt r{}.w, r{}.y, r{}.z\n",
-            i(0),
-            f(2),
-            f(3)
-        ));
-        p.push_str(&format!(
-            "sel.b32 r{}.w, r{}.x, r{}.y, r{}.z\n",
-            f(4),
-            f(5),
-            i(1),
-            f(6)
-        ));
-        p.push_str(&format!("mov.f32f32 r{}.x, r{}.y\n", f(7), f(1)));
-        p.push_str(&format!("cov.s32f32 r{}.w, r{}.z\n", f(5), i(2)));
-        p.push_str(&format!("max.f r{}.y, r{}.z, r{}.w\n", f(2), f(3), f(4)));
-        p.push_str(&format!("xor.b r{}.x, r{}.y, r{}.z\n", i(3), i(4), i(5)));
+    for n in 0..96 {
+        let line = ops[n % ops.len()]
+            .replace("{d}", &reg(n))
+            .replace("{a}", &reg(n + 16 - 4))
+            .replace("{b}", &reg(n + 16 - 7))
+            .replace("{c}", &reg(n + 16 - 11));
+        p.push_str(&line);
+        p.push('\n');
     }
-    p.push_str("rcp r20.x, r1.y\n(ss)add.f r20.y, r20.x, r0.x\nend\n");
+    p.push_str("rcp r20.x, r1.x\n(ss)add.f r20.y, r20.x, r0.x\nend\n");
     p
 }
 
