@@ -456,10 +456,6 @@ pub const PRIMITIVES: &[(&str, &str)] = &[
     ("cos", "cos(x), declared ULP bound"),
     ("iadd", "wrapping addition"),
     ("isub", "wrapping subtraction"),
-    (
-        "iaddsat",
-        "addition clamped to the type's range (signedness of the type)",
-    ),
     ("imul", "wrapping multiplication (low bits)"),
     (
         "imul24",
@@ -562,7 +558,7 @@ fn shape(name: &str) -> Option<Shape> {
         "fneg" | "fabs" | "ffloor" | "fceil" | "ftrunc" | "frndne" | "frndaz" | "fsign"
         | "fsat" => Shape::Same(1, Class::Float),
         "rcp" | "rsq" | "sqrt" | "log2" | "exp2" | "sin" | "cos" => Shape::Approx,
-        "iadd" | "iaddsat" | "isub" | "imul" | "imul24" | "imin" | "imax" | "ishl" | "ishr" => {
+        "iadd" | "isub" | "imul" | "imul24" | "imin" | "imax" | "ishl" | "ishr" => {
             Shape::Same(2, Class::Int)
         }
         "ineg" | "clz" | "cls" | "popcount" | "bitrev" => Shape::Same(1, Class::Int),

@@ -553,14 +553,6 @@ int_impl!(i64, true);
 pub fn iadd<T: Int>(a: T, b: T) -> T {
     T::from_i64(a.to_i64().wrapping_add(b.to_i64()))
 }
-pub fn iaddsat<T: Int>(a: T, b: T) -> T {
-    let (lo, hi) = if T::SIGNED {
-        (-(1i64 << (T::BITS - 1)), (1i64 << (T::BITS - 1)) - 1)
-    } else {
-        (0, (1i64 << T::BITS) - 1)
-    };
-    T::from_i64((a.to_i64() + b.to_i64()).clamp(lo, hi))
-}
 pub fn isub<T: Int>(a: T, b: T) -> T {
     T::from_i64(a.to_i64().wrapping_sub(b.to_i64()))
 }
