@@ -9,7 +9,7 @@ use indexmap::IndexMap;
 use lathe_ir::{Scalar, Type};
 use rspirv::dr::Operand;
 use rspirv::spirv::Op;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// The IR scalar type of a SPIR-V scalar type, if the IR has one.
 pub fn scalar_type(ty: &Ty) -> Option<Type> {
@@ -148,7 +148,7 @@ fn parse_override(text: &str, ty: Type) -> Option<u32> {
 
 /// Evaluate every module-level constant in order.
 pub fn evaluate(m: &Module, overrides: &SpecOverrides) -> Result<Constants, Error> {
-    let mut values: HashMap<u32, Vec<u32>> = HashMap::new();
+    let mut values: HashMap<u32, Vec<u32>> = HashMap::default();
     let mut spec: IndexMap<u32, SpecConstant> = IndexMap::new();
     let mut used = vec![false; overrides.len()];
     for (at, inst) in m.insts.iter().enumerate() {

@@ -256,6 +256,25 @@ mod tests {
         }
     }
 
+    /// Fuzz finding (run 3 of the 2nd session): an access chain whose
+    /// constant index is past the end of a local's array read SSA variables
+    /// that do not exist (index out of bounds). Constant indices are now
+    /// checked against the length.
+    #[test]
+    fn fuzz_finding_constant_index_out_of_range_is_invalid() {
+        let data = include_bytes!("../tests/spirv_lower_crash_const_index.bin");
+        check(data).unwrap();
+        let words = spirv_words(&data[..data.len() / 4 * 4]).unwrap();
+        let arena = lathe_ir::Bump::new();
+        match lower_spirv(&arena, &words, &Options::default()) {
+            Err(Error::Invalid { message, .. }) => {
+                assert!(message.contains("out of range"), "{message}")
+            }
+            Err(e) => panic!("expected an invalid-SPIR-V error, got {e}"),
+            Ok(_) => panic!("an out-of-range constant index was accepted"),
+        }
+    }
+
     #[test]
     fn truncated_and_garbage_binaries_are_rejected_cleanly() {
         let arena = lathe_ir::Bump::new();

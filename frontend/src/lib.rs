@@ -89,7 +89,14 @@ pub fn lower_spirv<'a>(
     opts: &Options,
 ) -> Result<Lowered<'a>, Error> {
     let module = module::Module::read(words)?;
-    let mut shader = Shader::new(arena, Stage::Fragment);
+    // Room for about as many IR instructions as the module has, so the
+    // arena's vectors do not regrow (and copy) through the lowering.
+    let mut shader = Shader::with_capacity(
+        arena,
+        Stage::Fragment,
+        module.insts.len() * 2,
+        module.insts.len() / 8,
+    );
     let interface = lower::lower(&module, opts, &mut shader)?;
     lathe_ir::validate(&shader).map_err(|e| Error::Internal(e.to_string()))?;
     if opts.passes {

@@ -5,7 +5,7 @@ use crate::error::Error;
 use rspirv::binary::{Consumer, ParseAction as Action};
 use rspirv::dr::{Instruction, ModuleHeader, Operand};
 use rspirv::spirv::{BuiltIn, Decoration, Dim, ImageFormat, Op, StorageClass};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// A SPIR-V type, as the lowering needs it.
 #[derive(Clone, Debug, PartialEq)]
@@ -210,14 +210,14 @@ impl Module {
             insts: collect.insts,
             offsets,
             defs: vec![u32::MAX; bound as usize],
-            types: HashMap::new(),
-            decos: HashMap::new(),
-            member_decos: HashMap::new(),
-            names: HashMap::new(),
-            member_names: HashMap::new(),
+            types: HashMap::default(),
+            decos: HashMap::default(),
+            member_decos: HashMap::default(),
+            names: HashMap::default(),
+            member_names: HashMap::default(),
             entry_points: Vec::new(),
             exec_modes: Vec::new(),
-            functions: HashMap::new(),
+            functions: HashMap::default(),
             glsl_ext: None,
             nonsemantic_ext: Vec::new(),
             globals: Vec::new(),

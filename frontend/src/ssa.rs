@@ -10,7 +10,7 @@
 //! value or the phi itself) are then replaced by that value.
 
 use lathe_ir::{Block, GenericOp, Inst, Op, Shader, Type, Value};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Identifies one SSA variable (a scalar leaf of some local variable).
 pub type Var = u32;
@@ -45,10 +45,10 @@ impl Ssa {
     pub fn new() -> Ssa {
         Ssa {
             var_types: Vec::new(),
-            defs: HashMap::new(),
+            defs: HashMap::default(),
             blocks: Vec::new(),
-            phis: HashMap::new(),
-            undef: HashMap::new(),
+            phis: HashMap::default(),
+            undef: HashMap::default(),
             prologue: Vec::new(),
         }
     }
@@ -196,7 +196,7 @@ impl Ssa {
     /// Remove trivial phis, write the others' operands, and splice phis and
     /// the prologue into their blocks.
     pub fn finish(mut self, shader: &mut Shader<'_, GenericOp>, entry: Block) {
-        let mut alias: HashMap<Value, Value> = HashMap::new();
+        let mut alias: HashMap<Value, Value> = HashMap::default();
         fn resolve(alias: &HashMap<Value, Value>, mut v: Value) -> Value {
             while let Some(&a) = alias.get(&v) {
                 v = a;

@@ -9,7 +9,7 @@ use crate::interface::{PushConstants, Resource, Varying};
 use crate::module::{Decos, Ty};
 use lathe_ir::{Interp, InterpLoc, InterpMode, Stage, Type, Value};
 use rspirv::spirv::{BuiltIn, Dim, StorageClass};
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 
 /// Where one scalar leaf of an input or output lives.
 #[derive(Clone, Copy, Debug)]

@@ -173,10 +173,27 @@ impl Lowerer<'_, '_, '_> {
                 Ty::RuntimeArray { .. } => {
                     return Err(self.unsupported("runtime array outside a buffer"));
                 }
-                _ => {
+                other => {
                     let stride = self.leaf_count(next)?;
                     match index {
-                        Index::Const(k) => offset += k * stride,
+                        Index::Const(k) => {
+                            // Invalid SPIR-V otherwise; would address
+                            // past the variable's leaves.
+                            let len = match other {
+                                Ty::Vector { n, .. } | Ty::Matrix { n, .. } => n,
+                                Ty::Array { len, .. } => {
+                                    crate::consts::array_len(&self.c.values, len)
+                                        .map_err(|e| self.invalid(e))?
+                                }
+                                _ => 0,
+                            };
+                            if k >= len {
+                                return Err(self.invalid(format!(
+                                    "constant index {k} is out of range (length {len})"
+                                )));
+                            }
+                            offset += k * stride;
+                        }
                         Index::Dynamic(v) => {
                             let v = self.cast(v, Type::U32);
                             let s = self.const_u32(stride);

@@ -24,7 +24,7 @@ use io::IoLeaf;
 use lathe_ir::{ArrayId, Block, Builder, GenericOp, Shader, Stage, Type, Value};
 use memory::{Ptr, Storage};
 use rspirv::spirv::{ExecutionMode, ExecutionModel, Op};
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::rc::Rc;
 
 /// A lowered SPIR-V value.
@@ -144,14 +144,14 @@ pub(crate) fn lower<'a>(
         b: Builder::new(shader),
         ssa: Ssa::new(),
         stage,
-        vals: HashMap::new(),
-        vars: HashMap::new(),
-        leaf_cache: HashMap::new(),
-        const_cache: HashMap::new(),
-        labels: HashMap::new(),
-        block_end: HashMap::new(),
+        vals: HashMap::default(),
+        vars: HashMap::default(),
+        leaf_cache: HashMap::default(),
+        const_cache: HashMap::default(),
+        labels: HashMap::default(),
+        block_end: HashMap::default(),
         returns: Vec::new(),
-        cfgs: HashMap::new(),
+        cfgs: HashMap::default(),
         outputs: Vec::new(),
         inputs: Vec::new(),
         iface: Interface {
@@ -305,6 +305,9 @@ impl<'a> Lowerer<'_, '_, 'a> {
                 .zip(bits)
                 .map(|(&t, b)| self.constant(t, b))
                 .collect();
+            // Constants live in the entry block and dominate every use:
+            // materialise each one once.
+            self.vals.insert(id, Val::Leaves(leaves.clone()));
             return Ok(Val::Leaves(leaves));
         }
         match self.m.def(id).map(|d| self.m.insts[d].class.opcode) {
@@ -474,8 +477,8 @@ impl<'a> Lowerer<'_, '_, 'a> {
     /// Global variables referenced from the functions the entry point reaches.
     fn used_globals(&self, entry: u32) -> Result<HashSet<u32>, Error> {
         let globals: HashSet<u32> = self.m.globals.iter().copied().collect();
-        let mut used = HashSet::new();
-        let mut seen = HashSet::new();
+        let mut used = HashSet::default();
+        let mut seen = HashSet::default();
         let mut stack = vec![entry];
         while let Some(f) = stack.pop() {
             if !seen.insert(f) {
@@ -532,7 +535,7 @@ impl<'a> Lowerer<'_, '_, 'a> {
             .map(|(k, b)| (b.0, k))
             .collect();
         let mut reachable = vec![false; func.blocks.len()];
-        let mut preds: HashMap<u32, u32> = HashMap::new();
+        let mut preds: HashMap<u32, u32> = HashMap::default();
         let mut stack = Vec::new();
         if !func.blocks.is_empty() {
             reachable[0] = true;
@@ -570,14 +573,14 @@ impl<'a> Lowerer<'_, '_, 'a> {
             .chain(&params)
             .map(|&g| (g, g))
             .collect();
-        let mut dynamic_locals = HashSet::new();
+        let mut dynamic_locals = HashSet::default();
         // Guard against recursion (invalid SPIR-V) while callees are scanned.
         self.cfgs.insert(
             f,
             Rc::new(FuncCfg {
                 blocks: Vec::new(),
-                preds: HashMap::new(),
-                dynamic_locals: HashSet::new(),
+                preds: HashMap::default(),
+                dynamic_locals: HashSet::default(),
             }),
         );
         for &(_, start, end) in &blocks {
