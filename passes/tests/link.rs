@@ -251,3 +251,36 @@ fn duplicates_merge_within_a_qualifier_only() {
     assert_eq!(r.deduplicated, 1);
     assert_eq!(r.after.components, 2);
 }
+
+#[test]
+fn backward_motion_reads_the_last_of_several_stores() {
+    use lathe_ir::Scalar;
+    use lathe_passes::link::generate::check_pair;
+    use lathe_passes::link::harness::Scene;
+    // VAR0.x is stored twice in one block: the product is what the
+    // fragment shader reads, so the moved addition must use it.
+    let vs = "shader vertex\nb0:
+  %0:f32 = load_input slot=0 comp=0 interp=flat
+  %1:f32 = load_input slot=1 comp=0 interp=flat
+  %2:f32 = fmul %0, %1
+  store_output slot=pos comp=0 %0
+  store_output slot=0 comp=0 %0
+  store_output slot=1 comp=0 %1
+  store_output slot=0 comp=0 %2
+  ret\n";
+    let fs = "shader fragment\nb0:
+  %0:f32 = load_input slot=0 comp=0 interp=smooth
+  %1:f32 = load_input slot=1 comp=0 interp=smooth
+  %2:f32 = fadd %0, %1
+  store_output slot=0 comp=0 %2
+  ret\n";
+    let (p, c, r) = run(vs, fs, &LinkOptions::default());
+    assert_eq!(r.backward_moves, 1, "{p}{c}");
+    assert_eq!((r.before.components, r.after.components), (2, 1));
+    assert!(p.contains("fadd %2, %1"), "{p}");
+    assert_eq!(c.matches("load_input").count(), 1, "{c}");
+    let inputs = [((0, 0), Scalar::F32), ((1, 0), Scalar::F32)];
+    let scene = Scene::random(7, &inputs, 0, 8);
+    let stats = check_pair(vs, fs, &scene, &LinkOptions::default()).unwrap();
+    assert_eq!(stats.compared.fragments, 8);
+}

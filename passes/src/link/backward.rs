@@ -13,8 +13,10 @@
 //! the search started from always dies (it is post-dominated by `P`);
 //! other loads `P` read survive if they have other uses.
 //!
-//! Conditions: every input `P` reads has one store in the producer, all in
-//! one block (they become one store there); the move must let at least one
+//! Conditions: the stores of every input `P` reads are all in one block
+//! of the producer (several stores of one output there: the last one
+//! counts), the same block for all inputs (the new store goes at its
+//! end); the move must let at least one
 //! input component die; the interpolation rules of
 //! [`movable`](super::movable) hold. The new input takes the qualifier of
 //! the interpolated inputs it replaces, or is flat when `P` depended only
@@ -103,9 +105,20 @@ fn once(l: &mut Link<'_, '_, '_>) -> bool {
             if slots::input_class(c.0) != Class::Var {
                 return None;
             }
+            // Stores all in one block: the last one is what the consumer
+            // reads, and the new store goes after it.
             let st = stores.get(&c)?;
-            let [st] = st.as_slice() else { return None };
-            let ty = l.p.value_type(stored(l.p, *st));
+            let block = l.p.inst(*st.first()?).block;
+            if st.iter().any(|&s| l.p.inst(s).block != block) {
+                return None;
+            }
+            let ty = l.p.value_type(stored(l.p, *st.last()?));
+            if st
+                .iter()
+                .any(|&s| bits(l.p.value_type(stored(l.p, s))) != bits(ty))
+            {
+                return None;
+            }
             let load_ty = |ld: &Inst| l.c.value_type(result(l.c, *ld));
             if list.iter().any(|ld| bits(load_ty(ld)) != bits(ty)) {
                 return None;
@@ -213,7 +226,7 @@ fn plan(
             continue;
         };
         let c = (slot, comp);
-        let st = stores.get(&c)?[0];
+        let st = *stores.get(&c)?.last()?;
         let b = l.p.inst(st).block?;
         if *block.get_or_insert(b) != b {
             return None;

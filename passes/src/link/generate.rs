@@ -5,7 +5,8 @@
 //! through arithmetic (32- and 16-bit float, integer, conversions,
 //! compares and selects, an occasional if/else) and writes the position,
 //! sometimes point size, a clip distance and the layer, and VARn
-//! components holding: fresh values, duplicates of other outputs,
+//! components (now and then stored twice, the last store counting)
+//! holding: fresh values, duplicates of other outputs,
 //! constants, uniform expressions, and groups of small expressions of one
 //! value (forward-motion fodder); sometimes FOGC, a colour, a texture
 //! coordinate. Some outputs are unread, some captured by transform
@@ -242,6 +243,12 @@ pub fn pair(u: &mut Unstructured<'_>) -> ArbResult<Pair> {
             _ => g.pick(Scalar::F32)?,
         };
         var_values.push(v);
+        if g.u.ratio(1u8, 8u8)? {
+            // An earlier store of the same component that the last one
+            // overrides.
+            let early = g.pick(g.b.type_of(v).scalar)?;
+            g.b.store_output(c.0, c.1, early);
+        }
         store(&mut g, c, v);
     }
     if g.u.ratio(1u8, 4u8)? {
