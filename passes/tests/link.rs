@@ -85,10 +85,16 @@ fn colours_propagate_only_unit_constants() {
   store_output slot=0 comp=2 %2
   ret\n";
     let (p, c, _) = run(vs, fs, &LinkOptions::default());
-    assert!(!c.contains("slot=col0 comp=0"), "{c}");
-    // 2.0 would be clamped by the vertex colour clamp: it stays a varying.
-    assert!(c.contains("slot=col0 comp=1"), "{c}");
-    assert!(p.contains("store_output slot=col0 comp=1"), "{p}");
+    // 0.5 is propagated: one colour load is left.
+    assert!(c.contains("const 0.5"), "{c}");
+    assert_eq!(c.matches("load_input").count(), 1, "{c}");
+    // 2.0 would be clamped by the vertex colour clamp: it stays a varying
+    // (compacted to COL0.x, no VARn being left).
+    assert!(c.contains("load_input slot=col0 comp=0"), "{c}");
+    assert!(
+        p.contains("store_output slot=col0 comp=0") && p.contains("const 2.0"),
+        "{p}"
+    );
     // BFC1 written, COL1 not: the back colour's constant reaches COL1.
     assert!(!c.contains("slot=col1") && c.contains("const 0.25"), "{c}");
 }
@@ -283,4 +289,79 @@ fn backward_motion_reads_the_last_of_several_stores() {
     let scene = Scene::random(7, &inputs, 0, 8);
     let stats = check_pair(vs, fs, &scene, &LinkOptions::default()).unwrap();
     assert_eq!(stats.compared.fragments, 8);
+}
+
+#[test]
+fn colours_pack_among_themselves_from_the_first_free_channel() {
+    // VAR0.xy stay in use, so colour channels start at .z; the back colour
+    // follows its front colour; flat and smooth colours take a slot each.
+    let vs = format!(
+        "{VS_HEAD}  store_output slot=0 comp=0 %0\n  store_output slot=0 comp=1 %1\n  store_output slot=col1 comp=3 %0\n  store_output slot=bfc1 comp=3 %1\n  store_output slot=col0 comp=1 %1\n  ret\n"
+    );
+    let fs = "shader fragment\nb0:
+  %0:f32 = load_input slot=0 comp=0 interp=smooth
+  %1:f32 = load_input slot=0 comp=1 interp=flat
+  %2:f32 = load_input slot=col1 comp=3 interp=smooth
+  %3:f32 = load_input slot=col0 comp=1 interp=flat
+  %4:f32 = fmul %0, %2
+  %5:f32 = fmul %1, %3
+  store_output slot=0 comp=0 %4
+  store_output slot=0 comp=1 %5
+  ret\n";
+    let (p, c, r) = run(&vs, fs, &LinkOptions::default());
+    // VAR0 smooth x, VAR1 flat x: the first free VARn channel is VAR0.y.
+    assert!(p.contains("store_output slot=col0 comp=1 %0"), "{p}");
+    assert!(p.contains("store_output slot=bfc0 comp=1 %1"), "{p}");
+    assert!(p.contains("store_output slot=col1 comp=1 %1"), "{p}");
+    assert!(
+        c.contains("load_input slot=col0 comp=1 interp=smooth"),
+        "{c}"
+    );
+    assert!(c.contains("load_input slot=col1 comp=1 interp=flat"), "{c}");
+    assert!(
+        r.relocated.contains(&((74, 3), (73, 1))),
+        "{:?}",
+        r.relocated
+    );
+}
+
+#[test]
+fn two_flat_16_bit_varyings_share_a_component() {
+    use lathe_ir::Scalar;
+    use lathe_passes::link::generate::check_pair;
+    use lathe_passes::link::harness::Scene;
+    let vs = format!(
+        "{VS_HEAD}  %2:f16 = cvt %0\n  %3:f16 = cvt %1\n  %4:i32 = cvt %2\n  %5:i16 = cvt %4\n  store_output slot=pos comp=0 %0\n  store_output slot=2 comp=1 %2\n  store_output slot=3 comp=0 %5\n  store_output slot=1 comp=2 %3\n  ret\n"
+    );
+    let fs = "shader fragment\nb0:
+  %0:f16 = load_input slot=2 comp=1 interp=flat
+  %1:i16 = load_input slot=3 comp=0 interp=flat
+  %2:f16 = load_input slot=1 comp=2 interp=flat
+  %3:f16 = fadd %0, %2
+  %4:f32 = cvt %3
+  %5:f32 = cvt %1
+  store_output slot=0 comp=0 %4
+  store_output slot=0 comp=1 %5
+  ret\n";
+    let options = LinkOptions {
+        steps: lathe_passes::link::Steps {
+            backward: false,
+            forward: false,
+            ..lathe_passes::link::Steps::ALL
+        },
+        ..LinkOptions::default()
+    };
+    let (p, c, r) = run(&vs, fs, &options);
+    assert_eq!(r.packed_16bit, 1, "{p}{c}");
+    assert_eq!((r.before.components, r.after.components), (3, 2), "{p}{c}");
+    assert!(p.contains("shl"), "{p}");
+    assert!(
+        c.contains(":u32 = load_input slot=0 comp=1 interp=flat"),
+        "{c}"
+    );
+    let inputs = [((0, 0), Scalar::F32), ((1, 0), Scalar::F32)];
+    let scene = Scene::random(11, &inputs, 0, 8);
+    let stats = check_pair(&vs, fs, &scene, &options).unwrap();
+    assert_eq!(stats.compared.fragments, 8);
+    assert_eq!(stats.report.packed_16bit, 1);
 }

@@ -15,7 +15,7 @@ fn random_pairs_behave_the_same_after_linking() {
         .unwrap_or(2000);
     let mut fragments = 0;
     let mut linked = 0;
-    let mut totals = [0usize; 7];
+    let mut totals = [0usize; 8];
     let (mut before, mut after) = (0, 0);
     for seed in 0..pairs {
         let data = seed_bytes(seed, 200 + (seed as usize * 53) % 600);
@@ -39,13 +39,14 @@ fn random_pairs_behave_the_same_after_linking() {
             r.backward_moves,
             r.forward_moves,
             r.relocated.len(),
+            r.packed_16bit,
         ]) {
             *t += (n > 0) as usize;
         }
     }
     eprintln!(
         "{linked} pairs linked, {fragments} fragments compared, components {before} -> {after}; \
-         pairs where removal(out, in)/propagation/dedup/backward/forward/compaction fired: {totals:?}"
+         pairs where removal(out, in)/propagation/dedup/backward/forward/compaction/16-bit packing fired: {totals:?}"
     );
     assert!(
         linked as u64 > pairs * 9 / 10,

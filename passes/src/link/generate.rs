@@ -217,11 +217,16 @@ pub fn pair(u: &mut Unstructured<'_>) -> ArbResult<Pair> {
             break;
         }
         let c = free.remove(g.u.choose_index(free.len())?);
-        let v = match g.u.int_in_range(0..=9u8)? {
+        let v = match g.u.int_in_range(0..=10u8)? {
             0 if !var_values.is_empty() => var_values[g.u.choose_index(var_values.len())?],
             1 => g.konst()?,
             2 => g.uniform_expr()?,
             3 => g.pick(Scalar::F16)?,
+            9 | 10 => {
+                // A fresh 16-bit value (16-bit packing fodder).
+                let x = g.pick(Scalar::F32)?;
+                g.b.cvt(x, Type::F16)
+            }
             4 => g.pick(Scalar::I32)?,
             5 => {
                 // Several small expressions of one value.
@@ -291,6 +296,9 @@ pub fn pair(u: &mut Unstructured<'_>) -> ArbResult<Pair> {
     let mut exact: Vec<Value> = Vec::new();
     let mut smooth16: Vec<Value> = Vec::new();
     let mut ints: Vec<Value> = Vec::new();
+    // Flat 16-bit inputs also written out as they are (so they stay
+    // 16-bit varyings for compaction to pack).
+    let mut flat16: Vec<Value> = Vec::new();
     let mut reads: Vec<(Comp, Type)> = written
         .iter()
         .copied()
@@ -303,7 +311,8 @@ pub fn pair(u: &mut Unstructured<'_>) -> ArbResult<Pair> {
         if u.ratio(1u8, 5u8)? {
             continue;
         }
-        let flat = !ty.scalar.is_float() || u.ratio(1u8, 3u8)?;
+        let flat_odds = if ty.scalar == Scalar::F16 { 2u8 } else { 3 };
+        let flat = !ty.scalar.is_float() || u.ratio(1u8, flat_odds)?;
         let interp = if flat {
             Interp::FLAT
         } else {
@@ -325,6 +334,7 @@ pub fn pair(u: &mut Unstructured<'_>) -> ArbResult<Pair> {
             (Scalar::F16, true) => {
                 let w = f.cvt(v, Type::F32);
                 exact.push(w);
+                flat16.push(v);
             }
             _ => ints.push(v),
         }
@@ -417,7 +427,7 @@ pub fn pair(u: &mut Unstructured<'_>) -> ArbResult<Pair> {
         f.switch_to(rest);
     }
     let mut out = 0u16;
-    for pool in [&smooth, &exact, &smooth16, &ints] {
+    for pool in [&smooth, &exact, &smooth16, &ints, &flat16] {
         for &v in pool.iter().rev().take(2) {
             f.store_output(out, 0, v);
             out += 1;

@@ -20,7 +20,8 @@
 //! 6. [`forward`]: producer code moves into the consumer (dominator tree of
 //!    the same graph), where the target's cost callback agrees.
 //! 7. [`compact`]: the remaining VARn varyings are packed into vec4 slots
-//!    by group and renumbered from VAR0.
+//!    by group and renumbered from VAR0 (two flat 16-bit ones share a
+//!    component), colours among themselves.
 //!
 //! Facts that are not in the IR come in [`LinkOptions`]: which outputs
 //! transform feedback captures, whether infinities must survive
@@ -77,6 +78,7 @@ pub mod generate;
 mod graph;
 pub mod harness;
 pub mod movable;
+mod pack16;
 pub mod propagate;
 pub mod remove;
 pub mod slots;
@@ -224,6 +226,8 @@ pub struct LinkReport {
     pub deduplicated: usize,
     pub backward_moves: usize,
     pub forward_moves: usize,
+    /// Pairs of flat 16-bit varyings compaction put in one component.
+    pub packed_16bit: usize,
     /// Code moved across interpolation (an inexact transformation).
     pub moved_interpolated: bool,
 }
