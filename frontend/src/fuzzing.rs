@@ -275,6 +275,24 @@ mod tests {
         }
     }
 
+    /// Fuzz finding (run 4): an input array of 0-component vectors made the
+    /// I/O walk divide by zero lanes per location. Vectors and matrices of
+    /// fewer than 2 components are now rejected when the module is read.
+    #[test]
+    fn fuzz_finding_zero_component_vector_is_invalid() {
+        let data = include_bytes!("../tests/spirv_lower_crash_zero_lane_vector.bin");
+        check(data).unwrap();
+        let words = spirv_words(&data[..data.len() / 4 * 4]).unwrap();
+        let arena = lathe_ir::Bump::new();
+        match lower_spirv(&arena, &words, &Options::default()) {
+            Err(Error::Invalid { message, .. }) => {
+                assert!(message.contains("components"), "{message}")
+            }
+            Err(e) => panic!("expected an invalid-SPIR-V error, got {e}"),
+            Ok(_) => panic!("a 0-component vector was accepted"),
+        }
+    }
+
     #[test]
     fn truncated_and_garbage_binaries_are_rejected_cleanly() {
         let arena = lathe_ir::Bump::new();

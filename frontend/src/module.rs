@@ -496,6 +496,13 @@ impl Module {
             Op::TypeFunction => Ty::Function,
             other => Ty::Other(other),
         };
+        // SPIR-V vectors have at least 2 components and matrices at least
+        // 2 columns; the lowering divides by these counts.
+        if let Ty::Vector { n, .. } | Ty::Matrix { n, .. } = ty
+            && n < 2
+        {
+            return Err(self.invalid(at, format!("Op{} with {n} components", inst.class.opname)));
+        }
         self.types.insert(id, ty);
         Ok(())
     }
