@@ -27,6 +27,8 @@ pub mod wgsl;
 
 pub use error::Error;
 pub use interface::{Interface, PushConstants, Resource, SpecConstant, Varying};
+/// The GLSL.std.450 instructions the lowering expands into generic ops.
+pub use lower::glsl::LOWERED as GLSL_STD450_LOWERED;
 
 use lathe_ir::{Bump, GenericOp, Shader, Stage};
 

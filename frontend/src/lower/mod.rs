@@ -9,7 +9,7 @@
 //! every `OpReturn` of the entry point reaches.
 
 mod alu;
-mod glsl;
+pub(crate) mod glsl;
 mod image;
 mod io;
 mod memory;

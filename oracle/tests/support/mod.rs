@@ -9,6 +9,7 @@ pub mod perturb;
 pub mod precision;
 pub mod random_compute;
 pub mod reflect;
+pub mod spirv_variants;
 
 use lathe_oracle::{ComputeJob, Oracle, Resource, ResourceBinding};
 use random_compute::RandomShader;
@@ -33,8 +34,11 @@ pub fn wgsl_to_spirv(source: &str, stage: naga::ShaderStage) -> Result<Vec<u32>,
         shader_stage: stage,
         entry_point: "main".into(),
     };
-    naga::back::spv::write_vec(&module, &info, &Default::default(), Some(&pipeline))
-        .map_err(|e| e.to_string())
+    // Debug names in every build profile: the SPIR-V rewrites find the
+    // generator's helpers by name.
+    let mut options = naga::back::spv::Options::default();
+    options.flags |= naga::back::spv::WriterFlags::DEBUG;
+    naga::back::spv::write_vec(&module, &info, &options, Some(&pipeline)).map_err(|e| e.to_string())
 }
 
 /// The SPIR-V of a corpus entry point: glslang's `.spv` beside a GLSL

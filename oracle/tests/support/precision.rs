@@ -38,6 +38,7 @@
 //! | `reflect`, `refract`, `faceForward` | inherited from their formulas (`refract`: either branch when `k` is within its error of 0; `faceForward`: either sign when the dot product is within its error of 0) |
 //! | `unpack4x8unorm` … `unpack2x16snorm` | 2.5 ulp (a division by 255, 127, 65535 or 32767) |
 //! | `determinant` | the spec gives no bound; we allow 2^-16 × the sum of the absolute values of the expansion's products |
+//! | `inverse` (MatrixInverse) | the spec gives no bound; cofactor / determinant, each within the `determinant` bound (relative), plus 1 ulp |
 
 use super::random_compute::{Approx, Check};
 
@@ -377,6 +378,22 @@ fn bounds(op: Approx, a: &[f64], raw: &[u32], comp: usize) -> Vec<(f64, f64)> {
                 .collect();
             let (r, magnitude) = determinant(&m);
             one(r, 2f64.powi(-16) * magnitude + ulp(r))
+        }
+        Inverse(n) => {
+            let n = n as usize;
+            let m: Vec<Vec<f64>> = (0..n).map(|c| a[c * n..(c + 1) * n].to_vec()).collect();
+            let (det, det_mag) = determinant(&m);
+            // Element (column c, row r) is cofactor (row c, column r) / det.
+            let (c, r) = (comp / n, comp % n);
+            let minor: Vec<Vec<f64>> = (0..n)
+                .filter(|&k| k != r)
+                .map(|k| (0..n).filter(|&j| j != c).map(|j| m[k][j]).collect())
+                .collect();
+            let (cof, cof_mag) = determinant(&minor);
+            let sign = if (r + c) % 2 == 0 { 1.0 } else { -1.0 };
+            let value = sign * cof / det;
+            let tol = 2f64.powi(-16) * (cof_mag + value.abs() * det_mag) / det.abs() + ulp(value);
+            one(value, tol)
         }
         MatVec(n) => {
             let n = n as usize;

@@ -136,6 +136,9 @@ pub enum Approx {
     Refract(u8),
     FaceForward(u8),
     Determinant(u8),
+    /// Written as WGSL `transpose`, made `MatrixInverse` in SPIR-V
+    /// (`spirv_variants.rs`); the slot holds element `column * n + row`.
+    Inverse(u8),
     MatVec(u8),
     Unpack4x8Unorm,
     Unpack4x8Snorm,
@@ -174,7 +177,8 @@ pub struct RandomShader {
     pub atomics: Vec<u32>,
     /// Uniform block (binding 3): `f: vec4<f32>, u: vec4<u32>`.
     pub uniform: Vec<u32>,
-    /// Push constants: `a: u32, b: i32, c: f32, d: f32`.
+    /// Push constants: `a: u32, b: i32, c: f32, d: f32, zero: u32` (`zero` is
+    /// always 0, unknown to the compiler).
     pub push: Vec<u32>,
     /// Per-invocation output slots.
     pub slots: Vec<Check>,
@@ -260,7 +264,7 @@ pub fn generate(seed: u64) -> RandomShader {
     let functions = std::mem::take(&mut g.functions);
     let [x, y, z] = workgroup_size;
     let wgsl = format!(
-        "struct Push {{ a: u32, b: i32, c: f32, d: f32 }}\n\
+        "struct Push {{ a: u32, b: i32, c: f32, d: f32, zero: u32 }}\n\
          struct Uniforms {{ f: vec4<f32>, u: vec4<u32> }}\n\
          var<immediate> pc: Push;\n\
          @group(0) @binding(0) var<storage, read> src: array<u32>;\n\
@@ -270,6 +274,8 @@ pub fn generate(seed: u64) -> RandomShader {
          var<workgroup> tile: array<u32, {wg_total}>;\n\
          var<workgroup> wg_count: atomic<u32>;\n\
          const SLOTS: u32 = {slots}u;\n\
+         fn lathe_mul_high_u(a: u32, b: u32) -> u32 {{ return a * b; }}\n\
+         fn lathe_mul_high_i(a: i32, b: i32) -> i32 {{ return a * b; }}\n\
          fn moderate(x: f32) -> f32 {{\n\
          \x20   let c = clamp(x, -1024.0f, 1024.0f);\n\
          \x20   return select(c, 0.0f, abs(c) < 0.00000095367431640625f);\n\
@@ -327,6 +333,7 @@ pub fn generate(seed: u64) -> RandomShader {
         rng.word(),
         rng.nice_f32().to_bits(),
         rng.nice_f32().to_bits(),
+        0,
     ];
     shader
 }
@@ -378,8 +385,16 @@ impl Gen<'_> {
                 0 if !self.in_helper => self
                     .rng
                     .pick(&[
-                        "gid.x", "lid.x", "wid.x", "nwg.x", "lidx", "inv", "lid.y", "wid.y",
+                        "gid.x",
+                        "lid.x",
+                        "wid.x",
+                        "nwg.x",
+                        "lidx",
+                        "inv",
+                        "lid.y",
+                        "wid.y",
                         "gid.z",
+                        "arrayLength(&src)",
                     ])
                     .to_string(),
                 1 => "pc.a".into(),
@@ -424,7 +439,8 @@ impl Gen<'_> {
         let a = self.expr(Ty::U, d);
         let b = self.expr(Ty::U, d);
         let b = runtime(Ty::U, &b);
-        match self.rng.below(30) {
+        match self.rng.below(31) {
+            29 => format!("lathe_mul_high_u({a}, {b})"),
             0 => format!("({a} + {b})"),
             1 => format!("({a} - {b})"),
             2 => format!("({a} * {b})"),
@@ -489,7 +505,8 @@ impl Gen<'_> {
         let a = self.expr(Ty::I, d);
         let b = self.expr(Ty::I, d);
         let b = runtime(Ty::I, &b);
-        match self.rng.below(26) {
+        match self.rng.below(27) {
+            25 => format!("lathe_mul_high_i({a}, {b})"),
             0 => format!("({a} + {b})"),
             1 => format!("({a} - {b})"),
             2 => format!("({a} * {b})"),
@@ -631,9 +648,13 @@ impl Gen<'_> {
     /// to a slot.
     fn bind(&mut self, ty: Ty, e: &str) -> String {
         let name = self.fresh("v");
+        // Generated names count as run-time values (`is_runtime`), so an
+        // integer name must not stand for a constant: WGSL would fold
+        // `v / v` with `v = 0u` and reject the division by zero.
         let value = match ty {
             Ty::F => format!("moderate({e})"),
-            _ => e.to_string(),
+            Ty::U | Ty::I => runtime(ty, e),
+            Ty::B => e.to_string(),
         };
         self.line(&format!("let {name}: {} = {value};", ty.wgsl()));
         self.output(ty, &name);
@@ -657,7 +678,7 @@ impl Gen<'_> {
     }
 
     fn statement(&mut self) {
-        let choice = self.rng.below(if self.nested > 0 { 6 } else { 10 });
+        let choice = self.rng.below(if self.nested > 0 { 6 } else { 11 });
         match choice {
             0 | 1 => {
                 let ty = *self.rng.pick(&[Ty::U, Ty::I, Ty::F, Ty::B]);
@@ -671,6 +692,7 @@ impl Gen<'_> {
             6 => self.shared_memory(),
             7 => self.atomics(),
             8 => self.approx_output(),
+            9 => self.local_array(),
             _ => self.while_loop(),
         }
     }
@@ -692,6 +714,25 @@ impl Gen<'_> {
         self.nested -= 1;
         self.vars.truncate(scope);
         self.bind(ty, &name);
+    }
+
+    /// A function-local array written and read at run-time indices.
+    fn local_array(&mut self) {
+        let ty = *self.rng.pick(&[Ty::U, Ty::I, Ty::F]);
+        let len = *self.rng.pick(&[2u32, 4, 8]);
+        let name = self.fresh("m");
+        let init: Vec<String> = (0..len).map(|_| moderated(ty, &self.expr(ty, 1))).collect();
+        let t = ty.wgsl();
+        self.line(&format!(
+            "var {name}: array<{t}, {len}> = array<{t}, {len}>({});",
+            init.join(", ")
+        ));
+        for _ in 0..1 + self.rng.below(3) {
+            let i = runtime(Ty::U, &self.expr(Ty::U, 1));
+            self.assign(&format!("{name}[{i} & {}u]", len - 1), ty);
+        }
+        let i = runtime(Ty::U, &self.expr(Ty::U, 1));
+        self.bind(ty, &format!("{name}[{i} & {}u]", len - 1));
     }
 
     fn assign(&mut self, target: &str, ty: Ty) {
@@ -838,7 +879,9 @@ impl Gen<'_> {
         self.line(&format!("tile[lidx] = {e};"));
         self.line("workgroupBarrier();");
         let wg = self.wg_total;
-        self.bind(Ty::U, &format!("tile[(lidx + {shift}u) % {wg}u]"));
+        // Indices are masked, never `%`: the SPIR-V rewrites turn divisions
+        // into remainders and back (workgroup sizes are powers of two).
+        self.bind(Ty::U, &format!("tile[(lidx + {shift}u) & {}u]", wg - 1));
         // Shared-memory atomics: every invocation adds, then all read the sum.
         let add = self.expr(Ty::U, 1);
         self.line("workgroupBarrier();");
@@ -998,6 +1041,7 @@ impl Gen<'_> {
             Refract(n),
             FaceForward(n),
             Determinant(n),
+            Inverse(n),
             MatVec(n),
             Unpack4x8Unorm,
             Unpack4x8Snorm,
@@ -1146,6 +1190,40 @@ impl Gen<'_> {
                 a.extend(c);
                 self.approx_result(op, a, &format!("faceForward({va}, {vb}, {vc})"), n as usize);
             }
+            Inverse(n) => {
+                // Diagonally dominant, so well conditioned.
+                let mut cols = Vec::new();
+                let mut slots = Vec::new();
+                for c in 0..n {
+                    let col: Vec<usize> = (0..n)
+                        .map(|r| {
+                            if r == c {
+                                self.signed_arg(4.0, 8.0)
+                            } else {
+                                self.arg(-1.0, 1.0)
+                            }
+                        })
+                        .collect();
+                    let parts: Vec<String> = col.iter().map(|&s| self.slot_name(s)).collect();
+                    cols.push(format!("vec{n}<f32>({})", parts.join(", ")));
+                    slots.extend(col);
+                }
+                let m = format!("transpose(mat{n}x{n}<f32>({}))", cols.join(", "));
+                let name = self.fresh("r");
+                self.line(&format!("let {name} = {m};"));
+                for comp in 0..(n * n) as usize {
+                    let (c, r) = (comp / n as usize, comp % n as usize);
+                    let slot = self.slots.len();
+                    self.line(&format!(
+                        "dst[o + {slot}u] = bitcast<u32>({name}[{c}][{r}]);"
+                    ));
+                    self.slots.push(Check::Approx {
+                        op,
+                        args: slots.clone(),
+                        comp,
+                    });
+                }
+            }
             Determinant(n) | MatVec(n) => {
                 let mut cols = Vec::new();
                 let mut slots = Vec::new();
@@ -1202,14 +1280,18 @@ fn opaque(e: &str) -> String {
     format!("min({e}, ubo.f.x + 2000.0f)")
 }
 
-/// `e`, made a run-time expression of the same value when it is constant.
+/// `e`, made a run-time expression of the same value when it is constant
+/// (or-ed with a push constant that is always 0: the compiler cannot fold
+/// it, unlike `x & 0`). Divisors, shift amounts and indices go through
+/// it: a constant expression that divides by zero or overflows is a WGSL
+/// compile error, while naga guards run-time divisors.
 fn runtime(ty: Ty, e: &str) -> String {
     if is_runtime(e) {
         return e.to_string();
     }
     match ty {
-        Ty::I => format!("({e} | bitcast<i32>(pc.a & 0u))"),
-        _ => format!("({e} | (pc.a & 0u))"),
+        Ty::I => format!("({e} | bitcast<i32>(pc.zero))"),
+        _ => format!("({e} | pc.zero)"),
     }
 }
 
