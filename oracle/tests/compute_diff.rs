@@ -31,8 +31,8 @@ use lathe_ir::interp::{Dispatch, Memory};
 use lathe_ir::{Invocation, Limits};
 use std::collections::BTreeSet;
 use support::precision::{check, exact_equal};
-use support::random_compute::{Check, RandomShader, Rng, generate};
-use support::{oracle, run_on_lavapipe_full, spirv_variants, wgsl_to_spirv};
+use support::random_compute::{Check, RandomShader, generate};
+use support::{oracle, random_spirv, run_on_lavapipe_full, spirv_variants, wgsl_to_spirv};
 
 /// Generic opcodes no compute shader can reach, with the reason.
 const UNREACHABLE: [(&str, &str); 8] = [
@@ -247,9 +247,7 @@ struct Stats {
 /// Compare one shader; the error names the first slots that differ.
 fn compare(seed: u64, stats: &mut Stats, seen: &mut Coverage) -> Result<(), String> {
     let shader = generate(seed);
-    let naga = wgsl_to_spirv(&shader.wgsl, naga::ShaderStage::Compute)
-        .map_err(|e| format!("naga: {e}\n{}", shader.wgsl))?;
-    let spirv = spirv_variants::vary(&naga, &mut Rng::new(!seed))?;
+    let spirv = random_spirv(seed, &shader)?;
     seen.glsl_of(&spirv)?;
     if let Ok(dir) = std::env::var("LATHE_ORACLE_DUMP") {
         // The module both sides ran, for spirv-dis.

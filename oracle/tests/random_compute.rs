@@ -16,7 +16,7 @@ fn approximate_results_are_within_the_spec_bounds() {
     let mut failures = Vec::new();
     for seed in 0..200u64 {
         let shader = generate(seed);
-        let words = run_on_lavapipe(oracle, &shader);
+        let words = run_on_lavapipe(oracle, seed, &shader);
         let slots = shader.slots.len();
         for inv in 0..shader.invocations() as usize {
             let row = &words[inv * slots..(inv + 1) * slots];

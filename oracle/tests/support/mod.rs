@@ -83,10 +83,17 @@ pub fn resources(shader: &RandomShader) -> Vec<ResourceBinding> {
     ]
 }
 
-/// Run a random shader on lavapipe; returns its output words.
-pub fn run_on_lavapipe(oracle: &Oracle, shader: &RandomShader) -> Vec<u32> {
-    let words = wgsl_to_spirv(&shader.wgsl, naga::ShaderStage::Compute)
-        .unwrap_or_else(|e| panic!("generated WGSL does not compile: {e}\n{}", shader.wgsl));
+/// The SPIR-V of random shader `seed`: naga's, varied by
+/// [`spirv_variants::vary`] (its `Inverse` slots rely on that).
+pub fn random_spirv(seed: u64, shader: &RandomShader) -> Result<Vec<u32>, String> {
+    let naga = wgsl_to_spirv(&shader.wgsl, naga::ShaderStage::Compute)
+        .map_err(|e| format!("naga: {e}\n{}", shader.wgsl))?;
+    spirv_variants::vary(&naga, &mut random_compute::Rng::new(!seed))
+}
+
+/// Run random shader `seed` on lavapipe; returns its output words.
+pub fn run_on_lavapipe(oracle: &Oracle, seed: u64, shader: &RandomShader) -> Vec<u32> {
+    let words = random_spirv(seed, shader).unwrap_or_else(|e| panic!("{e}"));
     run_on_lavapipe_full(oracle, shader, &words).0
 }
 
