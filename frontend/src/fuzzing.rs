@@ -293,6 +293,26 @@ mod tests {
         }
     }
 
+    /// Fuzz finding (session 5): an `OpPhi` whose parent operand was not a
+    /// block of the function was skipped like an edge from an unreachable
+    /// block, leaving the phi without a value on one incoming edge (the IR
+    /// failed validation: "operand does not dominate this use"). A phi must
+    /// now name each predecessor of its block exactly once.
+    #[test]
+    fn fuzz_finding_phi_parent_not_a_block_is_invalid() {
+        let data = include_bytes!("../tests/spirv_lower_crash_phi_parent.bin");
+        check(data).unwrap();
+        let words = spirv_words(&data[..data.len() / 4 * 4]).unwrap();
+        let arena = lathe_ir::Bump::new();
+        match lower_spirv(&arena, &words, &Options::default()) {
+            Err(Error::Invalid { message, .. }) => {
+                assert!(message.contains("OpPhi"), "{message}")
+            }
+            Err(e) => panic!("expected an invalid-SPIR-V error, got {e}"),
+            Ok(_) => panic!("a phi naming a non-block parent was accepted"),
+        }
+    }
+
     #[test]
     fn truncated_and_garbage_binaries_are_rejected_cleanly() {
         let arena = lathe_ir::Bump::new();

@@ -91,6 +91,13 @@ impl Ssa {
         }
     }
 
+    /// The predecessors recorded so far for `block`.
+    pub fn preds(&self, block: Block) -> &[Block] {
+        self.blocks
+            .get(block.index())
+            .map_or(&[], |st| st.preds.as_slice())
+    }
+
     pub fn write(&mut self, var: Var, block: Block, v: Value) {
         self.defs.insert((var, block), v);
     }

@@ -783,7 +783,20 @@ impl<'a> Lowerer<'_, '_, 'a> {
                 per_leaf[j].push((l, pred_block));
             }
         }
-        let _ = block;
+        // Each predecessor of the block must be named exactly once: an
+        // operand naming something that is not a block of the function (or
+        // missing a predecessor) would leave the phi without a value on an
+        // edge.
+        let mut named: Vec<Block> = per_leaf
+            .first()
+            .map(|ops| ops.iter().map(|&(_, b)| b).collect())
+            .unwrap_or_default();
+        let mut preds = self.ssa.preds(block).to_vec();
+        named.sort_unstable_by_key(|b| b.index());
+        preds.sort_unstable_by_key(|b| b.index());
+        if !phis.is_empty() && named != preds {
+            return Err(self.invalid("OpPhi does not name each predecessor of its block once"));
+        }
         for (j, ops) in per_leaf.into_iter().enumerate() {
             self.ssa.set_phi_operands(phis[j], ops);
         }
