@@ -313,6 +313,25 @@ mod tests {
         }
     }
 
+    /// Fuzz finding (session 5): a composite built in a merge block from a
+    /// value defined in only one arm of the selection (SPIR-V's dominance
+    /// rule broken) was lowered faithfully into IR whose operand does not
+    /// dominate its use. Dominance is now checked per function first.
+    #[test]
+    fn fuzz_finding_use_not_dominated_by_its_definition_is_invalid() {
+        let data = include_bytes!("../tests/spirv_lower_crash_dominance.bin");
+        check(data).unwrap();
+        let words = spirv_words(&data[..data.len() / 4 * 4]).unwrap();
+        let arena = lathe_ir::Bump::new();
+        match lower_spirv(&arena, &words, &Options::default()) {
+            Err(Error::Invalid { message, .. }) => {
+                assert!(message.contains("does not dominate"), "{message}")
+            }
+            Err(e) => panic!("expected an invalid-SPIR-V error, got {e}"),
+            Ok(_) => panic!("a use not dominated by its definition was accepted"),
+        }
+    }
+
     #[test]
     fn truncated_and_garbage_binaries_are_rejected_cleanly() {
         let arena = lathe_ir::Bump::new();

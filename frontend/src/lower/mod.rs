@@ -9,6 +9,7 @@
 //! every `OpReturn` of the entry point reaches.
 
 mod alu;
+mod dominance;
 pub(crate) mod glsl;
 mod image;
 mod io;
@@ -564,6 +565,13 @@ impl<'a> Lowerer<'_, '_, 'a> {
             .filter(|(_, r)| **r)
             .map(|(b, _)| *b)
             .collect();
+        if let Err(v) = dominance::check(&self.m.insts, &blocks) {
+            self.at = v.at;
+            return Err(self.invalid(format!(
+                "%{} is used where its definition does not dominate the use",
+                v.id
+            )));
+        }
         // Locals reached through an access chain with a run-time index.
         let params = func.params.clone();
         let mut root: HashMap<u32, u32> = self
