@@ -4,6 +4,12 @@
 //! and the 100k / 1k ratio. Run with `cargo bench -p lathe-passes --bench
 //! backend_scaling`.
 //!
+//! Two tables: wall-clock time (the scaffold every scaling bench shares)
+//! and the thread's own CPU time. On a loaded machine a 100k run (tens of
+//! milliseconds) is preempted every time while a 1k run (under a
+//! millisecond) often is not, so the wall-clock ratio there measures the
+//! machine's load as much as the pass; the CPU-time table does not.
+//!
 //! The shaders are the `ir_passes` random generator's shape made flat:
 //! loads, arithmetic on recent values, vectors built with `collect` and
 //! read back through `sample` and `split`, stores.
@@ -11,9 +17,11 @@
 mod common;
 
 use lathe_ir::GenericOp;
+use lathe_ir::{Bump, Shader, parse};
 use lathe_passes::Registry;
 use lathe_passes::target::TargetFacts;
 use lathe_passes::target::test_target::TestTarget;
+use std::hint::black_box;
 use std::rc::Rc;
 
 /// A flat shader of about `n` instructions.
@@ -81,18 +89,69 @@ fn flat(n: usize) -> String {
     t
 }
 
+/// The pipelines timed, one row each.
+const STAGES: [&[&str]; 4] = [
+    &["group"],
+    &["depth"],
+    &["sched"],
+    &["group", "depth", "sched"],
+];
+
+/// Nanoseconds of CPU time this thread has used.
+fn thread_cpu_ns() -> u64 {
+    #[repr(C)]
+    struct Timespec {
+        sec: i64,
+        nsec: i64,
+    }
+    /// Linux's `CLOCK_THREAD_CPUTIME_ID`.
+    const THREAD_CPUTIME: i32 = 3;
+    unsafe extern "C" {
+        fn clock_gettime(clock: i32, tp: *mut Timespec) -> i32;
+    }
+    let mut t = Timespec { sec: 0, nsec: 0 };
+    // SAFETY: `t` is a valid, writable timespec for the call.
+    let rc = unsafe { clock_gettime(THREAD_CPUTIME, &mut t) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
+    t.sec as u64 * 1_000_000_000 + t.nsec as u64
+}
+
+/// Like `common::row`, in thread CPU time: the fastest of several fresh
+/// parses and runs, in ns per instruction.
+fn cpu_row(label: &str, registry: &Registry<GenericOp>, stage: &[&str], texts: &[String]) {
+    print!("{label:<24}");
+    let mut per_inst = Vec::with_capacity(texts.len());
+    for text in texts {
+        let mut best = f64::MAX;
+        for _ in 0..7 {
+            let arena = Bump::new();
+            let mut shader: Shader<GenericOp> = parse(&arena, text).expect("parses");
+            let insts = shader.len().max(1) as f64;
+            let mut pm = registry.pipeline(stage).expect("known passes");
+            pm.verify = false;
+            let start = thread_cpu_ns();
+            black_box(pm.run(&mut shader).expect("runs"));
+            best = best.min((thread_cpu_ns() - start) as f64 / insts);
+        }
+        per_inst.push(best);
+        print!(" {best:>10.1}");
+    }
+    let ratio = per_inst.last().unwrap_or(&0.0) / per_inst.first().unwrap_or(&1.0);
+    println!("   {ratio:>6.2}x");
+}
+
 fn main() {
     let target: Rc<dyn TargetFacts<GenericOp>> = Rc::new(TestTarget::realistic());
     let registry = Registry::with_target(target);
     let sizes = [1_000usize, 10_000, 100_000];
     let texts: Vec<String> = sizes.iter().map(|&n| flat(n)).collect();
     common::header("pass (ns/inst, flat)", 24, &sizes);
-    for stage in [
-        vec!["group"],
-        vec!["depth"],
-        vec!["sched"],
-        vec!["group", "depth", "sched"],
-    ] {
-        common::row(&stage.join(","), 24, &registry, &stage, &texts);
+    for stage in STAGES {
+        common::row(&stage.join(","), 24, &registry, stage, &texts);
+    }
+    println!();
+    common::header("pass (CPU ns/inst, flat)", 24, &sizes);
+    for stage in STAGES {
+        cpu_row(&stage.join(","), &registry, stage, &texts);
     }
 }

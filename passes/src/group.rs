@@ -52,88 +52,82 @@ impl Groups {
 
 /// Groups the operands of every `collect` and the lanes of every `split`,
 /// inserting copies where a value would need two places.
+///
+/// One walk over the shader: a block's instruction list is rebuilt only
+/// when copies go into it, and a value's own place (split lane, phi,
+/// input, vector) is read off its definition when a collect asks.
 pub fn group<O: Opcode>(shader: &mut Shader<'_, O>, target: &dyn TargetFacts<O>) -> Groups {
-    // Values that already have a place: split lanes, phis, inputs, vectors.
-    let mut placed = vec![false; shader.value_capacity()];
-    for (_, i) in shader.insts_in_order() {
-        let d = shader.inst(i);
-        if let Some(r) = d.result {
-            placed[r.index()] = matches!(
-                d.op,
-                Op::Split { .. } | Op::Phi | Op::Input { .. } | Op::Collect
-            ) || shader.value_type(r).is_vector();
-        }
-    }
-    let mut copies = 0;
-    let blocks: Vec<Block> = shader.layout().to_vec();
-    for b in blocks {
-        let old: Vec<Inst> = shader.block_insts(b).to_vec();
-        let mut new = Vec::with_capacity(old.len());
-        for i in old {
-            if matches!(shader.inst(i).op, Op::Collect) {
-                let args: Vec<Value> = shader.inst(i).args.to_vec();
-                let mut fixed = args.clone();
-                for (k, &v) in args.iter().enumerate() {
-                    let twice_here = args[..k].contains(&v);
-                    if placed[v.index()] || twice_here {
-                        let ty = shader.value_type(v);
-                        let c = shader.create_inst(
-                            Op::Opcode(target.copy(ty)),
-                            &[v],
-                            &[],
-                            None,
-                            Some(ty),
-                        );
-                        new.push(c);
-                        copies += 1;
-                        let r = shader.inst(c).result.expect("copy result");
-                        placed.resize(shader.value_capacity(), false);
-                        placed[r.index()] = true;
-                        fixed[k] = r;
-                    } else {
-                        placed[v.index()] = true;
-                    }
-                }
-                if fixed != args {
-                    shader.set_args(i, &fixed);
-                }
-            }
-            new.push(i);
-        }
-        shader.set_block_insts(b, &new);
-    }
-    neighbours(shader, copies)
-}
-
-/// Left/right links along every collect's operands and every vector's
-/// split lanes.
-fn neighbours<O: Opcode>(shader: &Shader<'_, O>, copies: usize) -> Groups {
     let n = shader.value_capacity();
     let mut g = Groups {
         left: vec![None; n],
         right: vec![None; n],
-        copies,
+        copies: 0,
     };
+    // Values given a place in a collect's group so far.
+    let mut claimed = vec![false; n];
     // Split lanes by vector: (vector, lane, value).
     let mut lanes: Vec<(Value, u8, Value)> = Vec::new();
-    for (_, i) in shader.insts_in_order() {
-        let d = shader.inst(i);
-        match d.op {
-            Op::Collect => {
-                for w in d.args.windows(2) {
-                    g.right[w[0].index()] = Some(w[1]);
-                    g.left[w[1].index()] = Some(w[0]);
+    let blocks: Vec<Block> = shader.layout().to_vec();
+    for b in blocks {
+        // The block's new list, once a copy has gone into it.
+        let mut rebuilt: Option<Vec<Inst>> = None;
+        for at in 0..shader.block_insts(b).len() {
+            let i = shader.block_insts(b)[at];
+            match shader.inst(i).op {
+                Op::Collect => {
+                    let args: Vec<Value> = shader.inst(i).args.to_vec();
+                    let mut fixed = args.clone();
+                    for (k, &v) in args.iter().enumerate() {
+                        let twice_here = args[..k].contains(&v);
+                        if claimed[v.index()] || has_own_place(shader, v) || twice_here {
+                            let ty = shader.value_type(v);
+                            let c = shader.create_inst(
+                                Op::Opcode(target.copy(ty)),
+                                &[v],
+                                &[],
+                                None,
+                                Some(ty),
+                            );
+                            rebuilt
+                                .get_or_insert_with(|| shader.block_insts(b)[..at].to_vec())
+                                .push(c);
+                            g.copies += 1;
+                            let r = shader.inst(c).result.expect("copy result");
+                            let n = shader.value_capacity();
+                            claimed.resize(n, false);
+                            g.left.resize(n, None);
+                            g.right.resize(n, None);
+                            claimed[r.index()] = true;
+                            fixed[k] = r;
+                        } else {
+                            claimed[v.index()] = true;
+                        }
+                    }
+                    if fixed != args {
+                        shader.set_args(i, &fixed);
+                    }
+                    for w in fixed.windows(2) {
+                        g.right[w[0].index()] = Some(w[1]);
+                        g.left[w[1].index()] = Some(w[0]);
+                    }
                 }
-            }
-            Op::Split { lane } => {
-                if let (Some(&v), Some(r)) = (d.args.first(), d.result) {
-                    lanes.push((v, lane, r));
+                Op::Split { lane } => {
+                    let d = shader.inst(i);
+                    if let (Some(&v), Some(r)) = (d.args.first(), d.result) {
+                        lanes.push((v, lane, r));
+                    }
                 }
+                _ => {}
             }
-            _ => {}
+            if let Some(list) = &mut rebuilt {
+                list.push(i);
+            }
+        }
+        if let Some(list) = rebuilt {
+            shader.set_block_insts(b, &list);
         }
     }
-    lanes.sort_by_key(|&(v, lane, _)| (v, lane));
+    lanes.sort_unstable_by_key(|&(v, lane, _)| (v, lane));
     for w in lanes.windows(2) {
         let ((v0, l0, a), (v1, l1, b)) = (w[0], w[1]);
         if v0 == v1 && l1 == l0 + 1 {
@@ -142,6 +136,15 @@ fn neighbours<O: Opcode>(shader: &Shader<'_, O>, copies: usize) -> Groups {
         }
     }
     g
+}
+
+/// Whether `v` has a place of its own that a collect cannot move: a split
+/// lane, a phi, a preloaded input, a collect's vector or any vector.
+fn has_own_place<O: Opcode>(shader: &Shader<'_, O>, v: Value) -> bool {
+    matches!(
+        shader.inst(shader.value_def(v)).op,
+        Op::Split { .. } | Op::Phi | Op::Input { .. } | Op::Collect
+    ) || shader.value_type(v).is_vector()
 }
 
 /// The `group` pass.

@@ -60,7 +60,7 @@ pub fn schedule<O: Opcode>(shader: &mut Shader<'_, O>, target: &dyn TargetFacts<
     let uses = UseBlocks::compute(shader, target);
     let mut scratch = Scratch {
         pos: vec![u32::MAX; shader.inst_capacity()],
-        count: vec![0; shader.value_capacity()],
+        slot: vec![NONE; shader.value_capacity()],
         steps: (0..target.files().len())
             .map(|f| target.occupancy_steps(crate::target::FileId(f as u8)))
             .collect(),
@@ -138,8 +138,8 @@ impl UseBlocks {
 struct Scratch {
     /// Position of each instruction in the block body being scheduled.
     pos: Vec<u32>,
-    /// Uses left per value.
-    count: Vec<u32>,
+    /// Slot of each value in the body being scheduled (see [`Body`]).
+    slot: Vec<u32>,
     /// Occupancy steps per file (asked once, not per block).
     steps: Vec<Vec<u32>>,
 }
@@ -201,6 +201,241 @@ fn schedule_block<O: Opcode>(
     Some(out)
 }
 
+/// No slot / not in the body.
+const NONE: u32 = u32::MAX;
+
+/// A block body in compact form, in body order: scheduling then touches
+/// only these small dense arrays, never the shader's instruction records
+/// (at 100k instructions those no longer fit in the caches, and the
+/// scheduler visits instructions out of order).
+///
+/// Values the body reads or writes get *slots*: node `k`'s result is slot
+/// `k`; values from outside the body (other blocks, the block's phis) get
+/// slots from `n` on, in order of first use.
+struct Body {
+    /// Per node: a meta instruction (no cycle, no latency).
+    meta: Vec<bool>,
+    /// Per node: its result's slot, or [`NONE`].
+    result: Vec<u32>,
+    /// Per node: its distinct operands `ops[op_start[k]..op_start[k + 1]]`.
+    op_start: Vec<u32>,
+    /// (slot, occurrences in the node's operands).
+    ops: Vec<(u32, u32)>,
+    /// Per node: its dependence successors `succs[succ_start[k]..]`.
+    succ_start: Vec<u32>,
+    /// (successor node, latency).
+    succs: Vec<(u32, u32)>,
+    /// Per node: dependence predecessors (edges, with repeats).
+    preds: Vec<u32>,
+    /// Per slot: (file, units) in an allocated file.
+    units: Vec<Option<(usize, u32)>>,
+    /// Per slot: used outside the body (never dies in it).
+    escapes: Vec<bool>,
+    /// Per slot: uses in the body.
+    body_uses: Vec<u32>,
+    /// Per slot: an address-register value.
+    address: Vec<bool>,
+}
+
+impl Body {
+    fn nodes(&self) -> usize {
+        self.meta.len()
+    }
+
+    fn ops(&self, k: usize) -> &[(u32, u32)] {
+        &self.ops[self.op_start[k] as usize..self.op_start[k + 1] as usize]
+    }
+
+    fn succs(&self, k: usize) -> &[(u32, u32)] {
+        &self.succs[self.succ_start[k] as usize..self.succ_start[k + 1] as usize]
+    }
+
+    /// Whether slot `s` is counted as it dies in the body: defined in it,
+    /// or from outside but used nowhere else.
+    fn dies_here(&self, s: u32) -> bool {
+        (s as usize) < self.nodes() || !self.escapes[s as usize]
+    }
+
+    /// One sequential walk over the body: nodes, slots and dependences.
+    fn build<O: Opcode>(
+        shader: &Shader<'_, O>,
+        target: &dyn TargetFacts<O>,
+        block: Block,
+        body: &[Inst],
+        uses: &UseBlocks,
+        scratch: &mut Scratch,
+    ) -> Body {
+        let n = body.len();
+        let pos = &scratch.pos;
+        let slot_of = &mut scratch.slot;
+        let mut b = Body {
+            meta: Vec::with_capacity(n),
+            result: Vec::with_capacity(n),
+            op_start: Vec::with_capacity(n + 1),
+            ops: Vec::with_capacity(2 * n),
+            succ_start: vec![0; n + 1],
+            succs: Vec::new(),
+            preds: vec![0; n],
+            units: Vec::with_capacity(n),
+            escapes: Vec::with_capacity(n),
+            body_uses: Vec::with_capacity(n),
+            address: Vec::with_capacity(n),
+        };
+        let add_slot = |b: &mut Body, v: Value| {
+            b.units.push(uses.units[v.index()]);
+            b.escapes.push(uses.escapes[v.index()]);
+            b.body_uses.push(uses.body_uses[v.index()]);
+            b.address.push(uses.address[v.index()]);
+        };
+        // Node results first, so that slot k is node k's result.
+        for &i in body {
+            let d = shader.inst(i);
+            b.meta.push(is_meta(&d.op));
+            match d.result {
+                Some(r) => {
+                    slot_of[r.index()] = b.result.len() as u32;
+                    b.result.push(b.result.len() as u32);
+                    add_slot(&mut b, r);
+                }
+                None => {
+                    b.result.push(NONE);
+                    b.units.push(None);
+                    b.escapes.push(false);
+                    b.body_uses.push(0);
+                    b.address.push(false);
+                }
+            }
+        }
+        // Edges (from, to, latency) in body order of `to`.
+        let mut edges: Vec<(u32, u32, u32)> = Vec::with_capacity(2 * n);
+        let mut outside: Vec<Value> = Vec::new();
+        let mut last_effect: Option<u32> = None;
+        for (k, &i) in body.iter().enumerate() {
+            let d = shader.inst(i);
+            b.op_start.push(b.ops.len() as u32);
+            let first = b.ops.len();
+            for (op_index, v) in d.operands().enumerate() {
+                let def = shader.value_def(v);
+                let p = pos[def.index()];
+                if p != NONE {
+                    let producer = &shader.inst(def).op;
+                    let lat = if b.meta[p as usize] || b.meta[k] {
+                        0
+                    } else {
+                        target.latency(producer, &d.op, op_index)
+                    };
+                    edges.push((p, k as u32, lat));
+                }
+                if slot_of[v.index()] == NONE {
+                    slot_of[v.index()] = b.units.len() as u32;
+                    outside.push(v);
+                    add_slot(&mut b, v);
+                }
+                let s = slot_of[v.index()];
+                match b.ops[first..].iter_mut().find(|(t, _)| *t == s) {
+                    Some((_, m)) => *m += 1,
+                    None => b.ops.push((s, 1)),
+                }
+            }
+            // Side effects keep their order; an instruction that may trap
+            // stays after them (a discard must still come first).
+            let fx = d.op.effects();
+            if fx.side_effects || fx.may_trap {
+                if let Some(e) = last_effect {
+                    edges.push((e, k as u32, 0));
+                }
+            }
+            if fx.side_effects {
+                last_effect = Some(k as u32);
+            }
+        }
+        b.op_start.push(b.ops.len() as u32);
+        for (a, c) in lathe_ir::ordering_deps(shader, block) {
+            let (pa, pc) = (pos[a.index()], pos[c.index()]);
+            if pa != NONE && pc != NONE && pa < pc {
+                edges.push((pa, pc, 0));
+            }
+        }
+        // Successor lists by counting sort on the source.
+        for &(a, c, _) in &edges {
+            b.succ_start[a as usize + 1] += 1;
+            b.preds[c as usize] += 1;
+        }
+        for k in 0..n {
+            b.succ_start[k + 1] += b.succ_start[k];
+        }
+        let mut fill = b.succ_start.clone();
+        b.succs = vec![(0, 0); edges.len()];
+        for &(a, c, lat) in &edges {
+            b.succs[fill[a as usize] as usize] = (c, lat);
+            fill[a as usize] += 1;
+        }
+        // Leave the value → slot table all NONE again.
+        for &i in body {
+            if let Some(r) = shader.inst(i).result {
+                slot_of[r.index()] = NONE;
+            }
+        }
+        for v in outside {
+            slot_of[v.index()] = NONE;
+        }
+        b
+    }
+
+    /// Maximum live units per file along `order` (node indices). Values
+    /// from outside are live from the start until their last use.
+    fn pressure(&self, files: usize, order: impl Iterator<Item = usize>) -> Vec<u32> {
+        let n = self.nodes();
+        let mut p = Pressure::new(files);
+        for s in n..self.units.len() {
+            p.add(self.units[s], 1);
+        }
+        let mut count = vec![0u32; self.units.len()];
+        for &(s, m) in &self.ops {
+            count[s as usize] += m;
+        }
+        for k in order {
+            for &(s, m) in self.ops(k) {
+                let c = &mut count[s as usize];
+                *c -= m;
+                if *c == 0 && !self.escapes[s as usize] {
+                    p.add(self.units[s as usize], -1);
+                }
+            }
+            let r = self.result[k];
+            if r != NONE {
+                let u = self.units[r as usize];
+                p.add(u, 1);
+                if self.body_uses[r as usize] == 0 && !self.escapes[r as usize] {
+                    p.add(u, -1);
+                }
+            }
+        }
+        p.max
+    }
+
+    /// How many units scheduling node `k` now adds (its result) minus
+    /// those it ends.
+    fn growth(&self, k: usize, remaining: &[u32]) -> i64 {
+        let mut g = 0i64;
+        let r = self.result[k];
+        if r != NONE {
+            if let Some((_, n)) = self.units[r as usize] {
+                g += i64::from(n);
+            }
+        }
+        for &(s, m) in self.ops(k) {
+            let s = s as usize;
+            if !self.escapes[s] && remaining[s] == m {
+                if let Some((_, n)) = self.units[s] {
+                    g -= i64::from(n);
+                }
+            }
+        }
+        g
+    }
+}
+
 /// The body in a new order, or `None` when that order loses occupancy.
 fn schedule_body<O: Opcode>(
     shader: &Shader<'_, O>,
@@ -210,64 +445,23 @@ fn schedule_body<O: Opcode>(
     uses: &UseBlocks,
     scratch: &mut Scratch,
 ) -> Option<Vec<Inst>> {
-    let pos = &scratch.pos;
     let n = body.len();
-    // Edges: (successor, latency), and predecessor counts.
-    let mut succs: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n];
-    let mut preds = vec![0u32; n];
-    let mut add_edge = |a: usize, b: usize, lat: u32, succs: &mut Vec<Vec<(u32, u32)>>| {
-        succs[a].push((b as u32, lat));
-        preds[b] += 1;
-    };
-    let mut last_effect: Option<usize> = None;
-    for (k, &i) in body.iter().enumerate() {
-        let d = shader.inst(i);
-        for (op_index, v) in d.operands().enumerate() {
-            let def = shader.value_def(v);
-            let p = pos[def.index()];
-            if p != u32::MAX {
-                let producer = &shader.inst(def).op;
-                let lat = if is_meta(producer) || is_meta(&d.op) {
-                    0
-                } else {
-                    target.latency(producer, &d.op, op_index)
-                };
-                add_edge(p as usize, k, lat, &mut succs);
-            }
-        }
-        // Side effects keep their order; an instruction that may trap
-        // stays after them (a discard must still come first).
-        let fx = d.op.effects();
-        if fx.side_effects || fx.may_trap {
-            if let Some(e) = last_effect {
-                add_edge(e, k, 0, &mut succs);
-            }
-        }
-        if fx.side_effects {
-            last_effect = Some(k);
-        }
-    }
-    for (a, b) in lathe_ir::ordering_deps(shader, block) {
-        let (pa, pb) = (pos[a.index()], pos[b.index()]);
-        if pa != u32::MAX && pb != u32::MAX && pa < pb {
-            add_edge(pa as usize, pb as usize, 0, &mut succs);
-        }
-    }
+    let g = Body::build(shader, target, block, body, uses, scratch);
     // Heights, from the end (program order is a topological order).
     let mut height = vec![0u32; n];
     for k in (0..n).rev() {
-        let own = u32::from(!is_meta(&shader.inst(body[k]).op));
-        let below = succs[k]
+        let below = g
+            .succs(k)
             .iter()
             .map(|&(s, lat)| lat + height[s as usize])
             .max()
             .unwrap_or(0);
-        height[k] = own + below;
+        height[k] = u32::from(!g.meta[k]) + below;
     }
 
     // Pressure in program order, and the goal.
-    let program_max = simulate(shader, target, body, uses, pos, &mut scratch.count);
     let files = target.files();
+    let program_max = g.pressure(files.len(), 0..n);
     let mut goal = vec![u32::MAX; files.len()];
     let mut level_top = vec![u32::MAX; files.len()];
     for (f, file) in files.iter().enumerate() {
@@ -287,21 +481,8 @@ fn schedule_body<O: Opcode>(
 
     // List scheduling.
     let mut pressure = Pressure::new(files.len());
-    let mut remaining = std::mem::take(&mut scratch.count);
-    for &i in body {
-        for v in shader.inst(i).operands() {
-            remaining[v.index()] = uses.body_uses[v.index()];
-        }
-    }
-    let writes_address: Vec<bool> = body
-        .iter()
-        .map(|&i| {
-            shader
-                .inst(i)
-                .result
-                .is_some_and(|r| uses.address[r.index()])
-        })
-        .collect();
+    let mut remaining = g.body_uses.clone();
+    let mut preds = g.preds.clone();
     let mut earliest = vec![0u64; n];
     let mut ready: BinaryHeap<(u32, Reverse<u32>)> = BinaryHeap::new();
     for (k, &p) in preds.iter().enumerate() {
@@ -309,9 +490,9 @@ fn schedule_body<O: Opcode>(
             ready.push((height[k], Reverse(k as u32)));
         }
     }
-    let mut address_live: Option<Value> = None;
+    let mut address_live: Option<u32> = None;
     let mut cycle = 0u64;
-    let mut out: Vec<Inst> = Vec::with_capacity(n);
+    let mut out: Vec<u32> = Vec::with_capacity(n);
     // The WINDOW highest ready candidates; it persists across steps and
     // trades places with the heap only when a newly ready candidate ranks
     // higher, so a step costs O(WINDOW) plus amortised O(log n).
@@ -347,12 +528,13 @@ fn schedule_body<O: Opcode>(
         });
         let mut best: Option<(usize, Key)> = None;
         for (w, &(h, Reverse(k))) in window.iter().enumerate() {
-            let blocked = writes_address[k as usize] && address_live.is_some();
+            let r = g.result[k as usize];
+            let blocked = r != NONE && g.address[r as usize] && address_live.is_some();
             let on_time = earliest[k as usize] <= cycle;
             // Lower keys are better: not blocked, then (pressure) least
             // growth or (latency) on time, then height, then program order.
             let key = if tight {
-                let growth = growth(shader.inst(body[k as usize]), &remaining, uses);
+                let growth = g.growth(k as usize, &remaining);
                 (blocked, growth, u32::MAX - h, u32::from(!on_time), k)
             } else {
                 (blocked, i64::from(!on_time), u32::MAX - h, 0, k)
@@ -364,35 +546,33 @@ fn schedule_body<O: Opcode>(
         let (w, _) = best.expect("a non-empty window");
         let (_, Reverse(k)) = window.swap_remove(w);
         let k = k as usize;
-        let i = body[k];
-        let d = shader.inst(i);
-        cycle = cycle.max(earliest[k]) + u64::from(!is_meta(&d.op));
+        cycle = cycle.max(earliest[k]) + u64::from(!g.meta[k]);
         // Operands whose last use this is die; the result becomes live.
-        for v in d.operands() {
-            if pos[shader.value_def(v).index()] != u32::MAX || !uses.escapes[v.index()] {
-                let left = &mut remaining[v.index()];
-                *left = left.saturating_sub(1);
-                if *left == 0 && !uses.escapes[v.index()] {
-                    let u = uses.units[v.index()];
-                    pressure.add(u, -1);
+        for &(s, m) in g.ops(k) {
+            if g.dies_here(s) {
+                let left = &mut remaining[s as usize];
+                *left = left.saturating_sub(m);
+                if *left == 0 && !g.escapes[s as usize] {
+                    pressure.add(g.units[s as usize], -1);
                 }
-                if *left == 0 && address_live == Some(v) {
+                if *left == 0 && address_live == Some(s) {
                     address_live = None;
                 }
             }
         }
-        if let Some(r) = d.result {
-            let u = uses.units[r.index()];
+        let r = g.result[k];
+        if r != NONE {
+            let u = g.units[r as usize];
             pressure.add(u, 1);
-            if uses.address[r.index()] && remaining[r.index()] > 0 {
+            if g.address[r as usize] && remaining[r as usize] > 0 {
                 address_live = Some(r);
             }
-            if remaining[r.index()] == 0 && !uses.escapes[r.index()] {
+            if remaining[r as usize] == 0 && !g.escapes[r as usize] {
                 pressure.add(u, -1);
             }
         }
-        out.push(i);
-        for &(s, lat) in &succs[k] {
+        out.push(k as u32);
+        for &(s, lat) in g.succs(k) {
             let s = s as usize;
             earliest[s] = earliest[s].max(cycle + u64::from(lat));
             preds[s] -= 1;
@@ -401,84 +581,13 @@ fn schedule_body<O: Opcode>(
             }
         }
     }
-    for &i in body {
-        for v in shader.inst(i).operands() {
-            remaining[v.index()] = 0;
-        }
-    }
-    scratch.count = remaining;
     debug_assert_eq!(out.len(), n, "every body instruction scheduled");
-    let new_max = simulate(shader, target, &out, uses, &scratch.pos, &mut scratch.count);
+    let new_max = g.pressure(files.len(), out.iter().map(|&k| k as usize));
     let loses_occupancy = new_max
         .iter()
         .zip(&level_top)
         .any(|(&m, &top)| top != u32::MAX && m > top);
-    (!loses_occupancy && out.len() == n).then_some(out)
-}
-
-/// How many units scheduling `d` now adds (its result) minus those it ends.
-fn growth<O: Opcode>(d: &lathe_ir::InstData<'_, O>, remaining: &[u32], uses: &UseBlocks) -> i64 {
-    let mut g = 0i64;
-    if let Some(r) = d.result {
-        if let Some((_, n)) = uses.units[r.index()] {
-            g += i64::from(n);
-        }
-    }
-    for (k, v) in d.operands().enumerate() {
-        if d.operands().take(k).any(|w| w == v) {
-            continue;
-        }
-        let uses_here = d.operands().filter(|&w| w == v).count() as u32;
-        if !uses.escapes[v.index()] && remaining[v.index()] == uses_here {
-            if let Some((_, n)) = uses.units[v.index()] {
-                g -= i64::from(n);
-            }
-        }
-    }
-    g
-}
-
-/// Maximum live units per file along `order` (values from outside the
-/// order are live from its start until their last use in it). `pos` marks
-/// the instructions of the order; `count` is all zero and is left so.
-fn simulate<O: Opcode>(
-    shader: &Shader<'_, O>,
-    target: &dyn TargetFacts<O>,
-    order: &[Inst],
-    uses: &UseBlocks,
-    pos: &[u32],
-    count: &mut [u32],
-) -> Vec<u32> {
-    let mut p = Pressure::new(target.files().len());
-    let in_order = |v: Value| pos[shader.value_def(v).index()] != u32::MAX;
-    for &i in order {
-        for v in shader.inst(i).operands() {
-            if count[v.index()] == 0 && !in_order(v) {
-                // A live-in used here: live from the start.
-                let u = uses.units[v.index()];
-                p.add(u, 1);
-            }
-            count[v.index()] += 1;
-        }
-    }
-    for &i in order {
-        let d = shader.inst(i);
-        for v in d.operands() {
-            count[v.index()] -= 1;
-            if count[v.index()] == 0 && !uses.escapes[v.index()] {
-                let u = uses.units[v.index()];
-                p.add(u, -1);
-            }
-        }
-        if let Some(r) = d.result {
-            let u = uses.units[r.index()];
-            p.add(u, 1);
-            if uses.body_uses[r.index()] == 0 && !uses.escapes[r.index()] {
-                p.add(u, -1);
-            }
-        }
-    }
-    p.max
+    (!loses_occupancy && out.len() == n).then(|| out.iter().map(|&k| body[k as usize]).collect())
 }
 
 /// The `sched` pass.
