@@ -32,8 +32,10 @@ use crate::target::TargetFacts;
 /// The neighbours of every grouped value.
 #[derive(Clone, Debug, Default)]
 pub struct Groups {
-    left: Vec<Option<Value>>,
-    right: Vec<Option<Value>>,
+    /// Per value: its left neighbour's number plus one (0: none). Zero
+    /// means none so that the tables start as fresh zeroed memory.
+    left: Vec<u32>,
+    right: Vec<u32>,
     /// Copies inserted to resolve conflicts.
     pub copies: usize,
 }
@@ -41,12 +43,25 @@ pub struct Groups {
 impl Groups {
     /// The value that must sit in the register just below `v`'s.
     pub fn left(&self, v: Value) -> Option<Value> {
-        self.left.get(v.index()).copied().flatten()
+        Self::neighbour(&self.left, v)
     }
 
     /// The value that must sit in the register just above `v`'s.
     pub fn right(&self, v: Value) -> Option<Value> {
-        self.right.get(v.index()).copied().flatten()
+        Self::neighbour(&self.right, v)
+    }
+
+    fn neighbour(table: &[u32], v: Value) -> Option<Value> {
+        match table.get(v.index()).copied() {
+            None | Some(0) => None,
+            Some(n) => Some(Value(n - 1)),
+        }
+    }
+
+    /// Makes `b` the right neighbour of `a`.
+    fn link(&mut self, a: Value, b: Value) {
+        self.right[a.index()] = b.0 + 1;
+        self.left[b.index()] = a.0 + 1;
     }
 }
 
@@ -59,8 +74,8 @@ impl Groups {
 pub fn group<O: Opcode>(shader: &mut Shader<'_, O>, target: &dyn TargetFacts<O>) -> Groups {
     let n = shader.value_capacity();
     let mut g = Groups {
-        left: vec![None; n],
-        right: vec![None; n],
+        left: vec![0; n],
+        right: vec![0; n],
         copies: 0,
     };
     // Values given a place in a collect's group so far.
@@ -95,8 +110,8 @@ pub fn group<O: Opcode>(shader: &mut Shader<'_, O>, target: &dyn TargetFacts<O>)
                             let r = shader.inst(c).result.expect("copy result");
                             let n = shader.value_capacity();
                             claimed.resize(n, false);
-                            g.left.resize(n, None);
-                            g.right.resize(n, None);
+                            g.left.resize(n, 0);
+                            g.right.resize(n, 0);
                             claimed[r.index()] = true;
                             fixed[k] = r;
                         } else {
@@ -107,8 +122,7 @@ pub fn group<O: Opcode>(shader: &mut Shader<'_, O>, target: &dyn TargetFacts<O>)
                         shader.set_args(i, &fixed);
                     }
                     for w in fixed.windows(2) {
-                        g.right[w[0].index()] = Some(w[1]);
-                        g.left[w[1].index()] = Some(w[0]);
+                        g.link(w[0], w[1]);
                     }
                 }
                 Op::Split { lane } => {
@@ -131,8 +145,7 @@ pub fn group<O: Opcode>(shader: &mut Shader<'_, O>, target: &dyn TargetFacts<O>)
     for w in lanes.windows(2) {
         let ((v0, l0, a), (v1, l1, b)) = (w[0], w[1]);
         if v0 == v1 && l1 == l0 + 1 {
-            g.right[a.index()] = Some(b);
-            g.left[b.index()] = Some(a);
+            g.link(a, b);
         }
     }
     g
