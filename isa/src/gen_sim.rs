@@ -384,6 +384,10 @@ struct Leaf<'a> {
     reg_reads: Vec<(String, Expr)>,
     mods: Vec<(String, Mod, Expr)>,
     waits: Vec<(String, Expr)>,
+    /// `signal(KIND, [E])`: the writes stay pending on KIND where E holds.
+    signals: Vec<(String, Expr)>,
+    /// Reads other threads' registers (`shuffle`, `ballot`).
+    cross_lane: bool,
     repeat: Option<Expr>,
     stall: Option<Expr>,
     body: Vec<&'a Stmt>,
@@ -407,7 +411,8 @@ impl<'a> Leaf<'a> {
                     }
                 }
                 Stmt::Effect { name, args, .. }
-                    if top && matches!(name.node.as_str(), "wait" | "repeat" | "stall") =>
+                    if top
+                        && matches!(name.node.as_str(), "wait" | "signal" | "repeat" | "stall") =>
                 {
                     let stat = args.iter().find_map(|a| match a {
                         SArg::Static(e) => Some(e.clone()),
@@ -415,13 +420,18 @@ impl<'a> Leaf<'a> {
                     });
                     let Some(e) = stat else { continue };
                     match name.node.as_str() {
-                        "wait" => {
+                        "wait" | "signal" => {
                             if let Some(SArg::Value(SExpr {
                                 kind: SExprKind::Local(k),
                                 ..
                             })) = args.first()
                             {
-                                self.waits.push((k.node.clone(), e));
+                                let list = if name.node == "wait" {
+                                    &mut self.waits
+                                } else {
+                                    &mut self.signals
+                                };
+                                list.push((k.node.clone(), e));
                             }
                         }
                         "repeat" => self.repeat = Some(e),
@@ -487,7 +497,8 @@ impl<'a> Leaf<'a> {
             SExprKind::RegRead { file, index, .. } => {
                 self.reg_reads.push((file.node.clone(), index.clone()))
             }
-            SExprKind::Call(_, args) => {
+            SExprKind::Call(name, args) => {
+                self.cross_lane |= matches!(name.node.as_str(), "shuffle" | "ballot");
                 for a in args {
                     if let SArg::Value(x) = a {
                         self.scan_value(x);
@@ -650,6 +661,46 @@ fn call(
             let x = &vals[0].0;
             (quote! { ::lathe_isa::sim::frexpe(#x) }, Ty::S32)
         }
+        // Other threads' values come from the state before this
+        // instruction (`pre`), so a thread's write cannot leak into the
+        // read of a thread after it.
+        "shuffle" => {
+            let Some(SArg::Value(SExpr {
+                kind: SExprKind::Read { field, .. },
+                ..
+            })) = args.first()
+            else {
+                return (TokenStream::new(), first);
+            };
+            let op = op_ident(&field.node);
+            let tt = ty_tokens(first);
+            let (l, x) = (&vals[1].0, &vals[2].0);
+            (
+                quote! {{
+                    let l = (#l) as usize;
+                    let fallback: #tt = #x;
+                    if l < pre.lanes && pre.active[l] { pre.read::<#tt>(&#op, rep, l, pc)? } else { fallback }
+                }},
+                first,
+            )
+        }
+        "thread" => (quote! { (lane as u32) }, Ty::U32),
+        "ballot" => {
+            let c = &vals[0].0;
+            (
+                quote! {{
+                    let m = &pre;
+                    let mut mask = 0u32;
+                    for lane in 0..m.lanes.min(32) {
+                        if m.active[lane] && #c {
+                            mask |= 1 << lane;
+                        }
+                    }
+                    mask
+                }},
+                Ty::U32,
+            )
+        }
         _ => {
             let t = if name == "compare" { Ty::Bool } else { first };
             let codes: Vec<&TokenStream> = vals.iter().map(|(c, _)| c).collect();
@@ -717,6 +768,9 @@ fn lane_stmts(
                         quote! { if #c { m.next[lane] = Some(target(pc, #off)?); } }
                     }
                     ("end", []) => quote! { m.next[lane] = None; },
+                    ("goto", [c, i]) => {
+                        quote! { if #c { m.next[lane] = Some((#i) as usize); } }
+                    }
                     ("call", [off]) => {
                         quote! { m.call(lane, pc, target(pc, #off)?)?; }
                     }
@@ -827,6 +881,8 @@ fn exec_fn(isa: &Isa, leaf_id: EncId, class: Option<usize>, sync: u8) -> TokenSt
         reg_reads: Vec::new(),
         mods: Vec::new(),
         waits: Vec::new(),
+        signals: Vec::new(),
+        cross_lane: false,
         repeat: None,
         stall: None,
         body: Vec::new(),
@@ -874,6 +930,20 @@ fn exec_fn(isa: &Isa, leaf_id: EncId, class: Option<usize>, sync: u8) -> TokenSt
             quote! { if #v != 0 { m.wait(#kind); } }
         })
         .collect::<Vec<_>>();
+    let signals = leaf
+        .signals
+        .iter()
+        .map(|(k, e)| {
+            let kind = sync_index(isa, k);
+            let v = scope.expr(e);
+            quote! { if #v != 0 { sync = #kind; } }
+        })
+        .collect::<Vec<_>>();
+    let pre = if leaf.cross_lane {
+        quote! { let pre = m.clone(); }
+    } else {
+        TokenStream::new()
+    };
     let repeat = leaf
         .repeat
         .as_ref()
@@ -913,7 +983,7 @@ fn exec_fn(isa: &Isa, leaf_id: EncId, class: Option<usize>, sync: u8) -> TokenSt
         .iter()
         .map(|w| {
             let id = op_ident(w);
-            quote! { m.stamp_write(&#id, rep, pc, #stamp_class, #sync)?; }
+            quote! { m.stamp_write(&#id, rep, pc, #stamp_class, sync)?; }
         })
         .collect::<Vec<_>>();
     let used = used_aliases(&leaf.body, &leaf.aliases);
@@ -926,8 +996,11 @@ fn exec_fn(isa: &Isa, leaf_id: EncId, class: Option<usize>, sync: u8) -> TokenSt
             #(#mods)*
             #(#refits)*
             #(#waits)*
+            let mut sync: u8 = #sync;
+            #(#signals)*
             let reps = (#repeat).clamp(0, 64) as u32;
             for rep in 0..=reps {
+                #pre
                 #(#checks)*
                 #(#reg_checks)*
                 for lane in 0..m.lanes {
@@ -947,16 +1020,42 @@ fn exec_fn(isa: &Isa, leaf_id: EncId, class: Option<usize>, sync: u8) -> TokenSt
 /// The 1-based index of sync kind `k` among the values of the sync key
 /// (0: none).
 fn sync_kinds(isa: &Isa) -> Vec<String> {
-    let Some(key) = &isa.semantics.sync_key else {
-        return Vec::new();
-    };
-    let mut kinds = Vec::new();
-    for leaf in isa.instructions() {
-        if let Some(MetaValue::Ident(v)) = isa.meta(leaf, key) {
-            if v != "none" && !kinds.contains(v) {
-                kinds.push(v.clone());
+    let mut kinds: Vec<String> = Vec::new();
+    if let Some(key) = &isa.semantics.sync_key {
+        for leaf in isa.instructions() {
+            if let Some(MetaValue::Ident(v)) = isa.meta(leaf, key) {
+                if v != "none" && !kinds.contains(v) {
+                    kinds.push(v.clone());
+                }
             }
         }
+    }
+    // Kinds an instruction signals by a field (Valhall's dependency
+    // slots), in the order the spec names them.
+    fn signalled(stmts: &[Stmt], kinds: &mut Vec<String>) {
+        for s in stmts {
+            match s {
+                Stmt::Effect { name, args, .. } if name.node == "signal" => {
+                    if let Some(SArg::Value(SExpr {
+                        kind: SExprKind::Local(k),
+                        ..
+                    })) = args.first()
+                    {
+                        if !kinds.contains(&k.node) {
+                            kinds.push(k.node.clone());
+                        }
+                    }
+                }
+                Stmt::If { then, els, .. } => {
+                    signalled(then, kinds);
+                    signalled(els, kinds);
+                }
+                _ => {}
+            }
+        }
+    }
+    for b in &isa.semantics.blocks {
+        signalled(&b.body, &mut kinds);
     }
     kinds
 }

@@ -421,6 +421,12 @@ enum Shape {
     FloatToS32,
     /// `num([E], T)`: a field expression's value as a number of type T.
     Num,
+    /// `shuffle(A as T, lane, fallback)`: an operand read in another thread.
+    Shuffle,
+    /// `ballot(c)`: a bool of every active thread as a u32 mask.
+    Ballot,
+    /// `thread()`: the thread's index in the group (u32).
+    Thread,
 }
 
 /// Every primitive of the language: name, shape, and what it computes
@@ -546,6 +552,18 @@ pub const PRIMITIVES: &[(&str, &str)] = &[
     ),
     ("vec2", "vec2(a, b): a two-lane vector (lane 0 first)"),
     (
+        "shuffle",
+        "shuffle(A as T, l, x): operand A as thread l of the group read it before this instruction; x when thread l is outside the group or not active",
+    ),
+    (
+        "thread",
+        "thread(): this thread's index in the group of threads in lockstep (u32, 0 first)",
+    ),
+    (
+        "ballot",
+        "ballot(c): u32 mask, bit i set when thread i of the group is active and c holds for it",
+    ),
+    (
         "vec4",
         "vec4(a, b, c, d): a four-lane vector (lane 0 first)",
     ),
@@ -580,6 +598,9 @@ fn shape(name: &str) -> Option<Shape> {
         "vec4" => Shape::MakeVector(4),
         "ldexp" => Shape::Ldexp,
         "frexpe" => Shape::FloatToS32,
+        "shuffle" => Shape::Shuffle,
+        "ballot" => Shape::Ballot,
+        "thread" => Shape::Thread,
         _ => return None,
     })
 }
@@ -629,6 +650,18 @@ pub const EFFECTS: &[(&str, usize, usize, &str)] = &[
         "ret(): continue at the return address the last call pushed",
     ),
     ("end", 0, 0, "end(): the thread stops"),
+    (
+        "goto",
+        2,
+        0,
+        "goto(c, i): threads where c holds continue at instruction index i (a scalar integer value: an indirect branch)",
+    ),
+    (
+        "signal",
+        1,
+        1,
+        "signal(KIND, [E]): when E holds, the registers this instruction writes stay pending on sync KIND until a `wait` for it",
+    ),
     (
         "nop",
         0,
@@ -686,7 +719,7 @@ impl Semantics {
 }
 
 /// Effects that shape the issue (timing), not what the instruction does.
-pub const ISSUE_EFFECTS: &[&str] = &["wait", "repeat", "stall"];
+pub const ISSUE_EFFECTS: &[&str] = &["wait", "repeat", "stall", "signal"];
 
 fn body_acts(body: &[Stmt]) -> bool {
     body.iter().any(|s| match s {
@@ -1092,21 +1125,28 @@ impl<'a> Checker<'a> {
                         );
                         continue;
                     };
-                    if name.node == "wait" {
+                    if name.node == "wait" || name.node == "signal" {
                         if let Some(SArg::Value(SExpr {
                             kind: SExprKind::Local(_),
                             ..
                         })) = args.first()
                         {
-                            if let Some(SArg::Static(e)) = args.get(1) {
+                            if let (Some(SArg::Static(e)), 2) = (args.get(1), args.len()) {
                                 self.expr(e);
                                 continue;
                             }
                         }
                         self.err(
                             *span,
-                            "`wait` takes a sync kind and a field expression: `do wait(ss, [SS]);`",
+                            format!(
+                                "`{}` takes a sync kind and a field expression: `do {}(ss, [SS]);`",
+                                name.node, name.node
+                            ),
                         );
+                        continue;
+                    }
+                    if name.node == "goto" {
+                        self.goto(args, *span);
                         continue;
                     }
                     self.args(args, nv, ns, *span, &name.node, Some(Ty::Bool));
@@ -1498,6 +1538,41 @@ impl<'a> Checker<'a> {
                 }
                 Some(t)
             }
+            Shape::Shuffle => {
+                let (Some(SArg::Value(a)), Some(SArg::Value(l)), Some(SArg::Value(x)), 3) =
+                    (args.first(), args.get(1), args.get(2), args.len())
+                else {
+                    self.err(span, "`shuffle` takes (A as T, lane, fallback)");
+                    return None;
+                };
+                if !matches!(a.kind, SExprKind::Read { .. }) {
+                    self.err(a.span, "`shuffle` reads an operand: `A as T`");
+                }
+                self.scalar_int(l, n);
+                let (ta, tx) = (self.value(a), self.value(x));
+                self.same(span, ta, tx)
+            }
+            Shape::Ballot => {
+                let (Some(SArg::Value(c)), 1) = (args.first(), args.len()) else {
+                    self.err(span, "`ballot` takes one bool");
+                    return None;
+                };
+                if let Some(t) = self.value(c) {
+                    if t != TyRef::Concrete(Ty::Bool) {
+                        self.err(
+                            c.span,
+                            format!("`ballot` wants a bool, this is {}", t.text()),
+                        );
+                    }
+                }
+                Some(TyRef::Concrete(Ty::U32))
+            }
+            Shape::Thread => {
+                if !args.is_empty() {
+                    self.err(span, "`thread` takes no arguments: `thread()`");
+                }
+                Some(TyRef::Concrete(Ty::U32))
+            }
             Shape::FloatToS32 => {
                 let (Some(SArg::Value(x)), 1) = (args.first(), args.len()) else {
                     self.err(span, format!("`{n}` takes one float"));
@@ -1514,6 +1589,40 @@ impl<'a> Checker<'a> {
                 Some(TyRef::Concrete(Ty::S32))
             }
         }
+    }
+
+    /// A scalar integer value (a thread or instruction index).
+    fn scalar_int(&mut self, v: &SExpr, name: &str) {
+        if let Some(t) = self.value(v) {
+            if t.choices().iter().any(|c| !c.is_int() || c.lanes() > 1) {
+                self.err(
+                    v.span,
+                    format!("`{name}` wants a scalar integer here, this is {}", t.text()),
+                );
+            }
+        }
+    }
+
+    /// `goto(c, i)`: a bool and a scalar integer.
+    fn goto(&mut self, args: &[SArg], span: Span) {
+        let (Some(SArg::Value(c)), Some(SArg::Value(i)), 2) =
+            (args.first(), args.get(1), args.len())
+        else {
+            self.err(
+                span,
+                "`goto` takes a bool and an instruction index: `do goto(c, i);`",
+            );
+            return;
+        };
+        if let Some(t) = self.value(c) {
+            if t != TyRef::Concrete(Ty::Bool) {
+                self.err(
+                    c.span,
+                    format!("`goto` wants a bool here, this is {}", t.text()),
+                );
+            }
+        }
+        self.scalar_int(i, "goto");
     }
 
     /// `k` values of one type of `class`; that type.

@@ -305,3 +305,23 @@ fn semantics_immt_of_a_field_that_is_no_enum() {
         "`immt N`: not a field of enum type",
     );
 }
+
+#[test]
+fn semantics_shuffling_a_value_that_is_no_operand_read() {
+    expect(
+        "sem_shuffle_not_operand.isa",
+        28,
+        29,
+        "`shuffle` reads an operand: `A as T`",
+    );
+}
+
+#[test]
+fn semantics_goto_on_an_integer() {
+    expect(
+        "sem_goto_not_bool.isa",
+        28,
+        25,
+        "`goto` wants a bool here, this is u32",
+    );
+}
