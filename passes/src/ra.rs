@@ -51,7 +51,6 @@ use crate::manager::{Pass, PassFailure};
 use crate::target::{FileId, PhysReg, RegClass, SpillSlot, TargetFacts};
 use lathe_ir::{ArrayDecl, ArrayId, Block, Cfg, Inst, Op, Opcode, Reg, Shader, Type, Value};
 use liveness::Liveness;
-use std::collections::HashMap;
 use std::rc::Rc;
 
 /// Why a shader could not be allocated.
@@ -91,8 +90,9 @@ pub enum Edit {
 pub struct Allocation {
     /// Instructions that existed before allocation are below this handle.
     pub first_new_inst: u32,
-    /// Every inserted instruction and what it does.
-    pub edits: HashMap<Inst, Edit>,
+    /// What each inserted instruction does, indexed by its handle minus
+    /// `first_new_inst` (`None`: removed again).
+    pub edits: Vec<Option<Edit>>,
     /// Units used per file (one past the highest unit written).
     pub units_used: Vec<u32>,
     pub spills: u32,
@@ -102,9 +102,59 @@ pub struct Allocation {
     /// scratch memory (no register free, no swap).
     pub cycles_via_register: u32,
     pub cycles_via_memory: u32,
-    /// Operands of each original instruction before allocation, by
-    /// instruction index (address operand last), for the checker.
-    pub original_operands: Vec<Vec<Value>>,
+    /// Operands of each original instruction before allocation (address
+    /// operand last), for the checker.
+    pub original_operands: OriginalOperands,
+}
+
+/// The operands every original instruction had before allocation, in one
+/// flat array.
+#[derive(Debug, Default, Clone)]
+pub struct OriginalOperands {
+    /// Where each instruction's operands start in `values` (one more entry
+    /// than instructions).
+    start: Vec<u32>,
+    values: Vec<Value>,
+}
+
+impl OriginalOperands {
+    fn record<O: Opcode>(s: &Shader<'_, O>) -> Self {
+        let n = s.inst_capacity();
+        let mut start = vec![0u32; n + 1];
+        let mut values = Vec::with_capacity(n * 2);
+        for k in 0..n {
+            let d = s.inst(Inst(k as u32));
+            if d.block.is_some() {
+                values.extend(d.operands());
+            }
+            start[k + 1] = values.len() as u32;
+        }
+        OriginalOperands { start, values }
+    }
+
+    /// The operands `i` had (empty for an inserted instruction).
+    pub fn of(&self, i: Inst) -> &[Value] {
+        match (self.start.get(i.index()), self.start.get(i.index() + 1)) {
+            (Some(&a), Some(&b)) => &self.values[a as usize..b as usize],
+            _ => &[],
+        }
+    }
+}
+
+impl Allocation {
+    /// What `i` does if the allocator inserted it.
+    pub fn edit(&self, i: Inst) -> Option<Edit> {
+        let k = i.index().checked_sub(self.first_new_inst as usize)?;
+        self.edits.get(k).copied().flatten()
+    }
+
+    fn record(&mut self, i: Inst, edit: Edit) {
+        let k = i.index() - self.first_new_inst as usize;
+        if self.edits.len() <= k {
+            self.edits.resize(k + 1, None);
+        }
+        self.edits[k] = Some(edit);
+    }
 }
 
 /// The `ra` pass.
@@ -214,6 +264,12 @@ struct Allocator<'s, 'a, O: Opcode, T: ?Sized> {
     dying: Vec<(u32, u32)>,
     /// One past the highest global unit used so far, per file.
     high: Vec<u32>,
+    /// Next uses inside the current block (kept to reuse its storage).
+    next_uses: NextUses,
+    /// Scratch lists reused from instruction to instruction: the current
+    /// instruction's operands, and those dying at it.
+    operands: Vec<Value>,
+    dead: Vec<Value>,
 }
 
 const FAR: u32 = 1 << 20;
@@ -260,11 +316,10 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             };
             nv
         ];
-        let mut original_operands = vec![Vec::new(); s.inst_capacity()];
+        let original_operands = OriginalOperands::record(s);
         for &b in cfg.rpo() {
             for &i in s.block_insts(b) {
                 let d = s.inst(i);
-                original_operands[i.index()] = d.operands().collect();
                 if let Some(r) = d.result {
                     let ty = s.value_type(r);
                     let class = t.result_class(&d.op, ty);
@@ -323,6 +378,9 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             out_stamp: vec![u32::MAX; nv],
             dying: Vec::new(),
             high,
+            next_uses: NextUses::new(nv),
+            operands: Vec::new(),
+            dead: Vec::new(),
             s,
             t,
         })
@@ -404,7 +462,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         let r = self.s.inst(i).result.unwrap_or(Value(0));
         self.grow(r, v);
         self.s.set_value_reg(r, Some(self.to_reg(unit)));
-        self.alloc.edits.insert(i, edit);
+        self.alloc.record(i, edit);
         i
     }
 
@@ -454,7 +512,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         let ty = self.info[v.index()].ty;
         let op = Op::Opcode(self.t.spill(ty, slot));
         let i = self.s.create_inst(op, &[name], &[], None, None);
-        self.alloc.edits.insert(i, Edit::Spill(slot));
+        self.alloc.record(i, Edit::Spill(slot));
         self.alloc.spills += 1;
         i
     }
@@ -512,7 +570,8 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         for &v in &self.live.live_out[b.index()] {
             self.out_stamp[v.index()] = bi;
         }
-        let next_uses = NextUses::compute(self.s, &insts);
+        let mut next_uses = std::mem::take(&mut self.next_uses);
+        next_uses.fill(self.s, b, &insts);
         self.enter(b, &insts, &next_uses)?;
         let phis = insts
             .iter()
@@ -521,9 +580,10 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         for (pos, &i) in insts.iter().enumerate().skip(phis) {
             self.instruction(b, i, pos as u32, &next_uses)?;
         }
+        self.next_uses = next_uses;
         // The state at the end, before the terminator (which has run its
         // operands already and defines nothing).
-        let places = self.snapshot(&self.live.live_out[b.index()].clone());
+        let places = self.snapshot(&self.live.live_out[b.index()]);
         self.exit[b.index()] = Some(places);
         self.done[b.index()] = true;
         // Back edges: successors already entered need their copies now.
@@ -554,14 +614,12 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             .collect()
     }
 
-    fn restore(&mut self, places: &[Place]) {
-        for p in places {
-            self.name[p.value.index()] = p.name;
-            self.in_mem[p.value.index()] = p.in_memory;
-            self.unit[p.value.index()] = None;
-            if let Some(u) = p.unit {
-                self.occupy(p.value, u);
-            }
+    fn restore_one(&mut self, p: &Place) {
+        self.name[p.value.index()] = p.name;
+        self.in_mem[p.value.index()] = p.in_memory;
+        self.unit[p.value.index()] = None;
+        if let Some(u) = p.unit {
+            self.occupy(p.value, u);
         }
     }
 
@@ -576,32 +634,48 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
 
     /// Set up the state at the top of `b`: live-ins and phis placed.
     fn enter(&mut self, b: Block, insts: &[Inst], nu: &NextUses) -> Result<(), RaError> {
-        let live_in = self.live.live_in[b.index()].clone();
+        let live_in = std::mem::take(&mut self.live.live_in[b.index()]);
+        let entered = self.enter_with(b, insts, nu, &live_in);
+        self.live.live_in[b.index()] = live_in;
+        entered
+    }
+
+    fn enter_with(
+        &mut self,
+        b: Block,
+        insts: &[Inst],
+        nu: &NextUses,
+        live_in: &[Value],
+    ) -> Result<(), RaError> {
         if !self.is_join(b) {
             if let Some(&p) = self.cfg.preds(b).first() {
-                let exit = self.exit[p.index()].clone().unwrap_or_default();
-                let keep: Vec<Place> = exit
-                    .into_iter()
-                    .filter(|x| live_in.binary_search(&x.value).is_ok())
-                    .collect();
-                self.restore(&keep);
+                // Both lists are sorted by value: walk them together.
+                let exit = self.exit[p.index()].take().unwrap_or_default();
+                let mut k = 0;
+                for x in &exit {
+                    while k < live_in.len() && live_in[k] < x.value {
+                        k += 1;
+                    }
+                    if live_in.get(k) == Some(&x.value) {
+                        self.restore_one(x);
+                    }
+                }
+                self.exit[p.index()] = Some(exit);
             }
-            self.entry[b.index()] = Some(self.snapshot(&live_in));
+            self.entry[b.index()] = Some(self.snapshot(live_in));
             return Ok(());
         }
         let preds = self.cfg.preds(b).to_vec();
         let first = preds.iter().copied().find(|p| self.done[p.index()]);
         let from = first
-            .and_then(|p| self.exit[p.index()].clone())
+            .and_then(|p| self.exit[p.index()].take())
             .unwrap_or_default();
         let all_done = preds.iter().all(|p| self.done[p.index()]);
-        let mut places = Vec::with_capacity(live_in.len());
-        for &v in &live_in {
+        for &v in live_in {
             if let Some(f) = place_of(&from, v) {
-                places.push(*f);
+                self.restore_one(f);
             }
         }
-        self.restore(&places);
         // Original phis: each needs a register, taken from live-ins that
         // are used furthest away when the file is full.
         let phis: Vec<Inst> = insts
@@ -640,9 +714,12 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             self.lists[b.index()].push(i);
             placed.push(r);
         }
+        if let Some(p) = first {
+            self.exit[p.index()] = Some(from);
+        }
         // Values entering in a register get a phi naming them, unless every
         // predecessor is done and agrees already.
-        let mut entry = self.snapshot(&live_in);
+        let mut entry = self.snapshot(live_in);
         let mut merge_insts = Vec::new();
         for p in entry.iter_mut() {
             let Some(unit) = p.unit else { continue };
@@ -662,7 +739,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             let r = self.s.inst(i).result.unwrap_or(Value(0));
             self.grow(r, p.value);
             self.s.set_value_reg(r, Some(self.to_reg(unit)));
-            self.alloc.edits.insert(i, Edit::Merge);
+            self.alloc.record(i, Edit::Merge);
             self.merges[b.index()].push((p.value, i));
             merge_insts.push(i);
             p.name = r;
@@ -876,14 +953,33 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
     fn instruction(&mut self, b: Block, i: Inst, pos: u32, nu: &NextUses) -> Result<(), RaError> {
         let d = self.s.inst(i);
         let op = d.op;
-        let operands: Vec<Value> = d.operands().collect();
+        let mut operands = std::mem::take(&mut self.operands);
+        operands.clear();
+        operands.extend(d.operands());
         let nargs = d.args.len();
         let result = d.result;
-        // Operands in registers of their class.
-        let mut pinned: Vec<Value> = operands.clone();
-        pinned.dedup();
-        for &v in &operands {
-            self.ensure_in_reg(b, v, &pinned, nu, pos)?;
+        let done = self.instruction_with(b, i, pos, nu, op, &operands, nargs, result);
+        self.operands = operands;
+        done
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn instruction_with(
+        &mut self,
+        b: Block,
+        i: Inst,
+        pos: u32,
+        nu: &NextUses,
+        op: Op<O>,
+        operands: &[Value],
+        nargs: usize,
+        result: Option<Value>,
+    ) -> Result<(), RaError> {
+        // Operands in registers of their class; none of them may be
+        // spilled to make room for another.
+        let pinned = operands;
+        for &v in operands {
+            self.ensure_in_reg(b, v, pinned, nu, pos)?;
         }
         for (k, &v) in operands.iter().enumerate() {
             let ty = self.info[v.index()].ty;
@@ -898,8 +994,8 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             let unit = self.unit[v.index()].unwrap_or(0);
             let aligned = (unit - self.base[want.file.index()]) % want.align.max(1) as u32 == 0;
             if !aligned {
-                let u = self.make_room(b, want, self.info[v.index()].units, &pinned, nu, pos)?;
-                self.move_to(b, v, u, &pinned)?;
+                let u = self.make_room(b, want, self.info[v.index()].units, pinned, nu, pos)?;
+                self.move_to(b, v, u, pinned)?;
             }
         }
         if let Op::Output { index } = op
@@ -907,12 +1003,14 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             && let Some(fixed) = self.t.output_register(index, self.info[v.index()].ty)
         {
             let unit = self.base[fixed.file.index()] + fixed.unit as u32;
-            self.move_to(b, v, unit, &pinned)?;
+            self.move_to(b, v, unit, pinned)?;
         }
         // Operands dying here free their registers for the result.
         let bi = b.index() as u32;
         let dies = |v: Value| nu.next(v, pos + 1).is_none() && self.out_stamp[v.index()] != bi;
-        let mut dead: Vec<Value> = operands.iter().copied().filter(|&v| dies(v)).collect();
+        let mut dead = std::mem::take(&mut self.dead);
+        dead.clear();
+        dead.extend(operands.iter().copied().filter(|&v| dies(v)));
         dead.sort_unstable();
         dead.dedup();
         let is_terminator = op.is_terminator();
@@ -943,9 +1041,9 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                     }
                     u
                 }
-                None => match self.coalesce_hint(op, &operands, info) {
+                None => match self.coalesce_hint(op, operands, info) {
                     Some(u) => u,
-                    None => self.make_room(b, info.class, info.units, &operands, nu, pos)?,
+                    None => self.make_room(b, info.class, info.units, operands, nu, pos)?,
                 },
             };
             self.occupy(r, unit);
@@ -954,14 +1052,14 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         self.dying.clear();
         // Rewrite the operands to their current names (moves above may
         // have renamed live ones).
-        let names: Vec<Value> = operands.iter().map(|v| self.name[v.index()]).collect();
         {
+            let name = &self.name;
             let data = self.s.inst_mut(i);
-            for (k, a) in data.args.iter_mut().enumerate() {
-                *a = names[k];
+            for (a, v) in data.args.iter_mut().zip(operands) {
+                *a = name[v.index()];
             }
             if let Some(a) = data.address.as_mut() {
-                *a = names[nargs];
+                *a = name[operands[nargs].index()];
             }
         }
         self.lists[b.index()].push(i);
@@ -976,6 +1074,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 self.release(v);
             }
         }
+        self.dead = dead;
         Ok(())
     }
 
@@ -996,15 +1095,30 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
     /// Make the end of `p` (a predecessor of join `s`) agree with `s`'s
     /// entry: stores, a parallel copy, fills, and the phi operands.
     fn fixup(&mut self, p: Block, s: Block) -> Result<(), RaError> {
-        let exit = self.exit[p.index()].clone().unwrap_or_default();
-        let entry = self.entry[s.index()].clone().unwrap_or_default();
-        let find = |v: Value| place_of(&exit, v).copied();
+        let exit = self.exit[p.index()].take().unwrap_or_default();
+        let entry = self.entry[s.index()].take().unwrap_or_default();
+        let merges = std::mem::take(&mut self.merges[s.index()]);
+        let fixed = self.fixup_with(p, s, &exit, &entry, &merges);
+        self.exit[p.index()] = Some(exit);
+        self.entry[s.index()] = Some(entry);
+        self.merges[s.index()] = merges;
+        fixed
+    }
+
+    fn fixup_with(
+        &mut self,
+        p: Block,
+        s: Block,
+        exit: &[Place],
+        entry: &[Place],
+        merges: &[(Value, Inst)],
+    ) -> Result<(), RaError> {
+        let find = |v: Value| place_of(exit, v).copied();
         let mut stores: Vec<Inst> = Vec::new();
         let mut moves: Vec<Move> = Vec::new();
         let mut fills: Vec<(Value, u32, PhiArg)> = Vec::new();
         // Merged live-ins.
-        let merges = self.merges[s.index()].clone();
-        for want in &entry {
+        for want in entry {
             let Some(have) = find(want.value) else {
                 continue;
             };
@@ -1040,13 +1154,13 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             .collect();
         for i in phis {
             let d = self.s.inst(i);
-            if self.alloc.edits.contains_key(&i) {
+            if i.0 >= self.alloc.first_new_inst {
                 continue;
             }
             let Some(k) = d.targets.iter().position(|&t| t == p) else {
                 continue;
             };
-            let arg = self.alloc.original_operands[i.index()][k];
+            let arg = self.alloc.original_operands.of(i)[k];
             let r = d.result.unwrap_or(Value(0));
             let Some(reg) = self.s.value_reg(r) else {
                 continue;
@@ -1198,58 +1312,86 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
 
     /// Drop allocator phis whose operands are all one value (in the same
     /// register by construction). A worklist revisits a phi only when one
-    /// of its operands was replaced, so this is linear in the phis' size.
+    /// of its operands was replaced, and replacement chains are compressed
+    /// as they are followed, so this is linear in the phis' size.
     fn remove_trivial_merges(&mut self) {
-        let mut replace: HashMap<Value, Value> = HashMap::new();
-        let resolve = |map: &HashMap<Value, Value>, mut v: Value| {
-            while let Some(&w) = map.get(&v) {
-                v = w;
-            }
-            v
-        };
-        let mut users: HashMap<Value, Vec<Inst>> = HashMap::new();
+        let nv = self.s.value_capacity();
+        // `replace[v]` is what `v` stands for now (itself when kept).
+        let mut replace: Vec<Value> = (0..nv as u32).map(Value).collect();
+        let mut users: Vec<Vec<Inst>> = vec![Vec::new(); nv];
         let mut work: Vec<Inst> = Vec::new();
         for list in &self.merges {
             for &(_, i) in list {
                 for &a in self.s.inst(i).args.iter() {
-                    users.entry(a).or_default().push(i);
+                    users[a.index()].push(i);
                 }
                 work.push(i);
             }
         }
         let mut removed: Vec<bool> = vec![false; self.s.inst_capacity()];
+        let mut any = false;
         while let Some(i) = work.pop() {
             let d = self.s.inst(i);
             let Some(r) = d.result else { continue };
             if removed[i.index()] {
                 continue;
             }
-            let mut args = d
-                .args
-                .iter()
-                .map(|&a| resolve(&replace, a))
-                .filter(|&a| a != r);
-            let Some(first) = args.next() else { continue };
-            if args.all(|a| a == first) {
-                replace.insert(r, first);
+            let mut first = None;
+            let mut trivial = true;
+            for &a in d.args.iter() {
+                let a = resolve(&mut replace, a);
+                if a == r {
+                    continue;
+                }
+                match first {
+                    None => first = Some(a),
+                    Some(f) if f == a => {}
+                    Some(_) => {
+                        trivial = false;
+                        break;
+                    }
+                }
+            }
+            if let (true, Some(first)) = (trivial, first) {
+                replace[r.index()] = first;
                 removed[i.index()] = true;
-                work.extend(users.get(&r).into_iter().flatten());
+                any = true;
+                work.extend(users[r.index()].iter().copied());
             }
         }
-        if replace.is_empty() {
+        if !any {
             return;
         }
-        self.s.rewrite_operands(|v| resolve(&replace, v));
+        self.s.rewrite_operands(|v| resolve(&mut replace, v));
         for (b, list) in self.merges.iter().enumerate() {
             if list.iter().any(|&(_, i)| removed[i.index()]) {
                 self.s
                     .retain_insts(Block(b as u32), |x, _| !removed[x.index()]);
             }
         }
+        let first_new = self.alloc.first_new_inst as usize;
         for (k, _) in removed.iter().enumerate().filter(|x| *x.1) {
-            self.alloc.edits.remove(&Inst(k as u32));
+            if let Some(e) = self.alloc.edits.get_mut(k - first_new) {
+                *e = None;
+            }
         }
     }
+}
+
+/// What `v` stands for after trivial phis were replaced, shortening the
+/// chain it followed so later lookups take one step.
+fn resolve(replace: &mut [Value], v: Value) -> Value {
+    let mut root = v;
+    while replace[root.index()] != root {
+        root = replace[root.index()];
+    }
+    let mut x = v;
+    while replace[x.index()] != root && x != root {
+        let next = replace[x.index()];
+        replace[x.index()] = root;
+        x = next;
+    }
+    root
 }
 
 /// The place of `v` in a snapshot (snapshots follow the liveness lists,
@@ -1276,30 +1418,77 @@ struct Move {
     parked: bool,
 }
 
-/// Uses of each value inside one block, by position.
+/// Uses of each value inside one block, by position: one flat array of
+/// positions grouped by value, with dense per-value ranges reused from
+/// block to block (a stamp tells whose range is current).
+#[derive(Default)]
 struct NextUses {
-    positions: HashMap<Value, Vec<u32>>,
+    /// The block each value's range was last filled for.
+    stamp: Vec<u32>,
+    /// Start and end of each value's positions in `positions`.
+    range: Vec<(u32, u32)>,
+    positions: Vec<u32>,
+    block: u32,
 }
 
 impl NextUses {
-    fn compute<O: Opcode>(s: &Shader<'_, O>, insts: &[Inst]) -> NextUses {
-        let mut positions: HashMap<Value, Vec<u32>> = HashMap::new();
-        for (k, &i) in insts.iter().enumerate() {
-            let d = s.inst(i);
-            if d.op.is_phi() {
-                continue;
+    fn new(values: usize) -> NextUses {
+        NextUses {
+            stamp: vec![u32::MAX; values],
+            range: vec![(0, 0); values],
+            positions: Vec::new(),
+            block: u32::MAX,
+        }
+    }
+
+    /// Record the uses in block `b`'s instructions `insts`.
+    fn fill<O: Opcode>(&mut self, s: &Shader<'_, O>, b: Block, insts: &[Inst]) {
+        self.block = b.0;
+        let uses = || {
+            insts
+                .iter()
+                .enumerate()
+                .filter(|(_, i)| !s.inst(**i).op.is_phi())
+                .flat_map(|(k, &i)| s.inst(i).operands().map(move |v| (k as u32, v)))
+        };
+        // Count, lay the ranges out, then place the positions in order.
+        for (_, v) in uses() {
+            let x = v.index();
+            if self.stamp[x] != self.block {
+                self.stamp[x] = self.block;
+                self.range[x] = (0, 0);
             }
-            for v in d.operands() {
-                positions.entry(v).or_default().push(k as u32);
+            self.range[x].1 += 1;
+        }
+        let mut next = 0;
+        for (_, v) in uses() {
+            let r = &mut self.range[v.index()];
+            if r.0 == 0 {
+                // First sight: reserve `count` slots. Starts are 1-based
+                // (0 marks "not laid out yet"); `.1` becomes the cursor.
+                let count = r.1;
+                *r = (next + 1, next + 1);
+                next += count;
             }
         }
-        NextUses { positions }
+        self.positions.clear();
+        self.positions.resize(next as usize, 0);
+        for (k, v) in uses() {
+            let r = &mut self.range[v.index()];
+            self.positions[(r.1 - 1) as usize] = k;
+            r.1 += 1;
+        }
     }
 
     /// The first use of `v` at or after `pos`.
     fn next(&self, v: Value, pos: u32) -> Option<u32> {
-        let p = self.positions.get(&v)?;
-        let k = p.partition_point(|&x| x < pos);
+        let x = v.index();
+        if self.stamp.get(x) != Some(&self.block) {
+            return None;
+        }
+        let (start, end) = self.range[x];
+        let p = &self.positions[(start - 1) as usize..(end - 1) as usize];
+        let k = p.partition_point(|&q| q < pos);
         p.get(k).copied()
     }
 }

@@ -142,7 +142,7 @@ impl<'c, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Checker<'c, 'a, O, T> {
     fn transfer(&self, b: Block, st: &mut State, verify: bool) -> Result<(), CheckError> {
         for &i in self.s.block_insts(b) {
             let d = self.s.inst(i);
-            let edit = self.alloc.edits.get(&i).copied();
+            let edit = self.alloc.edit(i);
             match edit {
                 Some(Edit::Merge) => {}
                 Some(Edit::Copy) => {
@@ -176,7 +176,7 @@ impl<'c, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Checker<'c, 'a, O, T> {
                         continue;
                     }
                     if verify {
-                        let want = &self.alloc.original_operands[i.index()];
+                        let want = self.alloc.original_operands.of(i);
                         for (k, v) in d.operands().enumerate() {
                             let Some(&w) = want.get(k) else {
                                 return Err(self.error(b, i, "operand count changed"));
@@ -261,7 +261,7 @@ impl<'c, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Checker<'c, 'a, O, T> {
                     continue;
                 }
                 let Some(r) = d.result else { continue };
-                let want = &self.alloc.original_operands[i.index()];
+                let want = self.alloc.original_operands.of(i);
                 for (k, &p) in d.targets.iter().enumerate() {
                     let Some(exit) = exits[p.index()].as_ref() else {
                         continue;
