@@ -332,6 +332,22 @@ mod tests {
         }
     }
 
+    /// Fuzz finding (session 5): an `OpSpecConstantOp` wrapping an opcode
+    /// with a context-dependent literal made rspirv's decoder panic. Such
+    /// wrapped opcodes are now rejected before rspirv runs.
+    #[test]
+    fn fuzz_finding_spec_constant_op_with_contextual_operand_is_rejected() {
+        let data = include_bytes!("../tests/spirv_lower_crash_spec_constant_op.bin");
+        check(data).unwrap();
+        let words = spirv_words(&data[..data.len() / 4 * 4]).unwrap();
+        let arena = lathe_ir::Bump::new();
+        match lower_spirv(&arena, &words, &Options::default()) {
+            Err(Error::Parse(msg)) => assert!(msg.contains("OpSpecConstantOp"), "{msg}"),
+            Err(e) => panic!("expected a parse error, got {e}"),
+            Ok(_) => panic!("a malformed OpSpecConstantOp was accepted"),
+        }
+    }
+
     #[test]
     fn truncated_and_garbage_binaries_are_rejected_cleanly() {
         let arena = lathe_ir::Bump::new();

@@ -149,6 +149,36 @@ impl Consumer for Collect {
     }
 }
 
+/// rspirv's decoder panics on an `OpSpecConstantOp` whose wrapped opcode
+/// has an operand whose layout depends on context (a literal sized by a
+/// type, `OpSwitch`'s pairs, a nested `OpSpecConstantOp`); none of those
+/// opcodes is allowed there, so such an instruction is rejected first.
+fn check_spec_constant_op(words: &[u32], at: usize, count: usize) -> Result<(), Error> {
+    use rspirv::grammar::{INSTRUCTION_TABLE, OperandKind};
+    if words[at] & 0xffff != rspirv::spirv::Op::SpecConstantOp as u32 || count < 4 {
+        return Ok(());
+    }
+    let inner = words[at + 3];
+    let Some(grammar) = INSTRUCTION_TABLE.lookup_opcode(inner) else {
+        return Ok(()); // rspirv reports an unknown opcode itself
+    };
+    let contextual = grammar.operands.iter().any(|o| {
+        matches!(
+            o.kind,
+            OperandKind::LiteralContextDependentNumber
+                | OperandKind::PairLiteralIntegerIdRef
+                | OperandKind::LiteralSpecConstantOpInteger
+        )
+    });
+    if contextual {
+        return Err(Error::Parse(format!(
+            "OpSpecConstantOp at word offset {at} wraps Op{}, which is not allowed there",
+            grammar.opname
+        )));
+    }
+    Ok(())
+}
+
 /// SPIR-V's id bound above which the tables would be unreasonable.
 const MAX_BOUND: u32 = 1 << 22;
 
@@ -187,6 +217,7 @@ impl Module {
                     words.len()
                 )));
             }
+            check_spec_constant_op(words, at, count)?;
             offsets.push(at as u32);
             at += count;
         }
