@@ -53,9 +53,11 @@ impl Oracle {
                 vk::PipelineStageFlags::COMPUTE_SHADER,
                 vk::AccessFlags::SHADER_WRITE,
             );
+            bound.record_image_readback(&scratch, cmd);
         })?;
         Ok(ComputeOutput {
             storage_buffers: bound.read_storage(),
+            storage_images: bound.read_storage_images(),
         })
     }
 }

@@ -9,8 +9,8 @@
 
 use crate::device::Oracle;
 use crate::{
-    AddressMode, CompareOp, OracleError, Resource, ResourceBinding, Sampler, ScalarKind, Texture,
-    TextureDim,
+    AddressMode, CompareOp, OracleError, Resource, ResourceBinding, Sampler, ScalarKind,
+    StorageFormat, Texture, TextureDim,
 };
 use ash::vk;
 use std::collections::BTreeMap;
@@ -114,6 +114,8 @@ pub(crate) struct Image {
     extent: vk::Extent3D,
     layers: u32,
     aspect: vk::ImageAspectFlags,
+    /// The layout shaders use it in.
+    layout: vk::ImageLayout,
 }
 
 impl<'o> Scratch<'o> {
@@ -246,6 +248,17 @@ impl<'o> Scratch<'o> {
         t: &Texture,
         usage: vk::ImageUsageFlags,
     ) -> Result<Image, OracleError> {
+        self.image_of(t, usage, None)
+    }
+
+    /// [`Scratch::image`], or a storage image of `storage`'s format (in the
+    /// general layout, staged even without texels so it can be read back).
+    fn image_of(
+        &mut self,
+        t: &Texture,
+        usage: vk::ImageUsageFlags,
+        storage: Option<StorageFormat>,
+    ) -> Result<Image, OracleError> {
         let (dim, width, height, layers) = (t.dim, t.width, t.height, t.layers);
         if width == 0 || height == 0 || layers == 0 {
             return Err(OracleError::InvalidJob(format!(
@@ -269,9 +282,24 @@ impl<'o> Scratch<'o> {
                 "a depth texture is a float 2D, 2D array or cube texture".into(),
             ));
         }
-        let (format, aspect) = match t.depth {
-            true => (vk::Format::D32_SFLOAT, vk::ImageAspectFlags::DEPTH),
-            false => (rgba32_format(t.kind), vk::ImageAspectFlags::COLOR),
+        if storage.is_some() && t.depth {
+            return Err(OracleError::InvalidJob(
+                "a storage image cannot be a depth texture".into(),
+            ));
+        }
+        if matches!(
+            storage,
+            Some(StorageFormat::Rgba8Unorm | StorageFormat::Rgba16Float)
+        ) && t.kind != ScalarKind::Float
+        {
+            return Err(OracleError::InvalidJob(
+                "an 8-bit unorm or 16-bit float storage image has float texels".into(),
+            ));
+        }
+        let (format, aspect) = match (t.depth, storage) {
+            (true, _) => (vk::Format::D32_SFLOAT, vk::ImageAspectFlags::DEPTH),
+            (false, Some(f)) => (storage_format(f, t.kind), vk::ImageAspectFlags::COLOR),
+            (false, None) => (rgba32_format(t.kind), vk::ImageAspectFlags::COLOR),
         };
         let (image_type, extent, array_layers) = match dim {
             TextureDim::D3 => (vk::ImageType::TYPE_3D, [width, height, layers], 1),
@@ -318,13 +346,22 @@ impl<'o> Scratch<'o> {
             .subresource_range(subresource_range(aspect, array_layers));
         let view = unsafe { d.create_image_view(&view_info, None) }.vk("vkCreateImageView")?;
         self.views.push(view);
-        let staging = match (t.texels.is_empty(), t.depth) {
-            (true, _) => None,
-            (false, false) => Some(self.host_buffer(&texel_bytes(&t.texels))?),
-            (false, true) => {
+        let staging = match (t.texels.is_empty(), t.depth, storage) {
+            (_, _, Some(f)) => {
+                let mut texels = t.texels.clone();
+                texels.resize(want, [0; 4]);
+                Some(self.host_buffer(&storage_bytes(f, &texels))?)
+            }
+            (true, _, None) => None,
+            (false, false, None) => Some(self.host_buffer(&texel_bytes(&t.texels))?),
+            (false, true, None) => {
                 let depths: Vec<u32> = t.texels.iter().map(|t| t[0]).collect();
                 Some(self.host_buffer(&words_bytes(&depths))?)
             }
+        };
+        let layout = match storage {
+            Some(_) => vk::ImageLayout::GENERAL,
+            None => vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
         };
         Ok(Image {
             image,
@@ -333,17 +370,14 @@ impl<'o> Scratch<'o> {
             extent,
             layers: array_layers,
             aspect,
+            layout,
         })
     }
 
     /// Record the copy of `image`'s staged texels into it, leaving it in
-    /// `layout` for shader stages.
-    pub(crate) fn record_upload(
-        &self,
-        cmd: vk::CommandBuffer,
-        image: &Image,
-        layout: vk::ImageLayout,
-    ) {
+    /// its layout for shader stages.
+    pub(crate) fn record_upload(&self, cmd: vk::CommandBuffer, image: &Image) {
+        let layout = image.layout;
         let d = self.device();
         let range = subresource_range(image.aspect, image.layers);
         let to_transfer = vk::ImageMemoryBarrier::default()
@@ -357,7 +391,7 @@ impl<'o> Scratch<'o> {
             .subresource_range(range);
         let to_shader = to_transfer
             .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
-            .dst_access_mask(vk::AccessFlags::SHADER_READ)
+            .dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE)
             .old_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
             .new_layout(layout);
         let region = vk::BufferImageCopy::default()
@@ -485,6 +519,7 @@ impl<'o> Scratch<'o> {
             sets: Vec::new(),
             storage: BTreeMap::new(),
             images: Vec::new(),
+            storage_images: BTreeMap::new(),
         };
         if set_count == 0 {
             return Ok(bound);
@@ -549,6 +584,18 @@ impl<'o> Scratch<'o> {
                     let info = [vk::DescriptorImageInfo::default().sampler(sampler)];
                     unsafe { d.update_descriptor_sets(&[write.image_info(&info)], &[]) };
                 }
+                Resource::StorageImage(texture, format) => {
+                    let usage = vk::ImageUsageFlags::STORAGE | vk::ImageUsageFlags::TRANSFER_SRC;
+                    let image = self.image_of(texture, usage, Some(*format))?;
+                    let info = [vk::DescriptorImageInfo::default()
+                        .image_view(image.view)
+                        .image_layout(vk::ImageLayout::GENERAL)];
+                    unsafe { d.update_descriptor_sets(&[write.image_info(&info)], &[]) };
+                    bound
+                        .storage_images
+                        .insert((r.set, r.binding), (bound.images.len(), *format));
+                    bound.images.push(image);
+                }
             }
         }
         Ok(bound)
@@ -608,6 +655,8 @@ pub(crate) struct Bound {
     pub(crate) sets: Vec<vk::DescriptorSet>,
     pub(crate) storage: BTreeMap<(u32, u32), HostBuffer>,
     pub(crate) images: Vec<Image>,
+    /// Storage images by `(set, binding)`: index into `images`, format.
+    pub(crate) storage_images: BTreeMap<(u32, u32), (usize, StorageFormat)>,
 }
 
 impl Bound {
@@ -621,7 +670,7 @@ impl Bound {
         push_constants: &[u32],
     ) {
         for image in &self.images {
-            scratch.record_upload(cmd, image, vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL);
+            scratch.record_upload(cmd, image);
         }
         let d = scratch.device();
         // SAFETY: `cmd` is recording; the sets and layout are live.
@@ -646,6 +695,75 @@ impl Bound {
                 );
             }
         }
+    }
+
+    /// Record the copy of every storage image back into its staging
+    /// buffer, visible to the host (after the shader work).
+    pub(crate) fn record_image_readback(&self, scratch: &Scratch<'_>, cmd: vk::CommandBuffer) {
+        let d = scratch.device();
+        for &(i, _) in self.storage_images.values() {
+            let image = &self.images[i];
+            let Some(staging) = &image.staging else {
+                continue;
+            };
+            let to_transfer = vk::ImageMemoryBarrier::default()
+                .src_access_mask(vk::AccessFlags::SHADER_WRITE)
+                .dst_access_mask(vk::AccessFlags::TRANSFER_READ)
+                .old_layout(vk::ImageLayout::GENERAL)
+                .new_layout(vk::ImageLayout::TRANSFER_SRC_OPTIMAL)
+                .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                .image(image.image)
+                .subresource_range(subresource_range(image.aspect, image.layers));
+            let region = vk::BufferImageCopy::default()
+                .image_subresource(vk::ImageSubresourceLayers {
+                    aspect_mask: image.aspect,
+                    mip_level: 0,
+                    base_array_layer: 0,
+                    layer_count: image.layers,
+                })
+                .image_extent(image.extent);
+            // SAFETY: `cmd` is recording; the image and buffer are live.
+            unsafe {
+                d.cmd_pipeline_barrier(
+                    cmd,
+                    vk::PipelineStageFlags::ALL_COMMANDS,
+                    vk::PipelineStageFlags::TRANSFER,
+                    vk::DependencyFlags::empty(),
+                    &[],
+                    &[],
+                    &[to_transfer],
+                );
+                d.cmd_copy_image_to_buffer(
+                    cmd,
+                    image.image,
+                    vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+                    staging.buffer,
+                    &[region],
+                );
+            }
+        }
+        record_to_host(
+            d,
+            cmd,
+            vk::PipelineStageFlags::TRANSFER,
+            vk::AccessFlags::TRANSFER_WRITE,
+        );
+    }
+
+    /// Every storage image's texels (after the job finished).
+    pub(crate) fn read_storage_images(&self) -> BTreeMap<(u32, u32), Vec<[u32; 4]>> {
+        self.storage_images
+            .iter()
+            .filter_map(|(&key, &(i, format))| {
+                let image = &self.images[i];
+                let staging = image.staging.as_ref()?;
+                let mut texels = storage_texels(format, &staging.read_words());
+                let e = image.extent;
+                texels.truncate((e.width * e.height * e.depth * image.layers) as usize);
+                Some((key, texels))
+            })
+            .collect()
     }
 
     /// Every storage buffer's words (after the job finished).
@@ -738,6 +856,51 @@ pub(crate) fn rgba32_format(kind: ScalarKind) -> vk::Format {
     }
 }
 
+fn storage_format(format: StorageFormat, kind: ScalarKind) -> vk::Format {
+    match (format, kind) {
+        (StorageFormat::Rgba32, kind) => rgba32_format(kind),
+        (StorageFormat::R32, ScalarKind::Float) => vk::Format::R32_SFLOAT,
+        (StorageFormat::R32, ScalarKind::Sint) => vk::Format::R32_SINT,
+        (StorageFormat::R32, ScalarKind::Uint) => vk::Format::R32_UINT,
+        (StorageFormat::Rgba8Unorm, _) => vk::Format::R8G8B8A8_UNORM,
+        (StorageFormat::Rgba16Float, _) => vk::Format::R16G16B16A16_SFLOAT,
+    }
+}
+
+/// Texels as the bytes of `format` (each word holds one component's bits).
+fn storage_bytes(format: StorageFormat, texels: &[[u32; 4]]) -> Vec<u8> {
+    match format {
+        StorageFormat::Rgba32 => texel_bytes(texels),
+        StorageFormat::R32 => texels.iter().flat_map(|t| t[0].to_le_bytes()).collect(),
+        StorageFormat::Rgba8Unorm => texels.iter().flatten().map(|&c| c as u8).collect(),
+        StorageFormat::Rgba16Float => texels
+            .iter()
+            .flatten()
+            .flat_map(|&c| (c as u16).to_le_bytes())
+            .collect(),
+    }
+}
+
+/// The inverse of [`storage_bytes`], from the staging buffer's words.
+fn storage_texels(format: StorageFormat, words: &[u32]) -> Vec<[u32; 4]> {
+    let bytes = words_bytes(words);
+    match format {
+        StorageFormat::Rgba32 => words
+            .chunks_exact(4)
+            .map(|c| [c[0], c[1], c[2], c[3]])
+            .collect(),
+        StorageFormat::R32 => words.iter().map(|&w| [w, 0, 0, 0]).collect(),
+        StorageFormat::Rgba8Unorm => bytes
+            .chunks_exact(4)
+            .map(|c| std::array::from_fn(|k| u32::from(c[k])))
+            .collect(),
+        StorageFormat::Rgba16Float => bytes
+            .chunks_exact(8)
+            .map(|c| std::array::from_fn(|k| u16::from_le_bytes([c[2 * k], c[2 * k + 1]]) as u32))
+            .collect(),
+    }
+}
+
 pub(crate) fn subresource_range(
     aspect: vk::ImageAspectFlags,
     layers: u32,
@@ -758,6 +921,7 @@ fn descriptor_type(resource: &Resource) -> vk::DescriptorType {
         Resource::CombinedImageSampler(..) => vk::DescriptorType::COMBINED_IMAGE_SAMPLER,
         Resource::SampledImage(_) => vk::DescriptorType::SAMPLED_IMAGE,
         Resource::Sampler(_) => vk::DescriptorType::SAMPLER,
+        Resource::StorageImage(..) => vk::DescriptorType::STORAGE_IMAGE,
     }
 }
 

@@ -11,8 +11,9 @@
 //! Two kinds of job:
 //!
 //! - [`ComputeJob`]: a compute entry point with specialization constants,
-//!   buffers and textures by set/binding, push constants and a workgroup
-//!   count; returns every storage buffer's final contents.
+//!   buffers, textures and storage images by set/binding, push constants
+//!   and a workgroup count; returns every storage buffer's and storage
+//!   image's final contents.
 //! - [`FragmentJob`]: a fragment entry point drawn on one full-screen
 //!   triangle by a built-in vertex shader whose varyings are given per
 //!   vertex ([`Varying`]), into 32-bit RGBA targets; returns every target's
@@ -120,6 +121,27 @@ pub enum Resource {
     SampledImage(Texture),
     /// A sampler alone (WGSL `sampler`).
     Sampler(Sampler),
+    /// A storage image (GLSL `image2D`, WGSL `texture_storage_2d`) of the
+    /// given format, read back after a compute job
+    /// ([`ComputeOutput::storage_images`]). Not for depth textures.
+    StorageImage(Texture, StorageFormat),
+}
+
+/// A storage image's texel format. Texels cross the API as raw bits of
+/// the format's components, one per word: 32-bit components as they are
+/// (of the texture's [`ScalarKind`]), 8-bit unorm components as `0..=255`,
+/// 16-bit float components as their half-precision bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StorageFormat {
+    /// Four 32-bit components (`R32G32B32A32_*`).
+    Rgba32,
+    /// One 32-bit component (`R32_*`; the format of image atomics); the
+    /// other words of a texel are ignored and read back as 0.
+    R32,
+    /// `R8G8B8A8_UNORM` (the texture's kind must be float).
+    Rgba8Unorm,
+    /// `R16G16B16A16_SFLOAT` (the texture's kind must be float).
+    Rgba16Float,
 }
 
 /// How a texture is viewed.
@@ -220,6 +242,9 @@ pub struct ComputeJob<'a> {
 pub struct ComputeOutput {
     /// Every storage buffer's final words by `(set, binding)`.
     pub storage_buffers: BTreeMap<(u32, u32), Vec<u32>>,
+    /// Every storage image's final texels by `(set, binding)`, in the
+    /// layout and encoding of [`Texture::texels`] and [`StorageFormat`].
+    pub storage_images: BTreeMap<(u32, u32), Vec<[u32; 4]>>,
 }
 
 /// A fragment shader input fed by the built-in vertex shader.

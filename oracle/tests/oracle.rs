@@ -256,3 +256,103 @@ fn fragment_textures_and_discard() {
         }
     }
 }
+
+#[test]
+fn compute_storage_images() {
+    use lathe_oracle::{StorageFormat, TextureDim};
+    let words = spirv(
+        r#"
+        @group(0) @binding(0) var colour: texture_storage_2d<rgba32float, read_write>;
+        @group(0) @binding(1) var counts: texture_storage_2d<r32uint, atomic>;
+        @group(0) @binding(2) var bytes: texture_storage_2d<rgba8unorm, write>;
+        @group(0) @binding(3) var halves: texture_storage_2d<rgba16float, write>;
+        @compute @workgroup_size(2, 2)
+        fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+            let p = vec2<i32>(id.xy);
+            textureStore(colour, p, textureLoad(colour, p) * 2.0);
+            textureAtomicAdd(counts, vec2<i32>(0, 0), id.x + 1u);
+            textureStore(bytes, p, vec4<f32>(0.0, 1.0, 0.5, f32(id.x)));
+            textureStore(halves, p, vec4<f32>(-2.0, 0.25, 65504.0, f32(id.y)));
+        }"#,
+        naga::ShaderStage::Compute,
+    );
+    let texture = |kind, texels: Vec<[u32; 4]>| Texture {
+        dim: TextureDim::D2,
+        kind,
+        depth: false,
+        width: 2,
+        height: 2,
+        layers: 1,
+        texels,
+    };
+    let colour: Vec<[u32; 4]> = (0..4)
+        .map(|i| [i as f32, 1.0, -3.0, 0.5].map(f32::to_bits))
+        .collect();
+    let resources = [
+        ResourceBinding::new(
+            0,
+            0,
+            Resource::StorageImage(texture(ScalarKind::Float, colour), StorageFormat::Rgba32),
+        ),
+        ResourceBinding::new(
+            0,
+            1,
+            Resource::StorageImage(
+                texture(ScalarKind::Uint, vec![[100, 0, 0, 0]; 4]),
+                StorageFormat::R32,
+            ),
+        ),
+        ResourceBinding::new(
+            0,
+            2,
+            Resource::StorageImage(
+                texture(ScalarKind::Float, Vec::new()),
+                StorageFormat::Rgba8Unorm,
+            ),
+        ),
+        ResourceBinding::new(
+            0,
+            3,
+            Resource::StorageImage(
+                texture(ScalarKind::Float, Vec::new()),
+                StorageFormat::Rgba16Float,
+            ),
+        ),
+    ];
+    let out = oracle()
+        .run_compute(&ComputeJob {
+            spirv: &words,
+            entry_point: "main",
+            specialization: &[],
+            resources: &resources,
+            push_constants: &[],
+            workgroups: [1, 1, 1],
+        })
+        .unwrap();
+    let images = &out.storage_images;
+    let doubled: Vec<[u32; 4]> = (0..4)
+        .map(|i| [2.0 * i as f32, 2.0, -6.0, 1.0].map(f32::to_bits))
+        .collect();
+    assert_eq!(images[&(0, 0)], doubled);
+    // Two invocations with x = 0 add 1, two with x = 1 add 2.
+    assert_eq!(
+        images[&(0, 1)],
+        vec![
+            [106, 0, 0, 0],
+            [100, 0, 0, 0],
+            [100, 0, 0, 0],
+            [100, 0, 0, 0]
+        ]
+    );
+    // 0.5 * 255 = 127.5 rounds to 127 or 128.
+    for (i, t) in images[&(0, 2)].iter().enumerate() {
+        assert!(
+            t[0] == 0 && t[1] == 255 && (127..=128).contains(&t[2]) && t[3] == 255 * (i as u32 % 2),
+            "{t:?}"
+        );
+    }
+    let halves: Vec<[u32; 4]> = (0..4)
+        .map(|i| [0xc000, 0x3400, 0x7bff, if i < 2 { 0 } else { 0x3c00 }])
+        .collect();
+    assert_eq!(images[&(0, 3)], halves);
+}
