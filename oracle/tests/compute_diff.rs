@@ -13,8 +13,7 @@
 //! (`ir/examples/all_opcodes.lir`, which the IR's own tests prove complete)
 //! and every instruction the frontend expands
 //! ([`lathe_frontend::GLSL_STD450_LOWERED`]). It fails on a gap, except
-//! for the opcodes in [`UNREACHABLE`], which compute shaders cannot reach,
-//! and those in [`NOT_YET`], which the generator does not emit yet.
+//! for the opcodes in [`UNREACHABLE`], which compute shaders cannot reach.
 //!
 //! Lavapipe (Mesa 22.3.6) computes `OpSMod` as `OpSRem`
 //! (`smod_takes_the_divisors_sign` shows it against plain Rust
@@ -28,11 +27,14 @@ mod support;
 
 use lathe_frontend::{Options, lower_spirv};
 use lathe_ir::interp::{Dispatch, Memory};
-use lathe_ir::{Invocation, Limits};
+use lathe_ir::texture::Image;
+use lathe_ir::{Dim, Invocation, Limits, Texture};
+use rspirv::spirv::GlslStd450Op;
 use std::collections::BTreeSet;
+use support::bind::set;
 use support::precision::{check, exact_equal};
 use support::random_compute::{Check, RandomShader, generate};
-use support::{oracle, random_spirv, run_on_lavapipe_full, spirv_variants, wgsl_to_spirv};
+use support::{Outputs, oracle, random_spirv, run_on_lavapipe_full, spirv_variants, wgsl_to_spirv};
 
 /// Generic opcodes no compute shader can reach, with the reason.
 const UNREACHABLE: [(&str, &str); 8] = [
@@ -65,30 +67,6 @@ const UNREACHABLE: [(&str, &str); 8] = [
         "output",
         "meta instruction of hand-written IR; the frontend never emits it",
     ),
-];
-
-/// Generic opcodes and GLSL.std.450 instructions compute shaders can reach
-/// but the generator does not emit yet, with the reason. The test fails
-/// when one of them is reached (the entry is stale).
-const NOT_YET: [(&str, &str); 15] = [
-    (
-        "collect",
-        "texture coordinates and results: textures not generated yet",
-    ),
-    ("split", "texture results: textures not generated yet"),
-    ("sample", "textures not generated yet"),
-    ("gather", "textures not generated yet"),
-    ("texel_fetch", "textures not generated yet"),
-    ("texture_size", "textures not generated yet"),
-    ("texture_levels", "textures not generated yet"),
-    ("image_load", "storage images not generated yet"),
-    ("image_store", "storage images not generated yet"),
-    ("image_atomic", "storage images not generated yet"),
-    ("image_size", "storage images not generated yet"),
-    ("rcp", "not generated yet"),
-    ("GLSL.std.450 Round", "not generated yet"),
-    ("GLSL.std.450 UClamp", "not generated yet"),
-    ("GLSL.std.450 SClamp", "not generated yet"),
 ];
 
 /// What the shaders exercised: generic opcode names and GLSL.std.450
@@ -156,13 +134,10 @@ fn opcodes(text: &str, seen: &mut BTreeSet<String>) {
     }
 }
 
-/// Run `shader` in the interpreter; returns (dst, atomics) words and
+/// Run `shader` in the interpreter; returns what it left behind and
 /// records the opcodes of the lowered shader in `seen`.
-fn interpret(
-    shader: &RandomShader,
-    spirv: &[u32],
-    seen: &mut Coverage,
-) -> Result<(Vec<u32>, Vec<u32>), String> {
+fn interpret(shader: &RandomShader, spirv: &[u32], seen: &mut Coverage) -> Result<Outputs, String> {
+    use support::random_compute::{IMG, TEX};
     let arena = lathe_ir::Bump::new();
     // Without the cleanup passes, so every opcode the lowering emits counts.
     let raw = lower_spirv(
@@ -184,27 +159,47 @@ fn interpret(
     };
     let mut memory = Memory::default();
     let contents = [&shader.src, &shader.dst, &shader.atomics];
-    let mut dst_index = None;
-    let mut atom_index = None;
+    let (mut dst_index, mut atom_index, mut image_index, mut counts_index) =
+        (None, None, None, None);
+    let image = |channels, texels: &Vec<[u32; 4]>| Image {
+        texels: texels.clone(),
+        ..Image::new_2d(IMG, IMG, channels)
+    };
     for r in &iface.resources {
         let index = r.index as usize;
         match (r.kind.as_str(), r.binding) {
             ("storage_buffer", b @ 0..=2) => {
-                if memory.ssbos.len() <= index {
-                    memory.ssbos.resize(index + 1, Vec::new());
-                }
-                memory.ssbos[index] = contents[b as usize].clone();
+                set(
+                    &mut memory.ssbos,
+                    index,
+                    contents[b as usize].clone(),
+                    Vec::new(),
+                );
                 if b == 1 {
                     dst_index = Some(index);
                 } else if b == 2 {
                     atom_index = Some(index);
                 }
             }
-            ("uniform_buffer", 3) => {
-                if base.ubos.len() <= index {
-                    base.ubos.resize(index + 1, Vec::new());
-                }
-                base.ubos[index] = shader.uniform.clone();
+            ("uniform_buffer", 3) => set(&mut base.ubos, index, shader.uniform.clone(), Vec::new()),
+            ("sampled_image", 4) => {
+                let mut texels = shader.texture.iter();
+                let t = Texture::from_fn(Dim::D2, [TEX, TEX, 1], 1, 1, |_, _, _, _, _| {
+                    texels.next().map_or([0.0; 4], |t| t.map(f32::from_bits))
+                });
+                set(&mut base.textures, index, t.clone(), t);
+            }
+            // Samplers default to nearest, clamp to edge: the oracle's.
+            ("sampler", 5) => {}
+            ("storage_image", 6) => {
+                let i = image(4, &shader.image);
+                set(&mut memory.images, index, i.clone(), i);
+                image_index = Some(index);
+            }
+            ("storage_image", 7) => {
+                let i = image(1, &shader.counts);
+                set(&mut memory.images, index, i.clone(), i);
+                counts_index = Some(index);
             }
             (kind, b) => return Err(format!("unexpected {kind} at binding {b}")),
         }
@@ -222,14 +217,23 @@ fn interpret(
         Limits::default(),
     )
     .map_err(|e| format!("interpreter: {e}"))?;
-    // A buffer the shader does not use is not in the interface: unchanged.
-    let take = |i: Option<usize>, initial: &Vec<u32>| {
+    // A resource the shader does not use is not in the interface: unchanged.
+    let buffer = |i: Option<usize>, initial: &Vec<u32>| {
         i.map_or(initial.clone(), |i| memory.ssbos[i].clone())
     };
-    Ok((
-        take(dst_index, &shader.dst),
-        take(atom_index, &shader.atomics),
-    ))
+    let texels = |i: Option<usize>, initial: &Vec<[u32; 4]>, channels: usize| {
+        let mut t = i.map_or(initial.clone(), |i| memory.images[i].texels.clone());
+        // The format stores `channels` components (the oracle reads 0 for
+        // the others).
+        t.iter_mut().for_each(|t| t[channels..].fill(0));
+        t
+    };
+    Ok(Outputs {
+        dst: buffer(dst_index, &shader.dst),
+        atomics: buffer(atom_index, &shader.atomics),
+        image: texels(image_index, &shader.image, 4),
+        counts: texels(counts_index, &shader.counts, 1),
+    })
 }
 
 /// What the shaders compared: result words per check class, and shaders
@@ -242,6 +246,8 @@ struct Stats {
     bounded: usize,
     smod_shaders: usize,
     smod_instructions: usize,
+    round_shaders: usize,
+    round_instructions: usize,
 }
 
 /// Compare one shader; the error names the first slots that differ.
@@ -265,16 +271,33 @@ fn compare(seed: u64, stats: &mut Stats, seen: &mut Coverage) -> Result<(), Stri
         *class += shader.invocations() as usize;
     }
     let mut problems = differences(&shader, &gpu, &ours);
+    let mut gpu = gpu;
     if !problems.is_empty() {
         // Lavapipe's OpSMod is OpSRem: only the spelled-out form may tell
         // whether anything else differs.
         let (expanded, smods) = spirv_variants::expand_smod(&spirv)?;
         if smods > 0 {
-            let gpu = run_on_lavapipe_full(oracle(), &shader, &expanded);
+            gpu = run_on_lavapipe_full(oracle(), &shader, &expanded);
             problems = differences(&shader, &gpu, &ours);
             if problems.is_empty() {
                 stats.smod_shaders += 1;
                 stats.smod_instructions += smods;
+            }
+        }
+    }
+    if !problems.is_empty() {
+        // GLSL.std.450 Round rounds a tie in "a direction chosen by the
+        // implementation": lavapipe's is to even, ours away from zero
+        // (`round_is_half_away_from_zero`). The interpreter runs again
+        // with lavapipe's choice.
+        let (even, rounds) =
+            spirv_variants::swap_glsl(&spirv, GlslStd450Op::Round, GlslStd450Op::RoundEven)?;
+        if rounds > 0 {
+            let ours = interpret(&shader, &even, &mut Coverage::default())?;
+            problems = differences(&shader, &gpu, &ours);
+            if problems.is_empty() {
+                stats.round_shaders += 1;
+                stats.round_instructions += rounds;
             }
         }
     }
@@ -290,23 +313,34 @@ fn compare(seed: u64, stats: &mut Stats, seen: &mut Coverage) -> Result<(), Stri
     }
 }
 
-/// Where lavapipe's (dst, atomics) words and the interpreter's disagree.
-fn differences(
-    shader: &RandomShader,
-    (gpu_dst, gpu_atoms): &(Vec<u32>, Vec<u32>),
-    (dst, atoms): &(Vec<u32>, Vec<u32>),
-) -> Vec<String> {
+/// Where lavapipe's results and the interpreter's disagree.
+fn differences(shader: &RandomShader, gpu: &Outputs, ours: &Outputs) -> Vec<String> {
     let mut problems = Vec::new();
-    if atoms != gpu_atoms {
+    if ours.atomics != gpu.atomics {
         problems.push(format!(
-            "atomics: lavapipe {gpu_atoms:x?}, interpreter {atoms:x?}"
+            "atomics: lavapipe {:x?}, interpreter {:x?}",
+            gpu.atomics, ours.atomics
         ));
+    }
+    if ours.counts != gpu.counts {
+        problems.push(format!(
+            "atomic image: lavapipe {:x?}, interpreter {:x?}",
+            gpu.counts, ours.counts
+        ));
+    }
+    // Storage image texels are written from exactly defined floats.
+    for (k, (g, i)) in gpu.image.iter().zip(&ours.image).enumerate() {
+        if (0..4).any(|c| !exact_equal(&Check::Float, g[c], i[c])) {
+            problems.push(format!(
+                "storage image texel {k}: lavapipe {g:x?}, interpreter {i:x?}"
+            ));
+        }
     }
     let n = shader.slots.len();
     for inv in 0..shader.invocations() as usize {
         let (g, i) = (
-            &gpu_dst[inv * n..(inv + 1) * n],
-            &dst[inv * n..(inv + 1) * n],
+            &gpu.dst[inv * n..(inv + 1) * n],
+            &ours.dst[inv * n..(inv + 1) * n],
         );
         for (slot, c) in shader.slots.iter().enumerate() {
             let ok = match c {
@@ -329,11 +363,12 @@ fn differences(
 
 #[test]
 fn random_compute_shaders_match_lavapipe() {
-    let only: Option<u64> = std::env::var("LATHE_ORACLE_SEED")
+    // `LATHE_ORACLE_SEED=11,19,31` runs those seeds only (and prints them).
+    let only: Option<Vec<u64>> = std::env::var("LATHE_ORACLE_SEED")
         .ok()
-        .and_then(|s| s.parse().ok());
+        .map(|s| s.split(',').filter_map(|n| n.trim().parse().ok()).collect());
     let seeds: Vec<u64> = (0..SHADERS)
-        .filter(|s| only.is_none_or(|o| o == *s))
+        .filter(|s| only.as_ref().is_none_or(|o| o.contains(s)))
         .collect();
     // Two workers share the lavapipe device (pipeline creation runs in parallel).
     let (mut failures, mut stats, mut seen) = (Vec::new(), Stats::default(), Coverage::default());
@@ -362,6 +397,8 @@ fn random_compute_shaders_match_lavapipe() {
             stats.bounded += s.bounded;
             stats.smod_shaders += s.smod_shaders;
             stats.smod_instructions += s.smod_instructions;
+            stats.round_shaders += s.round_shaders;
+            stats.round_instructions += s.round_instructions;
         }
     });
     println!(
@@ -375,6 +412,10 @@ fn random_compute_shaders_match_lavapipe() {
     println!(
         "{} shaders equal only with OpSMod spelled out for lavapipe ({} OpSMod; lavapipe computes OpSRem)",
         stats.smod_shaders, stats.smod_instructions
+    );
+    println!(
+        "{} shaders equal only with Round ties to even in the interpreter too ({} Round; the tie direction is the implementation's)",
+        stats.round_shaders, stats.round_instructions
     );
     let gaps = coverage_gaps(&seen);
     for f in &failures {
@@ -390,25 +431,10 @@ fn random_compute_shaders_match_lavapipe() {
         failures.len()
     );
     // A single seed cannot cover everything.
-    if only.is_none() {
-        let missing: Vec<&String> = gaps
-            .iter()
-            .filter(|g| !NOT_YET.iter().any(|(n, _)| n == g))
-            .collect();
-        assert!(
-            missing.is_empty(),
-            "not exercised by the {SHADERS} shaders: {missing:?}"
-        );
-        let stale: Vec<&str> = NOT_YET
-            .iter()
-            .map(|(n, _)| *n)
-            .filter(|n| !gaps.iter().any(|g| g == n))
-            .collect();
-        assert!(
-            stale.is_empty(),
-            "exercised now, drop them from NOT_YET: {stale:?}"
-        );
-    }
+    assert!(
+        only.is_some() || gaps.is_empty(),
+        "not exercised by the {SHADERS} shaders: {gaps:?}"
+    );
 }
 
 /// Print what the shaders covered; returns what they should have and did not.
@@ -555,4 +581,77 @@ fn smod_takes_the_divisors_sign() {
     let ours: Vec<i32> = memory.ssbos[0].iter().map(|&x| x as i32).collect();
     println!("a, b: {cases:?}\nspec:      {want:?}\nlavapipe:  {gpu:?}\ninterp:    {ours:?}");
     assert_eq!(ours, want, "the interpreter's OpSMod against the spec");
+}
+
+/// GLSL.std.450 `Round` in the interpreter against Rust's `f32::round`
+/// (half away from zero, the direction the lowering picks for ties),
+/// and on lavapipe against it for every value that is not a tie.
+#[test]
+fn round_is_half_away_from_zero() {
+    // naga writes `round` as RoundEven; every one is made Round below.
+    let wgsl = r#"
+        @group(0) @binding(0) var<storage, read_write> data: array<f32>;
+        @compute @workgroup_size(1)
+        fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+            data[id.x] = round(data[id.x]);
+        }"#;
+    let naga = wgsl_to_spirv(wgsl, naga::ShaderStage::Compute).expect("WGSL compiles");
+    let (spirv, n) = spirv_variants::swap_glsl(&naga, GlslStd450Op::RoundEven, GlslStd450Op::Round)
+        .expect("rewrite");
+    assert_eq!(n, 1);
+    let input: [f32; 14] = [
+        0.49999997, 0.5, 1.5, 2.5, -0.5, -2.5, 8388609.0, -8388609.0, 1e10, 3.7, -3.2, 0.0, -0.0,
+        0.50000006,
+    ];
+    let words: Vec<u32> = input.iter().map(|x| x.to_bits()).collect();
+    let want: Vec<f32> = input.iter().map(|x| x.round()).collect();
+    let gpu = oracle()
+        .run_compute(&lathe_oracle::ComputeJob {
+            spirv: &spirv,
+            entry_point: "main",
+            specialization: &[],
+            resources: &[lathe_oracle::ResourceBinding::new(
+                0,
+                0,
+                lathe_oracle::Resource::StorageBuffer(words.clone()),
+            )],
+            push_constants: &[],
+            workgroups: [input.len() as u32, 1, 1],
+        })
+        .expect("lavapipe runs");
+    let gpu: Vec<f32> = gpu.storage_buffers[&(0, 0)]
+        .iter()
+        .map(|&x| f32::from_bits(x))
+        .collect();
+    let arena = lathe_ir::Bump::new();
+    let lowered = lower_spirv(&arena, &spirv, &Options::default()).expect("lowers");
+    let mut memory = Memory {
+        ssbos: vec![words],
+        ..Memory::default()
+    };
+    lathe_ir::interp::dispatch(
+        &lowered.shader,
+        &Invocation::default(),
+        &Dispatch {
+            workgroup_size: [1, 1, 1],
+            num_workgroups: [input.len() as u32, 1, 1],
+            shared_words: 0,
+        },
+        &mut memory,
+        Limits::default(),
+    )
+    .expect("interpreter runs");
+    let ours: Vec<f32> = memory.ssbos[0].iter().map(|&x| f32::from_bits(x)).collect();
+    println!("x:        {input:?}\nRust:     {want:?}\nlavapipe: {gpu:?}\ninterp:   {ours:?}");
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(
+        bits(&ours),
+        bits(&want),
+        "the interpreter's Round against Rust"
+    );
+    for ((x, g), w) in input.iter().zip(&gpu).zip(&want) {
+        if x.fract().abs() != 0.5 {
+            assert_eq!(g.to_bits(), w.to_bits(), "lavapipe's Round({x})");
+        }
+    }
 }

@@ -246,16 +246,23 @@ impl Lowerer<'_, '_, '_> {
             G::Trunc => lanes(self, &|l, x, _| l.ftrunc(x[0])),
             G::Fract => lanes(self, &|l, x, _| l.ffract(x[0])),
             G::Round => lanes(self, &|l, x, t| {
-                // Half away from zero: trunc(x + copysign(0.5, x)).
-                let (z, h, mh) = (
+                // Half away from zero: t = trunc(x), plus sign(x) when
+                // |x - t| >= 0.5. (x - t is exact; trunc(x + 0.5) is not:
+                // 0.49999997 + 0.5 rounds up to 1.)
+                let tr = l.ftrunc(x[0]);
+                let d = l.b.fsub(x[0], tr);
+                let ad = l.b.fabs(d);
+                let (z, h, one, m_one) = (
                     l.const_float(t, 0.0),
                     l.const_float(t, 0.5),
-                    l.const_float(t, -0.5),
+                    l.const_float(t, 1.0),
+                    l.const_float(t, -1.0),
                 );
+                let far = l.b.fge(ad, h);
                 let neg = l.b.flt(x[0], z);
-                let half = l.b.sel(neg, mh, h);
-                let s = l.b.fadd(x[0], half);
-                l.ftrunc(s)
+                let step = l.b.sel(neg, m_one, one);
+                let away = l.b.fadd(tr, step);
+                l.b.sel(far, away, tr)
             }),
             G::RoundEven => lanes(self, &|l, x, _| {
                 l.int_unary(lathe_ir::GenericOp::RoundEven, x[0])

@@ -11,7 +11,10 @@ pub mod random_compute;
 pub mod reflect;
 pub mod spirv_variants;
 
-use lathe_oracle::{ComputeJob, Oracle, Resource, ResourceBinding};
+use lathe_oracle::{
+    ComputeJob, Oracle, Resource, ResourceBinding, Sampler, ScalarKind, StorageFormat, Texture,
+    TextureDim,
+};
 use random_compute::RandomShader;
 use std::sync::OnceLock;
 
@@ -75,12 +78,54 @@ pub fn seed_of(path: &str, entry: &str) -> u64 {
 
 /// The resources of a random shader, in binding order.
 pub fn resources(shader: &RandomShader) -> Vec<ResourceBinding> {
+    use random_compute::{IMG, TEX};
+    let texture = |kind, size, texels: &Vec<[u32; 4]>| Texture {
+        dim: TextureDim::D2,
+        kind,
+        depth: false,
+        width: size,
+        height: size,
+        layers: 1,
+        texels: texels.clone(),
+    };
     vec![
         ResourceBinding::new(0, 0, Resource::StorageBuffer(shader.src.clone())),
         ResourceBinding::new(0, 1, Resource::StorageBuffer(shader.dst.clone())),
         ResourceBinding::new(0, 2, Resource::StorageBuffer(shader.atomics.clone())),
         ResourceBinding::new(0, 3, Resource::UniformBuffer(shader.uniform.clone())),
+        ResourceBinding::new(
+            0,
+            4,
+            Resource::SampledImage(texture(ScalarKind::Float, TEX, &shader.texture)),
+        ),
+        ResourceBinding::new(0, 5, Resource::Sampler(Sampler::default())),
+        ResourceBinding::new(
+            0,
+            6,
+            Resource::StorageImage(
+                texture(ScalarKind::Float, IMG, &shader.image),
+                StorageFormat::Rgba32,
+            ),
+        ),
+        ResourceBinding::new(
+            0,
+            7,
+            Resource::StorageImage(
+                texture(ScalarKind::Uint, IMG, &shader.counts),
+                StorageFormat::R32,
+            ),
+        ),
     ]
+}
+
+/// What a random shader leaves behind: its output, atomic words and the
+/// storage images' texels.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outputs {
+    pub dst: Vec<u32>,
+    pub atomics: Vec<u32>,
+    pub image: Vec<[u32; 4]>,
+    pub counts: Vec<[u32; 4]>,
 }
 
 /// The SPIR-V of random shader `seed`: naga's, varied by
@@ -94,16 +139,11 @@ pub fn random_spirv(seed: u64, shader: &RandomShader) -> Result<Vec<u32>, String
 /// Run random shader `seed` on lavapipe; returns its output words.
 pub fn run_on_lavapipe(oracle: &Oracle, seed: u64, shader: &RandomShader) -> Vec<u32> {
     let words = random_spirv(seed, shader).unwrap_or_else(|e| panic!("{e}"));
-    run_on_lavapipe_full(oracle, shader, &words).0
+    run_on_lavapipe_full(oracle, shader, &words).dst
 }
 
-/// Run a random shader's SPIR-V on lavapipe; returns its output and
-/// atomic words.
-pub fn run_on_lavapipe_full(
-    oracle: &Oracle,
-    shader: &RandomShader,
-    spirv: &[u32],
-) -> (Vec<u32>, Vec<u32>) {
+/// Run a random shader's SPIR-V on lavapipe.
+pub fn run_on_lavapipe_full(oracle: &Oracle, shader: &RandomShader, spirv: &[u32]) -> Outputs {
     let resources = resources(shader);
     let mut out = oracle
         .run_compute(&ComputeJob {
@@ -115,7 +155,13 @@ pub fn run_on_lavapipe_full(
             workgroups: shader.workgroups,
         })
         .unwrap_or_else(|e| panic!("lavapipe: {e}\n{}", shader.wgsl));
-    let dst = out.storage_buffers.remove(&(0, 1)).unwrap_or_default();
-    let atoms = out.storage_buffers.remove(&(0, 2)).unwrap_or_default();
-    (dst, atoms)
+    let mut buffer = |b| out.storage_buffers.remove(&(0, b)).unwrap_or_default();
+    let (dst, atomics) = (buffer(1), buffer(2));
+    let mut image = |b| out.storage_images.remove(&(0, b)).unwrap_or_default();
+    Outputs {
+        dst,
+        atomics,
+        image: image(6),
+        counts: image(7),
+    }
 }

@@ -182,7 +182,22 @@ pub struct RandomShader {
     pub push: Vec<u32>,
     /// Per-invocation output slots.
     pub slots: Vec<Check>,
+    /// Sampled texture (binding 4, `texture_2d<f32>`, one level, read with
+    /// a nearest, clamp-to-edge sampler at binding 5): `TEX`×`TEX` texels.
+    pub texture: Vec<[u32; 4]>,
+    /// Storage image (binding 6, `rgba32float`): `IMG`×`IMG` texels;
+    /// invocation `inv` reads and writes only texel `(inv % IMG, inv / IMG)`.
+    pub image: Vec<[u32; 4]>,
+    /// Atomic storage image (binding 7, `r32uint`, component 0 used):
+    /// `IMG`×`IMG` texels; each invocation's own texel as above, and texel
+    /// `(0, IMG - 1)` that every invocation adds to.
+    pub counts: Vec<[u32; 4]>,
 }
+
+/// The sampled texture's width and height.
+pub const TEX: u32 = 4;
+/// The storage images' width and height (more texels than invocations).
+pub const IMG: u32 = 8;
 
 impl RandomShader {
     pub fn invocations(&self) -> u32 {
@@ -263,6 +278,9 @@ pub fn generate(seed: u64) -> RandomShader {
     let body = std::mem::take(&mut g.body);
     let functions = std::mem::take(&mut g.functions);
     let [x, y, z] = workgroup_size;
+    // Masks and shifts, never `%` or `/`: the SPIR-V rewrites turn
+    // divisions into remainders and back.
+    let (img_mask, img_shift) = (IMG - 1, IMG.trailing_zeros());
     let wgsl = format!(
         "struct Push {{ a: u32, b: i32, c: f32, d: f32, zero: u32 }}\n\
          struct Uniforms {{ f: vec4<f32>, u: vec4<u32> }}\n\
@@ -271,6 +289,10 @@ pub fn generate(seed: u64) -> RandomShader {
          @group(0) @binding(1) var<storage, read_write> dst: array<u32>;\n\
          @group(0) @binding(2) var<storage, read_write> atom: array<atomic<u32>>;\n\
          @group(0) @binding(3) var<uniform> ubo: Uniforms;\n\
+         @group(0) @binding(4) var tex: texture_2d<f32>;\n\
+         @group(0) @binding(5) var samp: sampler;\n\
+         @group(0) @binding(6) var img: texture_storage_2d<rgba32float, read_write>;\n\
+         @group(0) @binding(7) var counts: texture_storage_2d<r32uint, atomic>;\n\
          var<workgroup> tile: array<u32, {wg_total}>;\n\
          var<workgroup> wg_count: atomic<u32>;\n\
          const SLOTS: u32 = {slots}u;\n\
@@ -290,6 +312,7 @@ pub fn generate(seed: u64) -> RandomShader {
          \x20   let inv = gid.x + gid.y * nwg.x * {x}u + gid.z * nwg.x * {x}u * nwg.y * {y}u;\n\
          \x20   let base = inv * {INPUTS}u;\n\
          \x20   let o = inv * SLOTS;\n\
+         \x20   let own = vec2<i32>(i32(inv & {img_mask}u), i32(inv >> {img_shift}u));\n\
          {body}}}\n"
     );
     let slots = g.slots;
@@ -303,6 +326,9 @@ pub fn generate(seed: u64) -> RandomShader {
         uniform: Vec::new(),
         push: Vec::new(),
         slots,
+        texture: Vec::new(),
+        image: Vec::new(),
+        counts: Vec::new(),
     };
     let n = shader.invocations();
     for _ in 0..n {
@@ -335,6 +361,14 @@ pub fn generate(seed: u64) -> RandomShader {
         rng.nice_f32().to_bits(),
         0,
     ];
+    let mut floats = |n: u32| -> Vec<[u32; 4]> {
+        (0..n)
+            .map(|_| std::array::from_fn(|_| rng.nice_f32().to_bits()))
+            .collect()
+    };
+    shader.texture = floats(TEX * TEX);
+    shader.image = floats(IMG * IMG);
+    shader.counts = (0..IMG * IMG).map(|_| [rng.word(), 0, 0, 0]).collect();
     shader
 }
 
@@ -678,8 +712,10 @@ impl Gen<'_> {
     }
 
     fn statement(&mut self) {
-        let choice = self.rng.below(if self.nested > 0 { 6 } else { 11 });
+        let choice = self.rng.below(if self.nested > 0 { 6 } else { 13 });
         match choice {
+            11 => self.texture(),
+            12 => self.storage_image(),
             0 | 1 => {
                 let ty = *self.rng.pick(&[Ty::U, Ty::I, Ty::F, Ty::B]);
                 let e = self.expr(ty, 3);
@@ -714,6 +750,73 @@ impl Gen<'_> {
         self.nested -= 1;
         self.vars.truncate(scope);
         self.bind(ty, &name);
+    }
+
+    /// Reads of the sampled texture at texel centres (nearest filtering
+    /// makes every result an exact texel value), and its size queries.
+    fn texture(&mut self) {
+        let k = runtime(Ty::U, &self.expr(Ty::U, 1));
+        let uv = self.fresh("x");
+        let t = TEX;
+        self.line(&format!(
+            "let {uv} = (vec2<f32>(f32({k} & {m}u), f32(({k} >> {s}u) & {m}u)) + 0.5f) / {t}.0f;",
+            m = t - 1,
+            s = t.trailing_zeros()
+        ));
+        let texel = match self.rng.below(4) {
+            0 => {
+                let lod = runtime(Ty::U, &self.expr(Ty::U, 1));
+                format!("textureSampleLevel(tex, samp, {uv}, f32({lod} & 1u))")
+            }
+            1 => format!("textureGather({}, tex, samp, {uv})", self.rng.below(4)),
+            2 => format!("textureLoad(tex, vec2<u32>({uv} * {t}.0f), 0)"),
+            _ => {
+                self.bind(Ty::U, "textureDimensions(tex).y");
+                self.bind(Ty::U, "textureNumLevels(tex)");
+                return;
+            }
+        };
+        let name = self.fresh("x");
+        self.line(&format!("let {name} = {texel};"));
+        for c in ["x", "y", "z", "w"] {
+            if self.rng.chance(60) {
+                self.bind(Ty::F, &format!("{name}.{c}"));
+            }
+        }
+    }
+
+    /// This invocation's texel of the storage image read, then written;
+    /// atomics on its texel of the atomic image and on the shared one.
+    fn storage_image(&mut self) {
+        let name = self.fresh("x");
+        self.line(&format!("let {name} = textureLoad(img, own);"));
+        let c = *self.rng.pick(&["x", "y", "z", "w"]);
+        self.bind(Ty::F, &format!("{name}.{c}"));
+        let parts: Vec<String> = (0..4)
+            .map(|_| moderated(Ty::F, &self.expr(Ty::F, 2)))
+            .collect();
+        self.line(&format!(
+            "textureStore(img, own, vec4<f32>({}));",
+            parts.join(", ")
+        ));
+        if self.rng.chance(30) {
+            self.bind(Ty::U, "textureDimensions(img).x");
+        }
+        let op = *self.rng.pick(&[
+            "textureAtomicAdd",
+            "textureAtomicMax",
+            "textureAtomicMin",
+            "textureAtomicAnd",
+            "textureAtomicOr",
+            "textureAtomicXor",
+        ]);
+        let v = self.expr(Ty::U, 2);
+        self.line(&format!("{op}(counts, own, {v});"));
+        let v = self.expr(Ty::U, 1);
+        self.line(&format!(
+            "textureAtomicAdd(counts, vec2<i32>(0, {}), {v});",
+            IMG - 1
+        ));
     }
 
     /// A function-local array written and read at run-time indices.

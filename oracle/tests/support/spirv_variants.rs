@@ -12,6 +12,12 @@
 //!   `ModfStruct`/`FrexpStruct` the pointer forms `Modf`/`Frexp`;
 //! - `OpTranspose` of a square matrix becomes `MatrixInverse` (WGSL has no
 //!   inverse; the generator writes `transpose` only as its placeholder);
+//! - GLSL.std.450 `RoundEven` becomes `Round`; naga's integer clamp
+//!   `UMin(UMax(x, UMin(b, c)), UMax(b, c))` (the generator's
+//!   `clamp(x, min(b, c), max(b, c))`, so the bounds are ordered) becomes
+//!   `UClamp(x, UMin(b, c), UMax(b, c))`, and the same for `SClamp`;
+//! - `OpImageSampleExplicitLod` becomes `OpImageSampleProjExplicitLod`
+//!   with the coordinate extended by `q = 1.0`;
 //! - `OpIMul` in a function named `lathe_mul_high` becomes
 //!   `OpUMulExtended`/`OpSMulExtended` and keeps the high word;
 //! - an `OpMemoryBarrier` goes before some `OpControlBarrier`s.
@@ -33,6 +39,8 @@ struct Rewriter {
     next_id: u32,
     /// Variables for the current function's entry block.
     locals: Vec<Instruction>,
+    /// GLSL.std.450 results seen so far: instruction number and operands.
+    ext_defs: std::collections::HashMap<u32, (u32, Vec<u32>)>,
 }
 
 /// `words` with the rewrites above applied.
@@ -49,6 +57,7 @@ pub fn vary(words: &[u32], rng: &mut Rng) -> Result<Vec<u32>, String> {
         glsl: glsl.unwrap_or(0),
         next_id,
         locals: Vec::new(),
+        ext_defs: Default::default(),
     };
     if glsl.is_none() {
         r.glsl = r.fresh();
@@ -214,6 +223,18 @@ impl Rewriter {
         out: &mut Vec<Instruction>,
     ) {
         let op = inst.class.opcode;
+        if let (Op::ExtInst, Some(result), Some(Operand::LiteralExtInstInteger(n))) =
+            (op, inst.result_id, inst.operands.get(1))
+        {
+            let args = inst.operands[2..]
+                .iter()
+                .filter_map(|o| match o {
+                    Operand::IdRef(a) => Some(*a),
+                    _ => None,
+                })
+                .collect();
+            self.ext_defs.insert(result, (*n, args));
+        }
         let unordered = match op {
             Op::FOrdEqual => Some(Op::FUnordEqual),
             Op::FOrdNotEqual => Some(Op::FUnordNotEqual),
@@ -275,9 +296,101 @@ impl Rewriter {
                 ));
             }
             Op::ExtInst if rng.chance(50) => self.rewrite_ext(&mut inst, out),
+            Op::ImageSampleExplicitLod if rng.chance(50) => self.projective(&mut inst, out),
             _ => {}
         }
         out.push(inst);
+    }
+
+    /// `UClamp`/`SClamp` for `min(max(x, lo), hi)` when `lo = min(b, c)`
+    /// and `hi = max(b, c)` (of the same signedness).
+    fn ordered_clamp(&self, number: u32, inst: &Instruction) -> Option<Instruction> {
+        let (min, max, clamp) = match number {
+            n if n == GlslStd450Op::UMin as u32 => {
+                (GlslStd450Op::UMin, GlslStd450Op::UMax, GlslStd450Op::UClamp)
+            }
+            n if n == GlslStd450Op::SMin as u32 => {
+                (GlslStd450Op::SMin, GlslStd450Op::SMax, GlslStd450Op::SClamp)
+            }
+            _ => return None,
+        };
+        let def = |id: &Operand, op: GlslStd450Op| match id {
+            Operand::IdRef(id) => self
+                .ext_defs
+                .get(id)
+                .filter(|(n, args)| *n == op as u32 && args.len() == 2)
+                .map(|(_, args)| (args[0], args[1])),
+            _ => None,
+        };
+        let (m, hi) = (inst.operands.get(2)?, inst.operands.get(3)?);
+        let (x, lo) = def(m, max)?;
+        let bounds = def(&id(lo), min)?;
+        if def(hi, max)? != bounds {
+            return None;
+        }
+        let Operand::IdRef(hi) = hi else { return None };
+        Some(self.ext(inst.result_type?, inst.result_id?, clamp, &[x, lo, *hi]))
+    }
+
+    /// The id of `OpTypeVector %float 3` (made when missing).
+    fn vec3_float(&mut self) -> Option<u32> {
+        let types = &self.module.types_global_values;
+        let float = types
+            .iter()
+            .find(|i| {
+                i.class.opcode == Op::TypeFloat
+                    && i.operands.first() == Some(&Operand::LiteralBit32(32))
+            })?
+            .result_id?;
+        let existing = types.iter().find(|i| {
+            i.class.opcode == Op::TypeVector
+                && i.operands[..] == [id(float), Operand::LiteralBit32(3)]
+        });
+        if let Some(v) = existing.and_then(|i| i.result_id) {
+            return Some(v);
+        }
+        let v = self.fresh();
+        self.module.types_global_values.push(Instruction::new(
+            Op::TypeVector,
+            None,
+            Some(v),
+            vec![id(float), Operand::LiteralBit32(3)],
+        ));
+        Some(v)
+    }
+
+    /// `OpImageSampleExplicitLod img coord ...` of a 2D coordinate as
+    /// `OpImageSampleProjExplicitLod img (coord, 1.0) ...`.
+    fn projective(&mut self, inst: &mut Instruction, out: &mut Vec<Instruction>) {
+        let Some(v3) = self.vec3_float() else { return };
+        let float = match self.type_inst(v3).map(|t| t.operands[0].clone()) {
+            Some(Operand::IdRef(f)) => f,
+            _ => return,
+        };
+        let Some(coord) = inst.operands.get(1).cloned() else {
+            return;
+        };
+        let (one, extended) = (self.fresh(), self.fresh());
+        self.module.types_global_values.push(Instruction::new(
+            Op::Constant,
+            Some(float),
+            Some(one),
+            vec![Operand::LiteralBit32(1.0f32.to_bits())],
+        ));
+        out.push(Instruction::new(
+            Op::CompositeConstruct,
+            Some(v3),
+            Some(extended),
+            vec![coord, id(one)],
+        ));
+        let mut operands = inst.operands.clone();
+        operands[1] = id(extended);
+        *inst = Instruction::new(
+            Op::ImageSampleProjExplicitLod,
+            inst.result_type,
+            inst.result_id,
+            operands,
+        );
     }
 
     fn rewrite_ext(&mut self, inst: &mut Instruction, out: &mut Vec<Instruction>) {
@@ -285,7 +398,12 @@ impl Rewriter {
             Some(Operand::LiteralExtInstInteger(n)) => *n,
             _ => return,
         };
+        if let Some(clamp) = self.ordered_clamp(number, inst) {
+            *inst = clamp;
+            return;
+        }
         let renamed = match number {
+            n if n == GlslStd450Op::RoundEven as u32 => GlslStd450Op::Round,
             n if n == GlslStd450Op::FMin as u32 => GlslStd450Op::NMin,
             n if n == GlslStd450Op::FMax as u32 => GlslStd450Op::NMax,
             n if n == GlslStd450Op::FClamp as u32 => GlslStd450Op::NClamp,
@@ -363,6 +481,7 @@ pub fn expand_smod(words: &[u32]) -> Result<(Vec<u32>, usize), String> {
         glsl: 0,
         next_id,
         locals: Vec::new(),
+        ext_defs: Default::default(),
     };
     let mut count = 0;
     // The constant 31 per result type, made once.
@@ -418,4 +537,29 @@ pub fn expand_smod(words: &[u32]) -> Result<(Vec<u32>, usize), String> {
         h.bound = r.next_id;
     }
     Ok((r.module.assemble(), count))
+}
+
+/// `words` with every GLSL.std.450 `from` made `to` (same operands), and
+/// how many were.
+pub fn swap_glsl(
+    words: &[u32],
+    from: GlslStd450Op,
+    to: GlslStd450Op,
+) -> Result<(Vec<u32>, usize), String> {
+    let mut module = rspirv::dr::load_words(words).map_err(|e| e.to_string())?;
+    let mut count = 0;
+    for inst in module
+        .functions
+        .iter_mut()
+        .flat_map(|f| f.blocks.iter_mut())
+        .flat_map(|b| b.instructions.iter_mut())
+    {
+        if inst.class.opcode == Op::ExtInst
+            && inst.operands.get(1) == Some(&Operand::LiteralExtInstInteger(from as u32))
+        {
+            inst.operands[1] = Operand::LiteralExtInstInteger(to as u32);
+            count += 1;
+        }
+    }
+    Ok((module.assemble(), count))
 }
