@@ -13,7 +13,7 @@
 //! (`ir/examples/all_opcodes.lir`, which the IR's own tests prove complete)
 //! and every instruction the frontend expands
 //! ([`lathe_frontend::GLSL_STD450_LOWERED`]). It fails on a gap, except
-//! for the opcodes in [`UNREACHABLE`], which compute shaders cannot reach.
+//! for the opcodes in [`COMPUTE_UNREACHABLE`], which compute shaders cannot reach.
 //!
 //! Lavapipe (Mesa 22.3.6) computes `OpSMod` as `OpSRem`
 //! (`smod_takes_the_divisors_sign` shows it against plain Rust
@@ -34,40 +34,10 @@ use std::collections::BTreeSet;
 use support::bind::set;
 use support::precision::{check, exact_equal};
 use support::random_compute::{Check, RandomShader, generate};
-use support::{Outputs, oracle, random_spirv, run_on_lavapipe_full, spirv_variants, wgsl_to_spirv};
-
-/// Generic opcodes no compute shader can reach, with the reason.
-const UNREACHABLE: [(&str, &str); 8] = [
-    (
-        "ddx",
-        "derivatives work on 2x2 fragment quads: fragment shaders only",
-    ),
-    (
-        "ddy",
-        "derivatives work on 2x2 fragment quads: fragment shaders only",
-    ),
-    ("demote", "OpDemoteToHelperInvocation is fragment-only"),
-    (
-        "discard",
-        "OpKill / OpTerminateInvocation are fragment-only",
-    ),
-    (
-        "load_input",
-        "compute shaders have no varyings (their built-ins are load_sysval)",
-    ),
-    (
-        "store_output",
-        "compute shaders have no outputs (results go to memory)",
-    ),
-    (
-        "input",
-        "meta instruction of hand-written IR; the frontend never emits it",
-    ),
-    (
-        "output",
-        "meta instruction of hand-written IR; the frontend never emits it",
-    ),
-];
+use support::{
+    COMPUTE_UNREACHABLE, Outputs, opcodes, oracle, random_spirv, run_on_lavapipe_full,
+    spirv_variants, wgsl_to_spirv,
+};
 
 /// What the shaders exercised: generic opcode names and GLSL.std.450
 /// instruction names.
@@ -116,23 +86,6 @@ const SHADERS: u64 = 1000;
 /// Shared-memory words given to every workgroup (more than any generated
 /// shader declares).
 const SHARED_WORDS: usize = 1024;
-
-/// The opcode names in an IR text (the first word of every instruction).
-fn opcodes(text: &str, seen: &mut BTreeSet<String>) {
-    for line in text.lines().map(str::trim) {
-        if line.ends_with(':')
-            || line.starts_with("shader")
-            || line.starts_with("array")
-            || line.is_empty()
-        {
-            continue;
-        }
-        let inst = line.split_once(" = ").map_or(line, |(_, rhs)| rhs);
-        if let Some(name) = inst.split_whitespace().next() {
-            seen.insert(name.to_string());
-        }
-    }
-}
 
 /// Run `shader` in the interpreter; returns what it left behind and
 /// records the opcodes of the lowered shader in `seen`.
@@ -450,7 +403,7 @@ fn coverage_gaps(seen: &Coverage) -> Vec<String> {
     opcodes(&all, &mut every);
     let reachable: BTreeSet<&String> = every
         .iter()
-        .filter(|o| !UNREACHABLE.iter().any(|(u, _)| u == o))
+        .filter(|o| !COMPUTE_UNREACHABLE.iter().any(|(u, _)| u == o))
         .collect();
     let reached = reachable
         .iter()
@@ -464,8 +417,8 @@ fn coverage_gaps(seen: &Coverage) -> Vec<String> {
     println!(
         "generic opcodes: {reached} of {} reachable from compute shaders exercised ({} more excluded: {});",
         reachable.len(),
-        UNREACHABLE.len(),
-        UNREACHABLE.map(|(o, _)| o).join(", ")
+        COMPUTE_UNREACHABLE.len(),
+        COMPUTE_UNREACHABLE.map(|(o, _)| o).join(", ")
     );
     println!(
         "GLSL.std.450: {glsl_reached} of the {} instructions the frontend lowers exercised",

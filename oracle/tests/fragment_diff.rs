@@ -242,6 +242,8 @@ struct Stats {
     pixels: usize,
     /// Shaders with components not compared, and how many.
     partial: Vec<String>,
+    /// Generic opcodes of the compared shaders.
+    opcodes: BTreeSet<String>,
 }
 
 enum Outcome {
@@ -540,6 +542,7 @@ fn compare(case: &corpus::Case, dir: &std::path::Path, stats: &mut Stats) -> Out
     stats.ill_conditioned += local.ill_conditioned;
     stats.split_quads += split;
     stats.pixels += (W * H) as usize;
+    support::opcodes(&lathe_ir::print(&lowered.shader), &mut stats.opcodes);
     Outcome::Compared
 }
 
@@ -627,7 +630,29 @@ fn corpus_fragment_shaders_match_lavapipe() {
     for s in &skipped {
         println!("  not fed: {s}");
     }
+    // The fragment-only opcodes the compute suite cannot reach (the meta
+    // `input`/`output` of hand-written IR excepted) must be reached here.
+    let fragment_only: Vec<&str> = support::COMPUTE_UNREACHABLE
+        .iter()
+        .map(|(op, _)| *op)
+        .filter(|op| !matches!(*op, "input" | "output"))
+        .collect();
+    let missing: Vec<&&str> = fragment_only
+        .iter()
+        .filter(|op| !stats.opcodes.contains(**op))
+        .collect();
+    println!(
+        "  fragment-only opcodes reached by the compared shaders: {} of {fragment_only:?}",
+        fragment_only.len() - missing.len()
+    );
     assert!(differ.is_empty(), "{}", differ.join("\n"));
+    // No corpus shader demotes (OpDemoteToHelperInvocation), so `demote`
+    // is checked only by the IR's own interpreter tests.
+    assert_eq!(
+        missing,
+        [&"demote"],
+        "fragment-only opcodes no compared corpus shader reaches (expected: demote only)"
+    );
     assert!(
         compared >= MIN_COMPARED,
         "only {compared} corpus fragment shaders compared (want {MIN_COMPARED})"

@@ -16,7 +16,60 @@ use lathe_oracle::{
     TextureDim,
 };
 use random_compute::RandomShader;
+use std::collections::BTreeSet;
 use std::sync::OnceLock;
+
+/// Generic opcodes no compute shader can reach, with the reason
+/// (`compute_diff` excludes them from its coverage check; `fragment_diff`
+/// checks that the corpus fragment shaders it compares reach the first six).
+pub const COMPUTE_UNREACHABLE: [(&str, &str); 8] = [
+    (
+        "ddx",
+        "derivatives work on 2x2 fragment quads: fragment shaders only",
+    ),
+    (
+        "ddy",
+        "derivatives work on 2x2 fragment quads: fragment shaders only",
+    ),
+    ("demote", "OpDemoteToHelperInvocation is fragment-only"),
+    (
+        "discard",
+        "OpKill / OpTerminateInvocation are fragment-only",
+    ),
+    (
+        "load_input",
+        "compute shaders have no varyings (their built-ins are load_sysval)",
+    ),
+    (
+        "store_output",
+        "compute shaders have no outputs (results go to memory)",
+    ),
+    (
+        "input",
+        "meta instruction of hand-written IR; the frontend never emits it",
+    ),
+    (
+        "output",
+        "meta instruction of hand-written IR; the frontend never emits it",
+    ),
+];
+
+/// The opcode names in an IR text (the first word of every instruction).
+pub fn opcodes(text: &str, seen: &mut BTreeSet<String>) {
+    for line in text.lines().map(str::trim) {
+        if line.ends_with(':')
+            || line.starts_with("shader")
+            || line.starts_with("array")
+            || line.is_empty()
+        {
+            continue;
+        }
+        let inst = line.split_once(" = ").map_or(line, |(_, rhs)| rhs);
+        if let Some(name) = inst.split_whitespace().next() {
+            seen.insert(name.to_string());
+        }
+    }
+}
 
 /// The lavapipe device shared by a test binary's tests.
 pub fn oracle() -> &'static Oracle {
