@@ -365,3 +365,174 @@ fn two_flat_16_bit_varyings_share_a_component() {
     assert_eq!(stats.compared.fragments, 8);
     assert_eq!(stats.report.packed_16bit, 1);
 }
+
+/// The `link` fuzz finding: two noperspective f16 varyings hold
+/// `cvt.f16(x * x)`, which overflows to Inf at one vertex; the fragment
+/// shader's `((a + b) * 0.5 + b) * 0.5` moves into the vertex shader.
+/// Interpolating the inputs and then adding gives Inf, interpolating the
+/// moved sum (Inf at two vertices) gives NaN.
+const INF_VS: &str = "shader vertex\nb0:
+  %0:f32 = load_input slot=0 comp=0 interp=flat
+  %1:f32 = load_input slot=1 comp=0 interp=flat
+  %2:f32 = fmul %0, %0
+  %3:f16 = cvt %2
+  %4:f32 = fmul %1, %1
+  %5:f16 = cvt %4
+  store_output slot=pos comp=0 %0
+  store_output slot=2 comp=1 %3
+  store_output slot=4 comp=3 %5
+  ret\n";
+const INF_FS: &str = "shader fragment\nb0:
+  %0:f16 = load_input slot=2 comp=1 interp=noperspective
+  %1:f16 = load_input slot=4 comp=3 interp=noperspective
+  %2:f16 = fadd %0, %1
+  %3:f16 = const 0.5
+  %4:f16 = fmul %2, %3
+  %5:f16 = fadd %4, %1
+  %6:f16 = fmul %5, %3
+  store_output slot=0 comp=0 %6
+  ret\n";
+
+/// A scene for `INF_VS`: `x` and `y` per vertex.
+fn inf_scene(x: [f32; 3], y: [f32; 3]) -> lathe_passes::link::harness::Scene {
+    use lathe_ir::Scalar;
+    use lathe_passes::link::harness::Scene;
+    let inputs = [((0, 0), Scalar::F32), ((1, 0), Scalar::F32)];
+    let mut scene = Scene::random(5, &inputs, 0, 8);
+    for k in 0..3 {
+        scene.vertices[k].insert((0, 0), x[k].to_bits());
+        scene.vertices[k].insert((1, 0), y[k].to_bits());
+    }
+    scene
+}
+
+#[test]
+fn moved_f16_arithmetic_overflowing_to_inf_at_a_vertex() {
+    use lathe_passes::link::generate::check_pair;
+    let (p, c, r) = run(INF_VS, INF_FS, &LinkOptions::default());
+    assert!(r.moved_interpolated && r.backward_moves == 1, "{p}{c}");
+    assert_eq!(r.after.components, 1, "{p}{c}");
+    // x² = 90000 overflows f16 at vertex 1, a + b = 80000 at vertex 0:
+    // Inf is interpolated, so no fragment has a required result.
+    let inf = inf_scene([200.0, 300.0, 1.0], [200.0, 1.0, 1.0]);
+    let stats = check_pair(INF_VS, INF_FS, &inf, &LinkOptions::default()).unwrap();
+    assert_eq!(
+        (stats.compared.fragments, stats.compared.non_finite),
+        (0, 8)
+    );
+    // Finite values: every fragment compared (within the tolerance).
+    let finite = inf_scene([20.0, 30.0, 1.0], [20.0, 1.0, 1.0]);
+    let stats = check_pair(INF_VS, INF_FS, &finite, &LinkOptions::default()).unwrap();
+    assert_eq!(
+        (stats.compared.fragments, stats.compared.non_finite),
+        (8, 0)
+    );
+    // With Infs preserved nothing moves and every fragment is compared.
+    let keep = LinkOptions {
+        preserve_inf: true,
+        ..LinkOptions::default()
+    };
+    let stats = check_pair(INF_VS, INF_FS, &inf, &keep).unwrap();
+    assert!(!stats.report.moved_interpolated);
+    assert_eq!(
+        (stats.compared.fragments, stats.compared.non_finite),
+        (8, 0)
+    );
+}
+
+/// The harness still fails a wrong link: a moved expression with a wrong
+/// constant on finite values, and the Inf-vs-NaN difference of the fuzz
+/// finding when Infs must be preserved.
+#[test]
+fn the_harness_rejects_wrong_links_around_inf() {
+    use lathe_ir::interp::Limits;
+    use lathe_passes::link::harness::{compare, run_pair};
+    let arena = lathe_ir::Bump::new();
+    let parse = |t: &str| lathe_ir::parse(&arena, t).unwrap();
+    let moved = |k: &str| {
+        let vs = INF_VS.replace(
+            "  ret\n",
+            &format!(
+                "  %6:f16 = fadd %3, %5\n  %7:f16 = const {k}\n  %8:f16 = fmul %6, %7\n  %9:f16 = fadd %8, %5\n  %10:f16 = fmul %9, %7\n  store_output slot=0 comp=0 %10\n  ret\n"
+            ),
+        );
+        let fs = "shader fragment\nb0:\n  %0:f16 = load_input slot=0 comp=0 interp=noperspective\n  store_output slot=0 comp=0 %0\n  ret\n";
+        (vs, fs)
+    };
+    let (vs0, fs0) = (parse(INF_VS), parse(INF_FS));
+    let report = LinkReport {
+        moved_interpolated: true,
+        ..LinkReport::default()
+    };
+    let limits = Limits::default();
+    let finite = inf_scene([20.0, 30.0, 1.0], [20.0, 1.0, 1.0]);
+    let before = run_pair(&vs0, &fs0, &finite, limits);
+    for (k, ok) in [("0.5", true), ("0.75", false)] {
+        let (vs, fs) = moved(k);
+        let after = run_pair(&parse(&vs), &parse(fs), &finite, limits);
+        let r = compare(&before, &after, &report, &LinkOptions::default());
+        assert_eq!(r.is_ok(), ok, "constant {k}: {r:?}");
+    }
+    let inf = inf_scene([200.0, 300.0, 1.0], [200.0, 1.0, 1.0]);
+    let before = run_pair(&vs0, &fs0, &inf, limits);
+    let (vs, fs) = moved("0.5");
+    let after = run_pair(&parse(&vs), &parse(fs), &inf, limits);
+    let keep = LinkOptions {
+        preserve_inf: true,
+        ..LinkOptions::default()
+    };
+    let e = compare(&before, &after, &report, &keep).unwrap_err();
+    assert!(e.contains("inf vs NaN"), "{e}");
+}
+
+/// Sweep finding (random seeds 604094, 908550): moved sums cancel large
+/// vertex values, so the two orders round differently by much more than
+/// the result's own tolerance; the harness scales the tolerance by the
+/// interpolated magnitudes.
+#[test]
+fn moved_sums_cancelling_large_vertex_values() {
+    use lathe_ir::interp::Limits;
+    use lathe_passes::link::generate::check_pair;
+    use lathe_passes::link::harness::{compare, run_pair};
+    let vs = "shader vertex\nb0:
+  %0:f32 = load_input slot=0 comp=0 interp=flat
+  %1:f32 = load_input slot=1 comp=0 interp=flat
+  %2:f32 = const 250000.0
+  %3:f32 = fmul %0, %2
+  %4:f32 = const 0.5
+  %5:f32 = fmul %3, %4
+  %6:f32 = const -0.5
+  %7:f32 = fmul %3, %6
+  store_output slot=pos comp=0 %0
+  store_output slot=0 comp=0 %5
+  store_output slot=0 comp=1 %7
+  store_output slot=0 comp=2 %1
+  ret\n";
+    let fs = "shader fragment\nb0:
+  %0:f32 = load_input slot=0 comp=0 interp=smooth
+  %1:f32 = load_input slot=0 comp=1 interp=smooth
+  %2:f32 = load_input slot=0 comp=2 interp=smooth
+  %3:f32 = fadd %2, %1
+  %4:f32 = fadd %3, %0
+  store_output slot=0 comp=0 %4
+  ret\n";
+    let scene = inf_scene([3.7, -2.9, 1.3], [0.3, 0.7, 0.1]);
+    let stats = check_pair(vs, fs, &scene, &LinkOptions::default()).unwrap();
+    assert!(stats.report.moved_interpolated, "{:?}", stats.report);
+    assert_eq!(stats.compared.fragments, 8);
+    // The two orders really differ: compared exactly, they fail.
+    let arena = lathe_ir::Bump::new();
+    let (mut p, mut c) = (
+        lathe_ir::parse(&arena, vs).unwrap(),
+        lathe_ir::parse(&arena, fs).unwrap(),
+    );
+    let (p0, c0) = (
+        lathe_ir::parse(&arena, vs).unwrap(),
+        lathe_ir::parse(&arena, fs).unwrap(),
+    );
+    link(&mut p, &mut c, &LinkOptions::default(), &DefaultCost).unwrap();
+    let before = run_pair(&p0, &c0, &scene, Limits::default());
+    let after = run_pair(&p, &c, &scene, Limits::default());
+    let exact = LinkReport::default();
+    assert!(compare(&before, &after, &exact, &LinkOptions::default()).is_err());
+}

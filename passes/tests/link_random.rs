@@ -1,6 +1,6 @@
 //! The two-stage harness on random vertex/fragment pairs: linking keeps
 //! every fragment's outputs (and the vertex shader's system values and
-//! transform-feedback outputs) and never adds components. Thousands of
+//! transform-feedback outputs), and no step adds components. Thousands of
 //! pairs per run; more with `LINK_PAIRS=100000 cargo test --release -p
 //! lathe-passes --test link_random`.
 
@@ -102,4 +102,45 @@ fn per_step_totals() {
         "all steps but forward: {} vec4 slots, {} components",
         no_forward.0, no_forward.1
     );
+}
+
+/// A long sweep that keeps going after a failure and prints each failing
+/// seed's first line (the whole pair with `LINK_PAIRS=1`): `LINK_FROM=0 LINK_PAIRS=100000 cargo test --release
+/// -p lathe-passes --test link_random -- --ignored --nocapture sweep`.
+#[test]
+#[ignore]
+fn sweep() {
+    let env = |k: &str, d: u64| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(d)
+    };
+    let (from, pairs) = (env("LINK_FROM", 0), env("LINK_PAIRS", 100_000));
+    let (mut failed, mut fragments, mut non_finite) = (0, 0, 0);
+    for seed in from..from + pairs {
+        let data = seed_bytes(seed, 200 + (seed as usize * 53) % 600);
+        match check(&data) {
+            Ok(s) => {
+                fragments += s.compared.fragments;
+                non_finite += s.compared.non_finite;
+            }
+            Err(e) => {
+                failed += 1;
+                // One seed: the whole pair.
+                let shown = if pairs == 1 {
+                    &e
+                } else {
+                    e.lines().next().unwrap_or("")
+                };
+                eprintln!("seed {seed}: {shown}");
+            }
+        }
+    }
+    eprintln!(
+        "seeds {from}..{}: {failed} failed, {fragments} fragments compared, \
+         {non_finite} not compared (non-finite interpolated values)",
+        from + pairs
+    );
+    assert_eq!(failed, 0);
 }

@@ -16,8 +16,10 @@
 //! Conditions: the stores of every input `P` reads are all in one block
 //! of the producer (several stores of one output there: the last one
 //! counts), the same block for all inputs (the new store goes at its
-//! end); the move must let at least one
-//! input component die; the interpolation rules of
+//! end); the move must let at least one varying component die (all its
+//! loads die and transform feedback does not capture it, so removal
+//! deletes its output: the new component never adds one); the
+//! interpolation rules of
 //! [`movable`](super::movable) hold. The new input takes the qualifier of
 //! the interpolated inputs it replaces, or is flat when `P` depended only
 //! on flat and convergent ones. With `preserve_inf`, nothing moves across
@@ -232,7 +234,8 @@ fn plan(
             return None;
         }
         values.insert(c, stored(l.p, st));
-        frees_one |= loads[&c].iter().all(|ld| dying.contains(ld));
+        // A component captured by transform feedback stays written.
+        frees_one |= !l.opts.xfb.contains(&c) && loads[&c].iter().all(|ld| dying.contains(ld));
     }
     if !frees_one {
         return None;

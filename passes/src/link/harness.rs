@@ -16,8 +16,9 @@
 //!   (`bᵢ/wᵢ`, renormalised) unless `noperspective`. The form returns a
 //!   vertex value when all three are equal (so convergent varyings read the
 //!   same under every qualifier, as on hardware; equal finite bits are
-//!   returned as they are, keeping the sign of zero) and turns infinities
-//!   into NaN as hardware interpolation does. Non-float loads
+//!   returned as they are, keeping the sign of zero); an infinity at the
+//!   first vertex, or two opposite ones, give NaN (`Inf − Inf`), as
+//!   hardware interpolation of this form does. Non-float loads
 //!   interpolated anyway get the provoking vertex's bits.
 //!
 //! Comparison: system-value and transform-feedback outputs of every
@@ -25,14 +26,50 @@
 //! must every fragment's outputs and discard — except that when the link
 //! moved code across interpolation ([`LinkReport::moved_interpolated`]),
 //! float outputs may differ by `TOLERANCE_F32` (`TOLERANCE_F16`) times
-//! `1 + max(|a|, |b|)`. NaN equals NaN. Runs the original pair cannot
+//! `1 + max(|a|, |b|, m)`, where `m` is the largest magnitude of the vertex
+//! values either pair interpolates: the moved code is sums of interpolated
+//! values times convergent factors, reassociated across interpolation,
+//! and the rounding error of a sum is bounded relative to its terms, not
+//! to its result (which cancellation can make small: vertex values of
+//! ±30000 interpolating to −16 in f16 differ by whole units between the
+//! two orders). NaN equals NaN. Runs the original pair cannot
 //! complete (undefined behaviour, an unwritten varying read, the step
 //! limit) are not compared; the linked pair must then still not fail
 //! where the original did not.
+//!
+//! Infinities and NaNs across interpolation: unless the pair was linked
+//! with [`LinkOptions::preserve_inf`](super::LinkOptions::preserve_inf),
+//! fragments of a triangle where either pair interpolates a non-finite
+//! value (an Inf or NaN vertex value of a float varying the fragment
+//! shader reads with a non-flat qualifier) are not compared; they are
+//! counted in [`Compared::non_finite`]. Why this is the rule and not a
+//! defect of the pass:
+//! - the moves the design allows across interpolation
+//!   (`interp(x) + interp(y) = interp(x + y)`, `interp(x) * c =
+//!   interp(x * c)`, ...) are identities of real arithmetic; on finite
+//!   values floating point keeps them up to rounding (the tolerance), on
+//!   Inf and NaN it does not (`Inf − Inf`, `Inf · 0`), and a sum moved to
+//!   the vertices can overflow there although no fragment's value does
+//!   (or the reverse). The design says so ("Inf values break code motion
+//!   across interpolation"; "interp(Inf, i, j) = NaN") and allows the moves,
+//!   convergent varyings made flat and propagated uniform expressions
+//!   exactly when Infs need not be preserved;
+//! - Vulkan's environment for SPIR-V ("Precision and Operation of SPIR-V
+//!   Instructions") lets an implementation, by default, "assume that
+//!   arguments and results are not NaNs or infinities"; only the
+//!   `SignedZeroInfNanPreserve` execution mode forbids it, and even then
+//!   fragment-stage float `Input` loads (interpolation) are exempt. A
+//!   pipeline that interpolates Inf or NaN without that mode has no
+//!   required result for those fragments.
+//!
+//! With `preserve_inf` nothing of this is excused: the pass moves nothing
+//! across interpolation, propagated expressions get `x * 0 + x`, and every
+//! fragment is compared as above. Vertex outputs and the fragments of triangles with finite varyings are
+//! checked in full either way.
 
-use super::LinkReport;
 use super::slots::{self, Class};
 use super::varyings::Comp;
+use super::{LinkOptions, LinkReport};
 use lathe_ir::interp::{self, InterpError, Invocation, Limits, Memory, Outcome, Texture};
 use lathe_ir::{Dim, GenericOp, Interp, InterpLoc, InterpMode, Op, Scalar, Shader, TexShape, Type};
 use std::collections::{BTreeMap, HashMap};
@@ -308,6 +345,11 @@ pub struct PairRun {
     pub vertices: Result<[Outcome; 3], InterpError>,
     /// Each fragment's outcome.
     pub fragments: Vec<Result<Outcome, InterpError>>,
+    /// A float varying the fragment shader interpolates (non-flat load)
+    /// holds Inf or NaN at some vertex.
+    pub interpolates_non_finite: bool,
+    /// The largest magnitude among those vertex values.
+    pub interpolated_magnitude: f64,
 }
 
 /// Run a pair on a scene.
@@ -336,6 +378,8 @@ pub fn run_pair(
                 return PairRun {
                     vertices: Err(e),
                     fragments: Vec::new(),
+                    interpolates_non_finite: false,
+                    interpolated_magnitude: 0.0,
                 };
             }
         }
@@ -364,6 +408,20 @@ pub fn run_pair(
             interp,
         });
     }
+    // The vertex values the fragment shader interpolates.
+    let interpolated: Vec<f64> = keys
+        .iter()
+        .filter(|(_, q, ty)| q.mode != InterpMode::Flat && ty.scalar.is_float())
+        .flat_map(|&(c, _, ty)| {
+            outs.iter().filter_map(move |o| {
+                o.outputs
+                    .get(&c)
+                    .map(|&(_, bits)| float_of(ty.scalar, bits))
+            })
+        })
+        .collect();
+    let interpolates_non_finite = interpolated.iter().any(|x| !x.is_finite());
+    let interpolated_magnitude = interpolated.iter().fold(0.0f64, |m, x| m.max(x.abs()));
     let fragments = scene
         .fragments
         .iter()
@@ -384,6 +442,8 @@ pub fn run_pair(
     PairRun {
         vertices: Ok(outs),
         fragments,
+        interpolates_non_finite,
+        interpolated_magnitude,
     }
 }
 
@@ -437,20 +497,25 @@ fn interpolate(
 pub struct Compared {
     /// Fragments compared (the original completed).
     pub fragments: usize,
-    /// Fragments not compared.
+    /// Fragments not compared because the original could not complete.
     pub skipped: usize,
+    /// Fragments not compared because a non-finite value crossed
+    /// interpolation without `preserve_inf` (see the module docs).
+    pub non_finite: usize,
     /// Why the first run of the original pair that could not complete
     /// failed (a vertex or a fragment).
     pub first_failure: Option<String>,
 }
 
-/// Compare the original pair's run with the linked pair's.
+/// Compare the original pair's run with the linked pair's, linked with
+/// `options` into `report`.
 pub fn compare(
     before: &PairRun,
     after: &PairRun,
     report: &LinkReport,
-    xfb: &[Comp],
+    options: &LinkOptions,
 ) -> Result<Compared, String> {
+    let xfb = &options.xfb;
     let vb = match &before.vertices {
         Ok(v) => v,
         Err(e) => {
@@ -480,8 +545,18 @@ pub fn compare(
             }
         }
     }
-    let inexact = report.moved_interpolated;
+    // Rounding errors of moved sums scale with their terms (interpolated
+    // values), not with the result.
+    let inexact = report.moved_interpolated.then(|| {
+        before
+            .interpolated_magnitude
+            .max(after.interpolated_magnitude)
+    });
     let mut n = Compared::default();
+    if !options.preserve_inf && (before.interpolates_non_finite || after.interpolates_non_finite) {
+        n.non_finite = before.fragments.len();
+        return Ok(n);
+    }
     for (k, (b, a)) in before.fragments.iter().zip(&after.fragments).enumerate() {
         let b = match b {
             Ok(b) => b,
@@ -507,10 +582,12 @@ pub fn compare(
     Ok(n)
 }
 
+/// Equal outputs; with `inexact = Some(scale)`, floats within the
+/// tolerance of `1 + max(|a|, |b|, scale)`.
 fn same_outputs(
     b: &BTreeMap<Comp, (Type, u32)>,
     a: &BTreeMap<Comp, (Type, u32)>,
-    inexact: bool,
+    inexact: Option<f64>,
 ) -> Result<(), String> {
     if b.keys().ne(a.keys()) {
         return Err(format!("outputs {:?} vs {:?}", b.keys(), a.keys()));
@@ -533,7 +610,9 @@ fn same_outputs(
             } else {
                 TOLERANCE_F32
             };
-            if inexact && (fx - fy).abs() <= tol * (1.0 + fx.abs().max(fy.abs())) {
+            if let Some(scale) = inexact
+                && (fx - fy).abs() <= tol * (1.0 + fx.abs().max(fy.abs()).max(scale))
+            {
                 continue;
             }
             return Err(format!("output {c:?}: {fx} vs {fy} ({ty})"));
