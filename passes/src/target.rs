@@ -198,10 +198,23 @@ pub trait TargetFacts<O: Opcode> {
     fn swap(&self, ty: Type) -> Option<O>;
 
     /// The opcode storing operand 0 (of type `ty`) to `slot`; no result.
+    /// With a [`TargetFacts::spill_base`], operand 0 is the base and
+    /// operand 1 the value.
     fn spill(&self, ty: Type, slot: SpillSlot) -> O;
 
     /// The opcode loading a value of type `ty` from `slot` (the result).
+    /// With a [`TargetFacts::spill_base`], operand 0 is the base.
     fn fill(&self, ty: Type, slot: SpillSlot) -> O;
+
+    /// The opcode (no operands, one `u32` result) making the base address
+    /// that spills and fills add their slot's byte offset to, for targets
+    /// whose private-memory instructions read the address from a register
+    /// (ir3's `stp`/`ldp`). `None` (the default): spills and fills address
+    /// scratch memory on their own (the test target's arrays, Valhall's
+    /// thread-local pointer).
+    fn spill_base(&self) -> Option<O> {
+        None
+    }
 
     /// The name of register `reg` holding a value of class `class` and
     /// type `ty`, as the target's assembly writes it (`r1.y`, `hr3.x`).

@@ -145,6 +145,61 @@ impl Ir3Target {
         }
     }
 
+    /// Bytes of private memory a spill or fill reaches from a base of 0:
+    /// the private-memory instructions' signed offset field holds offsets
+    /// below this (4 KiB: 13 bits). Mesa moves larger offsets into the
+    /// base register; here the register allocator must stay below.
+    pub fn scratch_bytes(&self) -> u32 {
+        let ldp = MachineOp::named("ldp").unwrap_or_else(|| unreachable!("the ir3 spec has ldp"));
+        let field = ldp
+            .info()
+            .modifiers
+            .iter()
+            .find(|(key, _)| key == "off")
+            .map(|(_, f)| f)
+            .unwrap_or_else(|| unreachable!("the ir3 spec's ldp has OFF"));
+        1 << (field.width - 1)
+    }
+
+    /// `ldp` (`load`) or `stp` of a `ty` value between a register and
+    /// private memory at the base register plus the slot's byte offset,
+    /// `lanes` components at once. Built by the spec's assembler from its
+    /// text form, so the encoding (offset units and split fields) is the
+    /// spec's; the register numbers are then cleared for the allocator.
+    ///
+    /// # Panics
+    ///
+    /// When the slot lies at or beyond [`Ir3Target::scratch_bytes`].
+    pub fn scratch_access(&self, load: bool, ty: Type, slot: SpillSlot) -> MachineOp {
+        let offset = match slot.byte_offset {
+            0 => String::new(),
+            n => format!("+{n}"),
+        };
+        let half = if ty.scalar.bits() <= 16 { "h" } else { "" };
+        let (name, lanes) = (Self::type_name(ty), ty.lanes.max(1));
+        let text = if load {
+            format!("ldp.{name} {half}r0.x, p[r0.x{offset}], {lanes}")
+        } else {
+            format!("stp.{name} p[r0.x{offset}], r0.x, {lanes}")
+        };
+        if slot.byte_offset >= self.scratch_bytes() {
+            panic!(
+                "spill slot at byte {} (limit {})",
+                slot.byte_offset,
+                self.scratch_bytes()
+            );
+        }
+        self.assembled(&text)
+    }
+
+    /// The machine op of one line of assembly (registers cleared).
+    fn assembled(&self, text: &str) -> MachineOp {
+        let word = super::assemble(text, self.model.generation())
+            .unwrap_or_else(|e| unreachable!("`{text}` assembles: {e}"));
+        MachineOp::from_word(word, self.generation)
+            .unwrap_or_else(|| unreachable!("`{text}` decodes as it assembled"))
+    }
+
     /// The ir3 spelling of an IR scalar type, for `mov`'s type fields.
     fn type_name(ty: Type) -> &'static str {
         use lathe_ir::Scalar;
@@ -269,15 +324,22 @@ impl TargetFacts<MachineOp> for Ir3Target {
         None
     }
 
-    /// `stp` at the slot's byte offset. Partial: its address operand is
-    /// the value operand's only companion and is left to the backend.
-    fn spill(&self, ty: Type, _slot: SpillSlot) -> MachineOp {
-        self.typed("stp", &["type"], ty)
+    /// `stp` of the value (operand 1) at the base (operand 0) plus the
+    /// slot's byte offset (see [`Ir3Target::scratch_access`]).
+    fn spill(&self, ty: Type, slot: SpillSlot) -> MachineOp {
+        self.scratch_access(false, ty, slot)
     }
 
-    /// `ldp` (see [`Ir3Target::spill`]).
-    fn fill(&self, ty: Type, _slot: SpillSlot) -> MachineOp {
-        self.typed("ldp", &["type"], ty)
+    /// `ldp` of the value at the base (operand 0) plus the slot's byte
+    /// offset (see [`Ir3Target::scratch_access`]).
+    fn fill(&self, ty: Type, slot: SpillSlot) -> MachineOp {
+        self.scratch_access(true, ty, slot)
+    }
+
+    /// `mov.u32u32` of the immediate 0: private memory is addressed from
+    /// a register, and spills keep their whole offset in the instruction.
+    fn spill_base(&self) -> Option<MachineOp> {
+        Some(self.assembled("mov.u32u32 r0.x, 0"))
     }
 
     fn register_name(&self, _class: RegClass, reg: PhysReg, ty: Type) -> String {

@@ -118,6 +118,52 @@ impl ValhallTarget {
         }
     }
 
+    /// Bytes of thread-local storage a spill or fill can reach: the
+    /// largest offset the memory messages' signed `OFFSET` field holds,
+    /// plus one (the address is the thread-local pointer itself, so there
+    /// is no base register to move further).
+    pub fn scratch_bytes(&self) -> u32 {
+        let store = Self::named("STORE.i32");
+        let field = store
+            .info()
+            .modifiers
+            .iter()
+            .find(|(key, _)| key == "offset")
+            .map(|(_, f)| f)
+            .unwrap_or_else(|| unreachable!("the Valhall spec's STORE has OFFSET"));
+        1 << (field.width - 1)
+    }
+
+    /// `{kind}.iN` (a `LOAD` or `STORE` message) of a `ty` value between
+    /// its staging registers (the IR operand or result) and the
+    /// thread-local storage: the address is the special FAU value
+    /// `thread_local_pointer`, the slot's byte offset is the instruction's
+    /// immediate offset. Built by the spec's own assembler from its text
+    /// form, so the encoding is the spec's.
+    ///
+    /// # Panics
+    ///
+    /// When the slot lies at or beyond [`ValhallTarget::scratch_bytes`]:
+    /// the register allocator must not hand out such a slot.
+    pub fn scratch_access(&self, kind: &str, ty: Type, slot: SpillSlot) -> MachineOp {
+        let registers: Vec<String> = (0..ty.lanes.max(1)).map(|r| format!("r{r}")).collect();
+        let text = format!(
+            "{kind}.i{}.slot0 @{}, thread_local_pointer.w0, offset:{}",
+            32 * u32::from(ty.lanes.max(1)),
+            registers.join(":"),
+            slot.byte_offset
+        );
+        let word = super::assemble(&text, self.model.arch()).unwrap_or_else(|e| {
+            panic!(
+                "spill slot at byte {} (limit {}): {e}",
+                slot.byte_offset,
+                self.scratch_bytes()
+            )
+        });
+        MachineOp::from_word(word, self.generation)
+            .unwrap_or_else(|| unreachable!("`{text}` decodes as it assembled"))
+    }
+
     fn named(name: &str) -> MachineOp {
         MachineOp::named(name).unwrap_or_else(|| unreachable!("the Valhall spec has `{name}`"))
     }
@@ -206,15 +252,17 @@ impl TargetFacts<MachineOp> for ValhallTarget {
         None
     }
 
-    /// `STORE.i32`. Partial: its address operands (the thread-local
-    /// storage pointer and the slot's offset) are left to the backend.
-    fn spill(&self, _ty: Type, _slot: SpillSlot) -> MachineOp {
-        Self::named("STORE.i32")
+    /// `STORE.iN` (N = 32 × lanes) of the value's staging registers to the
+    /// thread-local storage at the slot's byte offset (see
+    /// [`ValhallTarget::scratch_access`]).
+    fn spill(&self, ty: Type, slot: SpillSlot) -> MachineOp {
+        self.scratch_access("STORE", ty, slot)
     }
 
-    /// `LOAD.i32` (see [`ValhallTarget::spill`]).
-    fn fill(&self, _ty: Type, _slot: SpillSlot) -> MachineOp {
-        Self::named("LOAD.i32")
+    /// `LOAD.iN` of the value from the thread-local storage at the slot's
+    /// byte offset (see [`ValhallTarget::spill`]).
+    fn fill(&self, ty: Type, slot: SpillSlot) -> MachineOp {
+        self.scratch_access("LOAD", ty, slot)
     }
 
     fn register_name(&self, _class: RegClass, reg: PhysReg, _ty: Type) -> String {
