@@ -18,9 +18,15 @@
 //! words: those that change when the interpreter runs the invocations in
 //! the opposite order (`atomicLoad` of a counter without a barrier).
 //!
-//! An entry point that cannot be fed (storage images, which the oracle
-//! does not bind; undefined behaviour with synthetic data) is listed with
-//! the reason.
+//! Storage images (2D, arrayed or not; RGBA32, R32, RGBA8 unorm, RGBA16
+//! float) are as large as the workgroup (at least [`TEX`] square), fed
+//! with float components exact in their format, and compared per
+//! component like buffer words, lavapipe's 8-bit unorm and 16-bit float
+//! components decoded and allowed the format's rounding step (the
+//! interpreter stores `f32`s; unorm values clamped to `[0, 1]`).
+//!
+//! An entry point that cannot be fed (undefined behaviour with synthetic
+//! data, resources the oracle does not bind) is listed with the reason.
 
 #[path = "../../frontend/tests/support/corpus.rs"]
 mod corpus;
@@ -28,11 +34,12 @@ mod support;
 
 use lathe_frontend::{Options, lower_spirv};
 use lathe_ir::interp::{Memory, run_workgroup};
+use lathe_ir::texture::Image;
 use lathe_ir::{GenericOp, Invocation, Limits, Op, Stage};
-use lathe_oracle::{ComputeJob, ResourceBinding, Sampler};
+use lathe_oracle::{ComputeJob, ResourceBinding, Sampler, StorageFormat};
 use std::collections::BTreeMap;
 use std::time::Instant;
-use support::bind::{Bound, Buffer, bind};
+use support::bind::{Bound, Buffer, StorageImage, bind};
 use support::cone::{OpClass, output_classes};
 use support::perturb::perturb;
 use support::random_compute::Rng;
@@ -50,8 +57,19 @@ const PERTURBATIONS: u64 = 4;
 /// Words whose perturbation move exceeds this (relative to
 /// `max(1, |value|)`) are ill-conditioned.
 const ILL_CONDITIONED: f64 = 1.0 / 256.0;
-/// The corpus has 29 compute entry points.
-const MIN_COMPARED: usize = 12;
+/// Interpreter work one run of a workgroup may take in the debug suite,
+/// in steps times invocations: a shader that needs more (the 16x16 ray
+/// tracer: six debug runs take about 2 minutes) is listed as not fed.
+/// `LATHE_CORPUS_LANE_STEPS=1000000000` raises the budget.
+fn max_steps(lanes: u64) -> u64 {
+    let budget = std::env::var("LATHE_CORPUS_LANE_STEPS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(4_000_000u64);
+    budget / lanes.max(1)
+}
+/// The corpus has 31 compute entry points; 21 are compared.
+const MIN_COMPARED: usize = 20;
 
 struct Setup {
     resources: Vec<ResourceBinding>,
@@ -59,6 +77,7 @@ struct Setup {
     base: Invocation,
     memory: Memory,
     buffers: Vec<Buffer>,
+    images: Vec<StorageImage>,
     workgroup_size: [u32; 3],
 }
 
@@ -71,13 +90,16 @@ fn setup(
         .workgroup_size
         .ok_or("no workgroup size in the interface")?;
     let elements = MIN_ELEMENTS.max(workgroup_size.iter().product());
+    // Images cover the workgroup (shaders index them by invocation id).
+    let tex = TEX.max(workgroup_size[0]).max(workgroup_size[1]);
     let Bound {
         resources,
         push,
         base,
         memory,
         buffers,
-    } = bind(interface, reflection, rng, elements, TEX, |_| {
+        images,
+    } = bind(interface, reflection, rng, elements, tex, |_| {
         Sampler::default()
     })?;
     Ok(Setup {
@@ -86,11 +108,12 @@ fn setup(
         base,
         memory,
         buffers,
+        images,
         workgroup_size,
     })
 }
 
-/// The storage buffers after one workgroup in the interpreter, the shader
+/// The storage buffers and images after one workgroup in the interpreter, the shader
 /// lowered and perturbed with `perturbation`'s seed, its invocations run
 /// in local-index order or, with `reversed`, the other way round.
 fn interpret(
@@ -99,7 +122,7 @@ fn interpret(
     s: &Setup,
     perturbation: Option<u64>,
     reversed: bool,
-) -> Result<Vec<Vec<u32>>, lathe_ir::InterpError> {
+) -> Result<(Vec<Vec<u32>>, Vec<Image>), lathe_ir::InterpError> {
     let arena = lathe_ir::Bump::new();
     let opts = Options {
         entry: Some(entry.to_string()),
@@ -133,10 +156,10 @@ fn interpret(
     let mut memory = s.memory.clone();
     memory.shared = vec![None; SHARED_WORDS];
     let limits = Limits {
-        max_steps: 50_000_000,
+        max_steps: max_steps(lanes.len() as u64),
     };
     run_workgroup(&lowered.shader, &lanes, &mut memory, limits)?;
-    Ok(memory.ssbos)
+    Ok((memory.ssbos, memory.images))
 }
 
 #[derive(Default)]
@@ -188,8 +211,8 @@ fn compare(case: &corpus::Case, dir: &std::path::Path, stats: &mut Stats) -> Out
         Ok(s) => s,
         Err(e) => return Outcome::Skipped(e),
     };
-    if s.buffers.is_empty() {
-        return Outcome::Skipped("no storage buffer to compare".into());
+    if s.buffers.is_empty() && s.images.is_empty() {
+        return Outcome::Skipped("no storage buffer or image to compare".into());
     }
     let classes = output_classes(&lowered.shader, |op| match op {
         Op::Opcode(GenericOp::StoreSsbo { binding } | GenericOp::SsboAtomic { binding, .. }) => {
@@ -197,20 +220,55 @@ fn compare(case: &corpus::Case, dir: &std::path::Path, stats: &mut Stats) -> Out
         }
         _ => None,
     });
-    let expected = match interpret(&words, &case.entry, &s, None, false) {
+    let image_classes = output_classes(&lowered.shader, |op| match op {
+        Op::Opcode(GenericOp::ImageStore { image, .. }) => Some(*image as usize),
+        _ => None,
+    });
+    let (expected, expected_images) = match interpret(&words, &case.entry, &s, None, false) {
         Ok(e) => e,
         Err(e) if e.is_undefined() => {
             return Outcome::Skipped(format!(
                 "undefined behaviour with these inputs (the shader expects other data): {e}"
             ));
         }
+        Err(lathe_ir::InterpError::StepLimit(n)) => {
+            return Outcome::Skipped(format!(
+                "more than {n} interpreter steps per invocation group (too slow for the debug suite; LATHE_CORPUS_LANE_STEPS raises the budget)"
+            ));
+        }
         Err(e) => return Outcome::Differs(format!("interpreter: {e}")),
     };
     // How far each word moves when inexact operations move within bounds.
     let mut spread: Vec<Vec<f64>> = expected.iter().map(|b| vec![0.0; b.len()]).collect();
-    if classes.values().any(|&c| c != OpClass::Exact) {
+    let mut image_spread: Vec<Vec<[f64; 4]>> = expected_images
+        .iter()
+        .map(|i| vec![[0.0; 4]; i.texels.len()])
+        .collect();
+    if classes
+        .values()
+        .chain(image_classes.values())
+        .any(|&c| c != OpClass::Exact)
+    {
         for k in 0..PERTURBATIONS {
-            let moved = interpret(&words, &case.entry, &s, Some(seed + k), false).ok();
+            let run = interpret(&words, &case.entry, &s, Some(seed + k), false).ok();
+            let (moved, moved_images) = match run {
+                Some((b, i)) => (Some(b), Some(i)),
+                None => (None, None),
+            };
+            for (m, image) in expected_images.iter().enumerate() {
+                for (t, texel) in image.texels.iter().enumerate() {
+                    for c in 0..4 {
+                        let delta = moved_images
+                            .as_ref()
+                            .and_then(|i| Some(i.get(m)?.texels.get(t)?[c]))
+                            .map_or(f64::INFINITY, |x| {
+                                (f32::from_bits(x) as f64 - f32::from_bits(texel[c]) as f64).abs()
+                            });
+                        let d = &mut image_spread[m][t][c];
+                        *d = d.max(if delta.is_nan() { f64::INFINITY } else { delta });
+                    }
+                }
+            }
             for (b, buffer) in expected.iter().enumerate() {
                 for (w, &bits) in buffer.iter().enumerate() {
                     let delta = moved
@@ -226,7 +284,7 @@ fn compare(case: &corpus::Case, dir: &std::path::Path, stats: &mut Stats) -> Out
         }
     }
     // Words that change with the order invocations run in race.
-    let reversed = match interpret(&words, &case.entry, &s, None, true) {
+    let (reversed, reversed_images) = match interpret(&words, &case.entry, &s, None, true) {
         Ok(r) => r,
         Err(e) => return Outcome::Differs(format!("interpreter, reversed order: {e}")),
     };
@@ -284,6 +342,50 @@ fn compare(case: &corpus::Case, dir: &std::path::Path, stats: &mut Stats) -> Out
             }
         }
     }
+    for image in &s.images {
+        let got = &out.storage_images[&(image.set, image.binding)];
+        let want = &expected_images[image.index].texels;
+        let class = image_classes
+            .get(&image.index)
+            .copied()
+            .unwrap_or(OpClass::Exact);
+        let channels = expected_images[image.index].channels as usize;
+        for (t, (g, e)) in got.iter().zip(want).enumerate() {
+            for c in 0..channels {
+                if reversed_images[image.index].texels[t][c] != e[c] {
+                    local.racy += 1;
+                    continue;
+                }
+                let (ok, name) = if image.float {
+                    let value = f32::from_bits(e[c]) as f64;
+                    let moved = image_spread[image.index][t][c];
+                    if !value.is_finite() {
+                        local.non_finite += 1;
+                        continue;
+                    }
+                    if moved > ILL_CONDITIONED * value.abs().max(1.0) {
+                        local.ill_conditioned += 1;
+                        continue;
+                    }
+                    let (g, quantum) = decode(image.format, g[c]);
+                    let e = quantize(image.format, e[c]);
+                    (
+                        class.agree(g, e, moved + quantum),
+                        format!("{class:?} ({:?} image)", image.format),
+                    )
+                } else {
+                    (g[c] == e[c], "Integer image".to_string())
+                };
+                *local.words.entry(name).or_default() += 1;
+                if !ok {
+                    bad.push(format!(
+                        "set {} binding {} texel {t} component {c}: lavapipe {:x?}, interpreter {:x?}",
+                        image.set, image.binding, g, e
+                    ));
+                }
+            }
+        }
+    }
     if !bad.is_empty() {
         return Outcome::Differs(format!(
             "workgroup {size:?}: {} words differ, e.g.\n    {}",
@@ -317,8 +419,15 @@ fn corpus_compute_shaders_match_lavapipe() {
     let mut stats = Stats::default();
     let (mut compared, mut skipped, mut differ) = (Vec::new(), Vec::new(), Vec::new());
     for case in &cases {
-        let name = format!("{} ({})", case.path, case.entry);
-        match compare(case, &dir, &mut stats) {
+        let t = Instant::now();
+        let outcome = compare(case, &dir, &mut stats);
+        let name = format!(
+            "{} ({}) {:.1} s",
+            case.path,
+            case.entry,
+            t.elapsed().as_secs_f64()
+        );
+        match outcome {
             Outcome::Compared => compared.push(name),
             Outcome::Skipped(why) => skipped.push(format!("{name}: {why}")),
             Outcome::Differs(why) => differ.push(format!("{name}: {why}")),
@@ -354,4 +463,43 @@ fn corpus_compute_shaders_match_lavapipe() {
         "only {} corpus compute shaders compared (want {MIN_COMPARED})",
         compared.len()
     );
+}
+
+/// A storage image component lavapipe wrote, as `f32` bits, and the
+/// quantum its format rounds to at that value (a unorm step; half an ulp
+/// of the half).
+fn decode(format: StorageFormat, bits: u32) -> (u32, f64) {
+    match format {
+        StorageFormat::Rgba8Unorm => ((bits as f32 / 255.0).to_bits(), 1.0 / 255.0),
+        StorageFormat::Rgba16Float => {
+            let x = half_to_f32(bits as u16);
+            (x.to_bits(), (x.abs() as f64).max(6.1e-5) * 2f64.powi(-11))
+        }
+        StorageFormat::Rgba32 | StorageFormat::R32 => (bits, 0.0),
+    }
+}
+
+/// The interpreter's `f32` component as the format stores it (unorm
+/// values clamped to `[0, 1]`; rounding left to [`decode`]'s quantum).
+fn quantize(format: StorageFormat, bits: u32) -> u32 {
+    match format {
+        StorageFormat::Rgba8Unorm => f32::from_bits(bits).clamp(0.0, 1.0).to_bits(),
+        _ => bits,
+    }
+}
+
+/// A half's value.
+fn half_to_f32(h: u16) -> f32 {
+    let (sign, exp, mantissa) = (
+        (h >> 15) as u32,
+        ((h >> 10) & 0x1f) as i32,
+        (h & 0x3ff) as f32,
+    );
+    let magnitude = match exp {
+        0 => mantissa * 2f32.powi(-24),
+        31 if mantissa == 0.0 => f32::INFINITY,
+        31 => f32::NAN,
+        e => (1.0 + mantissa / 1024.0) * 2f32.powi(e - 15),
+    };
+    if sign == 1 { -magnitude } else { magnitude }
 }

@@ -8,7 +8,7 @@ use super::random_compute::Rng;
 use super::reflect::{Binding, Layout, Reflection};
 use lathe_ir::Invocation;
 use lathe_ir::interp::Memory;
-use lathe_oracle::{Resource, ResourceBinding, Sampler};
+use lathe_oracle::{Resource, ResourceBinding, Sampler, StorageFormat};
 
 /// A storage buffer: where lavapipe has it, where the interpreter has it,
 /// and how its words are typed.
@@ -18,6 +18,18 @@ pub struct Buffer {
     /// The interpreter's `ssbos` index.
     pub index: usize,
     pub layout: Layout,
+}
+
+/// A storage image: where lavapipe has it, where the interpreter has it,
+/// and its format.
+pub struct StorageImage {
+    pub set: u32,
+    pub binding: u32,
+    /// The interpreter's `images` index.
+    pub index: usize,
+    pub format: StorageFormat,
+    /// Float texels (else integers, compared bit for bit).
+    pub float: bool,
 }
 
 /// Everything bound, on both sides.
@@ -30,6 +42,7 @@ pub struct Bound {
     /// Storage buffers for the interpreter.
     pub memory: Memory,
     pub buffers: Vec<Buffer>,
+    pub images: Vec<StorageImage>,
 }
 
 /// Put `value` at `index` of `list`, growing it with `fill`.
@@ -54,7 +67,7 @@ pub fn bind(
 ) -> Result<Bound, String> {
     let mut base = Invocation::default();
     let mut memory = Memory::default();
-    let (mut resources, mut buffers) = (Vec::new(), Vec::new());
+    let (mut resources, mut buffers, mut images) = (Vec::new(), Vec::new(), Vec::new());
     for r in &interface.resources {
         if r.array_size != Some(1) {
             return Err(format!(
@@ -88,7 +101,16 @@ pub fn bind(
                 return Err("unsupported: input attachments (not in the oracle)".into());
             }
             Binding::Image { image, .. } if image.storage => {
-                return Err("unsupported: storage images (not in the oracle)".into());
+                let (t, format, ir) = feed::storage_image(rng, *image, tex)?;
+                set(&mut memory.images, index, ir.clone(), ir);
+                images.push(StorageImage {
+                    set: r.set,
+                    binding: r.binding,
+                    index,
+                    format,
+                    float: t.kind == lathe_oracle::ScalarKind::Float,
+                });
+                Resource::StorageImage(t, format)
             }
             Binding::Image { image, combined } => {
                 let (t, ir) = feed::texture(rng, *image, tex)?;
@@ -118,5 +140,6 @@ pub fn bind(
         base,
         memory,
         buffers,
+        images,
     })
 }

@@ -11,7 +11,7 @@
 
 use super::random_compute::Rng;
 use super::reflect::{ImageType, Layout, Word};
-use lathe_oracle::{ScalarKind, Texture, TextureDim};
+use lathe_oracle::{ScalarKind, StorageFormat, Texture, TextureDim};
 
 /// One word of type `word`.
 pub fn word(rng: &mut Rng, word: Word) -> u32 {
@@ -94,4 +94,106 @@ pub fn texture(
         next.next().expect("texel count").map(f32::from_bits)
     });
     Ok((oracle_texture, ir))
+}
+
+/// A `size`×`size` storage image of `image`'s type and format on both
+/// sides (2 layers when arrayed). Float texels are sixteenths in `[0, 1]`
+/// (exact in every supported format; 8-bit unorm ones 0 or 1, the only
+/// values whose conversion is exact), integers as [`word`].
+pub fn storage_image(
+    rng: &mut Rng,
+    image: ImageType,
+    size: u32,
+) -> Result<(Texture, StorageFormat, lathe_ir::texture::Image), String> {
+    use rspirv::spirv::{Dim, ImageFormat as F};
+    let (format, channels) = match image.format {
+        F::Rgba32f | F::Rgba32i | F::Rgba32ui => (StorageFormat::Rgba32, 4),
+        F::R32f | F::R32i | F::R32ui => (StorageFormat::R32, 1),
+        F::Rgba8 => (StorageFormat::Rgba8Unorm, 4),
+        F::Rgba16f => (StorageFormat::Rgba16Float, 4),
+        other => {
+            return Err(format!(
+                "unsupported: {other:?} storage images in the oracle"
+            ));
+        }
+    };
+    if image.dim != Dim::Dim2D || image.multisampled {
+        return Err(format!(
+            "unsupported: {:?}{} storage images in the oracle",
+            image.dim,
+            if image.multisampled {
+                " multisampled"
+            } else {
+                ""
+            }
+        ));
+    }
+    let layers = if image.arrayed { 2 } else { 1 };
+    let n = (size * size * layers) as usize;
+    // (interpreter words, oracle words) per texel.
+    let texels: Vec<([u32; 4], [u32; 4])> = (0..n)
+        .map(|_| {
+            let mut ours = [0u32; 4];
+            let mut theirs = [0u32; 4];
+            for c in 0..channels {
+                let (o, t) = match (format, image.texel) {
+                    (StorageFormat::Rgba8Unorm, _) => {
+                        let one = rng.chance(50);
+                        (
+                            if one { 1f32 } else { 0.0 }.to_bits(),
+                            if one { 255 } else { 0 },
+                        )
+                    }
+                    (StorageFormat::Rgba16Float, _) => {
+                        let x = rng.below(17) as f32 / 16.0;
+                        (x.to_bits(), exact_half(x))
+                    }
+                    (_, Word::Float) => {
+                        let x = (rng.below(17) as f32 / 16.0).to_bits();
+                        (x, x)
+                    }
+                    (_, kind) => {
+                        let w = word(rng, kind);
+                        (w, w)
+                    }
+                };
+                ours[c] = o;
+                theirs[c] = t;
+            }
+            (ours, theirs)
+        })
+        .collect();
+    let oracle_texture = Texture {
+        dim: if image.arrayed {
+            TextureDim::D2Array
+        } else {
+            TextureDim::D2
+        },
+        kind: scalar_kind(image.texel),
+        depth: false,
+        width: size,
+        height: size,
+        layers,
+        texels: texels.iter().map(|t| t.1).collect(),
+    };
+    let ir = lathe_ir::texture::Image {
+        layers,
+        texels: texels.iter().map(|t| t.0).collect(),
+        ..lathe_ir::texture::Image::new_2d(size, size, channels as u8)
+    };
+    Ok((oracle_texture, format, ir))
+}
+
+/// The half-precision bits of `x`, a normal half value or 0 (checked).
+pub fn exact_half(x: f32) -> u32 {
+    if x == 0.0 {
+        return 0;
+    }
+    let b = x.to_bits();
+    let (sign, exp, mantissa) = (b >> 31, ((b >> 23) & 0xff) as i32 - 127 + 15, b & 0x7f_ffff);
+    assert!(
+        (1..31).contains(&exp) && mantissa & 0x1fff == 0,
+        "{x} is not a normal half"
+    );
+    (sign << 15) | ((exp as u32) << 10) | (mantissa >> 13)
 }

@@ -64,6 +64,8 @@ pub struct ImageType {
     pub texel: Word,
     /// A storage image (`Sampled` operand 2).
     pub storage: bool,
+    /// The declared texel format (`Unknown` for sampled images).
+    pub format: rspirv::spirv::ImageFormat,
 }
 
 /// One descriptor binding.
@@ -278,6 +280,10 @@ impl<'m> Types<'m> {
             arrayed: literal(&d.operands[3]) == 1,
             multisampled: literal(&d.operands[4]) == 1,
             storage: literal(&d.operands[5]) == 2,
+            format: match d.operands.get(6) {
+                Some(Operand::ImageFormat(f)) => *f,
+                _ => rspirv::spirv::ImageFormat::Unknown,
+            },
             texel: self.scalar(id(&d.operands[0]))?,
         })
     }
