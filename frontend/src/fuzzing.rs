@@ -348,6 +348,21 @@ mod tests {
         }
     }
 
+    /// Fuzz finding (session 5): buffer Offset/ArrayStride decorations
+    /// whose sum passes 2^32 overflowed the byte-offset arithmetic.
+    #[test]
+    fn fuzz_finding_buffer_offset_past_4_gib_is_invalid() {
+        let data = include_bytes!("../tests/spirv_lower_crash_offset_overflow.bin");
+        check(data).unwrap();
+        let words = spirv_words(&data[..data.len() / 4 * 4]).unwrap();
+        let arena = lathe_ir::Bump::new();
+        match lower_spirv(&arena, &words, &Options::default()) {
+            Err(Error::Invalid { message, .. }) => assert!(message.contains("4 GiB"), "{message}"),
+            Err(e) => panic!("expected an invalid-SPIR-V error, got {e}"),
+            Ok(_) => panic!("a buffer offset past 4 GiB was accepted"),
+        }
+    }
+
     #[test]
     fn truncated_and_garbage_binaries_are_rejected_cleanly() {
         let arena = lathe_ir::Bump::new();

@@ -700,6 +700,13 @@ impl Lowerer<'_, '_, '_> {
         }
     }
 
+    /// `base + k * stride` bytes; decorations of a malformed module can
+    /// push that past what a 32-bit offset holds.
+    fn byte_offset(&self, base: u32, k: u32, stride: u32) -> Result<u32, Error> {
+        u32::try_from(u64::from(base) + u64::from(k) * u64::from(stride))
+            .map_err(|_| self.invalid("buffer offset past 4 GiB"))
+    }
+
     fn buffer_pos(&mut self, root: u32, path: &[Index]) -> Result<BufPos, Error> {
         let mut pos = BufPos {
             offset: 0,
@@ -717,9 +724,10 @@ impl Lowerer<'_, '_, '_> {
                         return Err(self.invalid("struct indexed at run time"));
                     };
                     let d = self.m.member_deco(ty, k);
-                    pos.offset += d.and_then(|d| d.offset).ok_or_else(|| {
+                    let off = d.and_then(|d| d.offset).ok_or_else(|| {
                         self.unsupported("buffer member without an Offset decoration")
                     })?;
+                    pos.offset = self.byte_offset(pos.offset, 1, off)?;
                     pos.matrix = d.and_then(|d| d.matrix_stride.map(|s| (s, d.row_major)));
                     pos.ty = next;
                     continue;
@@ -746,7 +754,7 @@ impl Lowerer<'_, '_, '_> {
                 _ => return Err(self.invalid("access chain into a scalar")),
             };
             match index {
-                Index::Const(k) => pos.offset += k * stride,
+                Index::Const(k) => pos.offset = self.byte_offset(pos.offset, k, stride)?,
                 Index::Dynamic(v) => {
                     let v = self.cast(v, Type::U32);
                     let s = self.const_u32(stride);
@@ -769,15 +777,18 @@ impl Lowerer<'_, '_, '_> {
             return Err(self.unsupported("buffer value too large to scalarise"));
         }
         let ty = self.ty(pos.ty)?.clone();
-        let at = |pos: BufPos, extra: u32, ty: u32| BufPos {
-            offset: pos.offset + extra,
-            ty,
-            ..pos
+        // `pos` moved by `k` elements of `stride` bytes, now of type `ty`.
+        let at = |this: &Self, pos: BufPos, k: u32, stride: u32, ty: u32| {
+            Ok::<_, Error>(BufPos {
+                offset: this.byte_offset(pos.offset, k, stride)?,
+                ty,
+                ..pos
+            })
         };
         match ty {
             Ty::Vector { elem, n } => {
                 for k in 0..n {
-                    self.buffer_words(at(pos, k * pos.comp_stride, elem), out)?;
+                    self.buffer_words(at(self, pos, k, pos.comp_stride, elem)?, out)?;
                 }
             }
             Ty::Matrix { column, n } => {
@@ -788,12 +799,12 @@ impl Lowerer<'_, '_, '_> {
                     let col = if row_major {
                         BufPos {
                             comp_stride: stride,
-                            ..at(pos, k * 4, column)
+                            ..at(self, pos, k, 4, column)?
                         }
                     } else {
                         BufPos {
                             comp_stride: 4,
-                            ..at(pos, k * stride, column)
+                            ..at(self, pos, k, stride, column)?
                         }
                     };
                     self.buffer_words(col, out)?;
@@ -810,7 +821,7 @@ impl Lowerer<'_, '_, '_> {
                         self.unsupported("buffer array without an ArrayStride decoration")
                     })?;
                 for k in 0..n {
-                    self.buffer_words(at(pos, k * stride, elem), out)?;
+                    self.buffer_words(at(self, pos, k, stride, elem)?, out)?;
                 }
             }
             Ty::Struct { members } => {
@@ -823,7 +834,7 @@ impl Lowerer<'_, '_, '_> {
                     let p = BufPos {
                         matrix,
                         comp_stride: 4,
-                        ..at(pos, off, mem)
+                        ..at(self, pos, 1, off, mem)?
                     };
                     self.buffer_words(p, out)?;
                 }
