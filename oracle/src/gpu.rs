@@ -118,6 +118,20 @@ pub(crate) struct Image {
     layout: vk::ImageLayout,
 }
 
+impl Image {
+    /// A buffer copy of every texel of every layer, tightly packed.
+    fn whole_copy(&self) -> vk::BufferImageCopy {
+        vk::BufferImageCopy::default()
+            .image_subresource(vk::ImageSubresourceLayers {
+                aspect_mask: self.aspect,
+                mip_level: 0,
+                base_array_layer: 0,
+                layer_count: self.layers,
+            })
+            .image_extent(self.extent)
+    }
+}
+
 impl<'o> Scratch<'o> {
     pub(crate) fn new(oracle: &'o Oracle) -> Self {
         Scratch {
@@ -394,14 +408,7 @@ impl<'o> Scratch<'o> {
             .dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE)
             .old_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
             .new_layout(layout);
-        let region = vk::BufferImageCopy::default()
-            .image_subresource(vk::ImageSubresourceLayers {
-                aspect_mask: image.aspect,
-                mip_level: 0,
-                base_array_layer: 0,
-                layer_count: image.layers,
-            })
-            .image_extent(image.extent);
+        let region = image.whole_copy();
         // SAFETY: `cmd` is in the recording state; see the module comment.
         unsafe {
             d.cmd_pipeline_barrier(
@@ -715,14 +722,7 @@ impl Bound {
                 .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
                 .image(image.image)
                 .subresource_range(subresource_range(image.aspect, image.layers));
-            let region = vk::BufferImageCopy::default()
-                .image_subresource(vk::ImageSubresourceLayers {
-                    aspect_mask: image.aspect,
-                    mip_level: 0,
-                    base_array_layer: 0,
-                    layer_count: image.layers,
-                })
-                .image_extent(image.extent);
+            let region = image.whole_copy();
             // SAFETY: `cmd` is recording; the image and buffer are live.
             unsafe {
                 d.cmd_pipeline_barrier(

@@ -495,43 +495,9 @@ fn smod_takes_the_divisors_sign() {
         })
         .collect();
     let words: Vec<u32> = input.iter().map(|&x| x as u32).collect();
-    let gpu = oracle()
-        .run_compute(&lathe_oracle::ComputeJob {
-            spirv: &spirv,
-            entry_point: "main",
-            specialization: &[],
-            resources: &[lathe_oracle::ResourceBinding::new(
-                0,
-                0,
-                lathe_oracle::Resource::StorageBuffer(words.clone()),
-            )],
-            push_constants: &[],
-            workgroups: [cases.len() as u32, 1, 1],
-        })
-        .expect("lavapipe runs");
-    let gpu: Vec<i32> = gpu.storage_buffers[&(0, 0)]
-        .iter()
-        .map(|&x| x as i32)
-        .collect();
-    let arena = lathe_ir::Bump::new();
-    let lowered = lower_spirv(&arena, &spirv, &Options::default()).expect("lowers");
-    let mut memory = Memory {
-        ssbos: vec![words],
-        ..Memory::default()
-    };
-    lathe_ir::interp::dispatch(
-        &lowered.shader,
-        &Invocation::default(),
-        &Dispatch {
-            workgroup_size: [1, 1, 1],
-            num_workgroups: [cases.len() as u32, 1, 1],
-            shared_words: 0,
-        },
-        &mut memory,
-        Limits::default(),
-    )
-    .expect("interpreter runs");
-    let ours: Vec<i32> = memory.ssbos[0].iter().map(|&x| x as i32).collect();
+    let (gpu, ours) = run_one_buffer(&spirv, words, cases.len() as u32);
+    let gpu: Vec<i32> = gpu.iter().map(|&x| x as i32).collect();
+    let ours: Vec<i32> = ours.iter().map(|&x| x as i32).collect();
     println!("a, b: {cases:?}\nspec:      {want:?}\nlavapipe:  {gpu:?}\ninterp:    {ours:?}");
     assert_eq!(ours, want, "the interpreter's OpSMod against the spec");
 }
@@ -558,43 +524,9 @@ fn round_is_half_away_from_zero() {
     ];
     let words: Vec<u32> = input.iter().map(|x| x.to_bits()).collect();
     let want: Vec<f32> = input.iter().map(|x| x.round()).collect();
-    let gpu = oracle()
-        .run_compute(&lathe_oracle::ComputeJob {
-            spirv: &spirv,
-            entry_point: "main",
-            specialization: &[],
-            resources: &[lathe_oracle::ResourceBinding::new(
-                0,
-                0,
-                lathe_oracle::Resource::StorageBuffer(words.clone()),
-            )],
-            push_constants: &[],
-            workgroups: [input.len() as u32, 1, 1],
-        })
-        .expect("lavapipe runs");
-    let gpu: Vec<f32> = gpu.storage_buffers[&(0, 0)]
-        .iter()
-        .map(|&x| f32::from_bits(x))
-        .collect();
-    let arena = lathe_ir::Bump::new();
-    let lowered = lower_spirv(&arena, &spirv, &Options::default()).expect("lowers");
-    let mut memory = Memory {
-        ssbos: vec![words],
-        ..Memory::default()
-    };
-    lathe_ir::interp::dispatch(
-        &lowered.shader,
-        &Invocation::default(),
-        &Dispatch {
-            workgroup_size: [1, 1, 1],
-            num_workgroups: [input.len() as u32, 1, 1],
-            shared_words: 0,
-        },
-        &mut memory,
-        Limits::default(),
-    )
-    .expect("interpreter runs");
-    let ours: Vec<f32> = memory.ssbos[0].iter().map(|&x| f32::from_bits(x)).collect();
+    let (gpu, ours) = run_one_buffer(&spirv, words, input.len() as u32);
+    let gpu: Vec<f32> = gpu.iter().map(|&x| f32::from_bits(x)).collect();
+    let ours: Vec<f32> = ours.iter().map(|&x| f32::from_bits(x)).collect();
     println!("x:        {input:?}\nRust:     {want:?}\nlavapipe: {gpu:?}\ninterp:   {ours:?}");
     let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
     assert_eq!(
@@ -607,4 +539,46 @@ fn round_is_half_away_from_zero() {
             assert_eq!(g.to_bits(), w.to_bits(), "lavapipe's Round({x})");
         }
     }
+}
+
+/// Run a module with one storage buffer (set 0, binding 0) and workgroups
+/// of one invocation, `groups` of them, on lavapipe and in the
+/// interpreter; returns both final buffers.
+fn run_one_buffer(spirv: &[u32], words: Vec<u32>, groups: u32) -> (Vec<u32>, Vec<u32>) {
+    let gpu = oracle()
+        .run_compute(&lathe_oracle::ComputeJob {
+            spirv,
+            entry_point: "main",
+            specialization: &[],
+            resources: &[lathe_oracle::ResourceBinding::new(
+                0,
+                0,
+                lathe_oracle::Resource::StorageBuffer(words.clone()),
+            )],
+            push_constants: &[],
+            workgroups: [groups, 1, 1],
+        })
+        .expect("lavapipe runs");
+    let arena = lathe_ir::Bump::new();
+    let lowered = lower_spirv(&arena, spirv, &Options::default()).expect("lowers");
+    let mut memory = Memory {
+        ssbos: vec![words],
+        ..Memory::default()
+    };
+    lathe_ir::interp::dispatch(
+        &lowered.shader,
+        &Invocation::default(),
+        &Dispatch {
+            workgroup_size: [1, 1, 1],
+            num_workgroups: [groups, 1, 1],
+            shared_words: 0,
+        },
+        &mut memory,
+        Limits::default(),
+    )
+    .expect("interpreter runs");
+    (
+        gpu.storage_buffers[&(0, 0)].clone(),
+        memory.ssbos.swap_remove(0),
+    )
 }
