@@ -309,3 +309,56 @@ b1:
     );
     assert!(out.stdout.is_empty());
 }
+
+#[test]
+fn register_allocation_spills_valhall_values_to_thread_local_storage() {
+    // 72 values live at once against 64 registers (program order, no
+    // `sched` to shorten their lives).
+    let path: PathBuf = [
+        env!("CARGO_MANIFEST_DIR"),
+        "targets",
+        "mali",
+        "examples",
+        "valhall-spill.lir",
+    ]
+    .iter()
+    .collect();
+    let out = lathe(
+        &[
+            "opt",
+            "--passes",
+            "ra",
+            "--target",
+            "g610",
+            &path.display().to_string(),
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let printed = text(&out.stdout);
+    // `offset=N` of a spill or fill line (absent: 0).
+    let offset = |line: &str| -> u32 {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix("offset="))
+            .map_or(0, |n| n.parse().unwrap())
+    };
+    let stores: Vec<u32> = printed
+        .lines()
+        .filter(|l| l.contains("STORE.i32"))
+        .map(offset)
+        .collect();
+    let loads: Vec<u32> = printed
+        .lines()
+        .filter(|l| l.contains("LOAD.i32"))
+        .map(offset)
+        .collect();
+    assert!(!stores.is_empty(), "no spill:\n{printed}");
+    // Each spilled value has its own 4-byte slot, and every fill reads a
+    // slot a spill wrote.
+    let mut distinct = stores.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(distinct.len(), stores.len(), "{printed}");
+    assert!(stores.iter().all(|o| o % 4 == 0), "{printed}");
+    assert!(loads.iter().all(|o| stores.contains(o)), "{printed}");
+}
