@@ -924,10 +924,11 @@ fn exec_fn(isa: &Isa, leaf_id: EncId, class: Option<usize>, sync: u8) -> TokenSt
     let waits = leaf
         .waits
         .iter()
-        .map(|(k, e)| {
+        .filter_map(|(k, e)| {
+            // A kind nothing signals has nothing to wait for.
             let kind = sync_index(isa, k);
             let v = scope.expr(e);
-            quote! { if #v != 0 { m.wait(#kind); } }
+            (kind != 0).then(|| quote! { if #v != 0 { m.wait(#kind); } })
         })
         .collect::<Vec<_>>();
     let signals = leaf
