@@ -892,6 +892,17 @@ impl<'m, 'a> Machine<'m, 'a> {
             }
             Op::Return => return Ok(Flow::Return),
             Op::Phi => return Err(InterpError::Malformed("phi after a non-phi".into())),
+            Op::Swap => {
+                let (Some(a), Some(b), [x, y]) = (d.result, d.second_result, &*d.args) else {
+                    return Err(InterpError::Malformed("swap".into()));
+                };
+                // Read both before writing either: in register mode the
+                // results overwrite the operands' registers.
+                let (vx, vy) = (self.get(*x)?.clone(), self.get(*y)?.clone());
+                self.store(a, vx)?;
+                self.store(b, vy)?;
+                return Ok(Flow::Continue);
+            }
             Op::Collect => {
                 let mut lanes = Vec::with_capacity(d.args.len());
                 for &a in d.args.iter() {

@@ -146,7 +146,7 @@ pub struct Signature<'c> {
 /// An opcode vocabulary: generic ops, or a target's machine ops.
 pub trait Opcode: Copy + Eq + fmt::Debug + 'static {
     /// The mnemonic in the text form. Must not be one of the structural
-    /// names (`phi`, `collect`, `split`, `input`, `output`, `jump`, `branch`,
+    /// names (`phi`, `collect`, `split`, `swap`, `input`, `output`, `jump`, `branch`,
     /// `ret`).
     fn name(&self) -> &'static str;
 
@@ -181,6 +181,12 @@ pub enum Op<O> {
     Collect,
     /// Takes lane `lane` out of a vector.
     Split { lane: u8 },
+    /// `%a, %b = swap %x, %y`: exchanges two scalars of one width. It has
+    /// two results: `%a` is `%x`'s value and `%b` is `%y`'s; after
+    /// register allocation `%a` sits in `%y`'s register and `%b` in
+    /// `%x`'s (register allocation uses it to break copy cycles; a target
+    /// lowers it to its exchange instruction or a copy sequence).
+    Swap,
     /// A value the hardware preloads into a register before the shader
     /// starts (machine level), numbered by `index`.
     Input { index: u32 },
@@ -210,6 +216,7 @@ impl<O: Opcode> Op<O> {
             Op::Phi => "phi",
             Op::Collect => "collect",
             Op::Split { .. } => "split",
+            Op::Swap => "swap",
             Op::Input { .. } => "input",
             Op::Output { .. } => "output",
             Op::Jump => "jump",
@@ -221,7 +228,7 @@ impl<O: Opcode> Op<O> {
 
     pub fn effects(&self) -> Effects {
         match self {
-            Op::Phi | Op::Collect | Op::Split { .. } | Op::Input { .. } => Effects::PURE,
+            Op::Phi | Op::Collect | Op::Split { .. } | Op::Swap | Op::Input { .. } => Effects::PURE,
             Op::Output { .. } => Effects {
                 side_effects: true,
                 may_trap: false,

@@ -612,34 +612,29 @@ impl<'a, 't, O: Opcode> Parser<'a, 't, O> {
         args.clear();
         targets.clear();
         let mut pos = 0;
-        // Optional `%N:TYPE[@REG] =`.
+        // Optional `%N:TYPE[@REG] =`, or two of them (`swap`).
         let mut result: Option<(Token<'_>, Type)> = None;
         let mut reg = None;
+        let mut second: Option<(Token<'_>, Type, Option<Reg>)> = None;
         if let Tok::Value(_) = toks[0].tok {
-            let ty_tok = match (toks.get(1), toks.get(2)) {
-                (Some(c), Some(t)) if c.tok == Tok::Punct(':') => *t,
-                _ => return Err(self.error(toks[0].col, "expected `%N:<type> = ...`")),
-            };
-            let ty = match ty_tok.tok {
-                Tok::Word(w) => Type::parse(w)
-                    .ok_or_else(|| self.error(ty_tok.col, format!("unknown type `{w}`")))?,
-                _ => return Err(self.error(ty_tok.col, "expected a type")),
-            };
-            pos = 3;
-            if toks.get(3).is_some_and(|t| t.tok == Tok::Punct('@')) {
-                let r = toks
-                    .get(4)
-                    .copied()
-                    .ok_or_else(|| self.error(toks[3].col, "expected a register after `@`"))?;
-                reg = Some(self.register(r)?);
-                pos = 5;
+            let (ty, r, next) = self.result_decl(toks, 0)?;
+            result = Some((toks[0], ty));
+            reg = r;
+            pos = next;
+            if toks.get(pos).is_some_and(|t| t.tok == Tok::Punct(','))
+                && toks
+                    .get(pos + 1)
+                    .is_some_and(|t| matches!(t.tok, Tok::Value(_)))
+            {
+                let (ty2, r2, next) = self.result_decl(toks, pos + 1)?;
+                second = Some((toks[pos + 1], ty2, r2));
+                pos = next;
             }
             match toks.get(pos) {
                 Some(t) if t.tok == Tok::Punct('=') => {}
                 Some(t) => return Err(self.error(t.col, "expected `=`")),
-                None => return Err(self.error(ty_tok.col, "expected `=` after the type")),
+                None => return Err(self.error(toks[pos - 1].col, "expected `=` after the type")),
             }
-            result = Some((toks[0], ty));
             pos += 1;
         }
         let Some(name_tok) = toks.get(pos).copied() else {
@@ -770,7 +765,57 @@ impl<'a, 't, O: Opcode> Parser<'a, 't, O> {
             data.reg = reg;
             self.shader.inst_mut(inst).result = Some(v);
         }
+        let wants_two = matches!(op, Op::Swap);
+        match second {
+            Some((tok, ty, reg)) if wants_two => {
+                let v = self.define_value(tok)?;
+                let data = self.shader.value_data_mut(v);
+                data.ty = ty;
+                data.def = inst;
+                data.reg = reg;
+                self.shader.inst_mut(inst).second_result = Some(v);
+            }
+            Some((tok, ..)) => {
+                return Err(self.error(tok.col, format!("`{name}` has one result")));
+            }
+            None if wants_two => {
+                return Err(self.error(
+                    name_tok.col,
+                    "`swap` defines two results: `%a:T, %b:T = swap %x, %y`",
+                ));
+            }
+            None => {}
+        }
         Ok(())
+    }
+
+    /// `%N:TYPE[@REG]` at `toks[at]`: the type, the register and the
+    /// position after it.
+    fn result_decl(
+        &self,
+        toks: &[Token<'_>],
+        at: usize,
+    ) -> Result<(Type, Option<Reg>, usize), ParseError> {
+        let ty_tok = match (toks.get(at + 1), toks.get(at + 2)) {
+            (Some(c), Some(t)) if c.tok == Tok::Punct(':') => *t,
+            _ => return Err(self.error(toks[at].col, "expected `%N:<type> = ...`")),
+        };
+        let ty = match ty_tok.tok {
+            Tok::Word(w) => Type::parse(w)
+                .ok_or_else(|| self.error(ty_tok.col, format!("unknown type `{w}`")))?,
+            _ => return Err(self.error(ty_tok.col, "expected a type")),
+        };
+        let mut pos = at + 3;
+        let mut reg = None;
+        if toks.get(pos).is_some_and(|t| t.tok == Tok::Punct('@')) {
+            let r = toks
+                .get(pos + 1)
+                .copied()
+                .ok_or_else(|| self.error(toks[pos].col, "expected a register after `@`"))?;
+            reg = Some(self.register(r)?);
+            pos += 2;
+        }
+        Ok((ty, reg, pos))
     }
 
     fn opcode(
@@ -806,6 +851,7 @@ impl<'a, 't, O: Opcode> Parser<'a, 't, O> {
         Ok(match name {
             "phi" => no_attrs(Op::Phi)?,
             "collect" => no_attrs(Op::Collect)?,
+            "swap" => no_attrs(Op::Swap)?,
             "jump" => no_attrs(Op::Jump)?,
             "branch" => no_attrs(Op::Branch)?,
             "ret" => no_attrs(Op::Return)?,

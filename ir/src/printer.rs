@@ -31,7 +31,7 @@ impl Names {
         for (k, &b) in shader.layout().iter().enumerate() {
             blocks[b.index()] = k as u32;
             for &i in shader.block_insts(b) {
-                if let Some(v) = shader.inst(i).result {
+                for v in shader.inst(i).results() {
                     values[v.index()] = next;
                     next += 1;
                 }
@@ -105,13 +105,17 @@ pub fn write_inst<O: Opcode>(
 ) -> fmt::Result {
     let data = shader.inst(i);
     let result_ty = data.result.map(|v| shader.value_type(v));
-    if let (Some(v), Some(ty)) = (data.result, result_ty) {
-        write!(out, "{}:{}", names.value(v), ty)?;
-        if let Some(r) = shader.value_reg(v) {
-            match shader.register_files().get(r.file as usize) {
-                Some(f) => write!(out, "@{f}{}", r.unit)?,
-                None => write!(out, "@?{}:{}", r.file, r.unit)?,
+    if data.result.is_some() {
+        let mut sep = "";
+        for v in data.results() {
+            write!(out, "{sep}{}:{}", names.value(v), shader.value_type(v))?;
+            if let Some(r) = shader.value_reg(v) {
+                match shader.register_files().get(r.file as usize) {
+                    Some(f) => write!(out, "@{f}{}", r.unit)?,
+                    None => write!(out, "@?{}:{}", r.file, r.unit)?,
+                }
             }
+            sep = ", ";
         }
         out.write_str(" = ")?;
     }

@@ -96,6 +96,8 @@ pub struct InstData<'a, O> {
     /// after `args` that orders this instruction after the address write.
     pub address: Option<Value>,
     pub result: Option<Value>,
+    /// The second result of a two-result instruction (`swap`).
+    pub second_result: Option<Value>,
     /// The block holding it, `None` once removed.
     pub block: Option<Block>,
 }
@@ -104,6 +106,11 @@ impl<O> InstData<'_, O> {
     /// All SSA operands including the address operand, which comes last.
     pub fn operands(&self) -> impl Iterator<Item = Value> + '_ {
         self.args.iter().copied().chain(self.address)
+    }
+
+    /// The values it defines: the result, then the second result.
+    pub fn results(&self) -> impl Iterator<Item = Value> + '_ {
+        self.result.into_iter().chain(self.second_result)
     }
 }
 
@@ -348,9 +355,17 @@ impl<'a, O: Opcode> Shader<'a, O> {
             targets,
             address,
             result,
+            second_result: None,
             block: None,
         });
         i
+    }
+
+    /// Give `i` a second result of type `ty` (a `swap`'s second value).
+    pub fn add_second_result(&mut self, i: Inst, ty: Type) -> Value {
+        let v = self.new_value(ty, i);
+        self.insts[i.index()].second_result = Some(v);
+        v
     }
 
     /// A value defined by `def` (the parser uses this for forward references).

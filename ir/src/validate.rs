@@ -212,7 +212,7 @@ impl<O: Opcode> Validator<'_, '_, O> {
             return None;
         }
         let def = s.value_def(v);
-        if def.index() >= s.inst_capacity() || s.inst(def).result != Some(v) {
+        if def.index() >= s.inst_capacity() || !s.inst(def).results().any(|r| r == v) {
             self.at_inst(user, format!("operand {v:?} has no defining instruction"));
             return None;
         }
@@ -223,10 +223,13 @@ impl<O: Opcode> Validator<'_, '_, O> {
     fn check_inst(&mut self, b: Block, k: u32, i: Inst, cfg: &Cfg, dom: &DomTree, pos: &[u32]) {
         let s = self.shader;
         let data = s.inst(i);
-        if let Some(r) = data.result {
+        for r in data.results() {
             if r.index() >= s.value_capacity() || s.value_def(r) != i {
                 self.at_inst(i, "result value is not linked back to this instruction");
             }
+        }
+        if data.second_result.is_some() && !matches!(data.op, Op::Swap) {
+            self.at_inst(i, "only swap has a second result");
         }
         // SSA: defined, in the layout, dominating.
         let mut types = Vec::with_capacity(data.args.len());
@@ -377,6 +380,31 @@ impl<O: Opcode> Validator<'_, '_, O> {
                         first,
                         types.len()
                     ));
+                }
+                Ok(())
+            }
+            Op::Swap => {
+                meta_no_address()?;
+                targets(0)?;
+                let [x, y] = types else {
+                    return Err("swap takes two scalars".into());
+                };
+                if !x.is_scalar() || !y.is_scalar() || x.scalar.bits() != y.scalar.bits() {
+                    return Err(format!(
+                        "swap exchanges two scalars of one width, not {x} and {y}"
+                    ));
+                }
+                let second = data.second_result.map(|v| s.value_type(v));
+                if result != Some(*x) || second != Some(*y) {
+                    return Err(format!("swap of {x} and {y} gives `%a:{x}, %b:{y}`"));
+                }
+                // Allocated: the values trade registers.
+                let reg = |v: Value| s.value_reg(v);
+                if let (Some(a), Some(b)) = (data.result, data.second_result)
+                    && let Some(rx) = reg(data.args[0])
+                    && (reg(a) != reg(data.args[1]) || reg(b) != Some(rx))
+                {
+                    return Err("swap's results must take each other's operand registers".into());
                 }
                 Ok(())
             }

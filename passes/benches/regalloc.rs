@@ -43,7 +43,7 @@ fn quality() {
         };
         let max = regalloc::max_live(&s, &target);
         let a = ra::allocate(&mut s, &target, RaOptions::default()).expect("allocates");
-        cycles += (a.cycles_via_register + a.cycles_via_memory > 0) as u32;
+        cycles += (a.swaps + a.cycles_via_register > 0) as u32;
         for (&u, &m) in a.units_used.iter().zip(&max) {
             if m == 0 {
                 continue;
@@ -64,8 +64,8 @@ fn quality() {
 fn spilling() {
     println!("spilling on high-pressure programs with groups (500 programs each):");
     println!(
-        "  {:<24} {:>8} {:>8} {:>8} {:>8} {:>10}",
-        "file", "insts", "spills", "fills", "copies", "mem-cycles"
+        "  {:<24} {:>8} {:>8} {:>8} {:>8} {:>8} {:>10}",
+        "file", "insts", "spills", "fills", "copies", "swaps", "mem-cycles"
     );
     for (label, target) in [
         ("8 full regs, merged", TestTarget::small(8)),
@@ -73,7 +73,7 @@ fn spilling() {
         ("32 full regs, merged", TestTarget::small(32)),
         ("192 full regs, merged", TestTarget::realistic()),
     ] {
-        let (mut insts, mut spills, mut fills, mut copies, mut mem) = (0, 0, 0, 0, 0);
+        let (mut insts, mut spills, mut fills, mut copies, mut swaps, mut mem) = (0, 0, 0, 0, 0, 0);
         for seed in 0..500u64 {
             let data = seed_bytes(seed, 800);
             let arena = Bump::new();
@@ -87,9 +87,12 @@ fn spilling() {
             spills += a.spills;
             fills += a.fills;
             copies += a.copies;
+            swaps += a.swaps;
             mem += a.cycles_via_memory;
         }
-        println!("  {label:<24} {insts:>8} {spills:>8} {fills:>8} {copies:>8} {mem:>10}");
+        println!(
+            "  {label:<24} {insts:>8} {spills:>8} {fills:>8} {copies:>8} {swaps:>8} {mem:>10}"
+        );
     }
 }
 

@@ -76,6 +76,8 @@ pub struct RaOptions {
 pub enum Edit {
     /// Copies operand 0 to the result's register.
     Copy,
+    /// Exchanges its two operands' registers (a `swap`).
+    Swap,
     /// Stores operand 0 to a scratch slot.
     Spill(SpillSlot),
     /// Loads the result from a scratch slot.
@@ -98,8 +100,11 @@ pub struct Allocation {
     pub spills: u32,
     pub fills: u32,
     pub copies: u32,
-    /// Copy cycles at joins broken through a free register, and through
-    /// scratch memory (no register free, no swap).
+    /// Swaps turning copy cycles at joins.
+    pub swaps: u32,
+    /// Copy cycles mixing value widths (no swap of whole values turns
+    /// them), broken through a free register, or through scratch memory
+    /// when the file is full.
     pub cycles_via_register: u32,
     pub cycles_via_memory: u32,
     /// Operands of each original instruction before allocation (address
@@ -1138,7 +1143,6 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                         src,
                         dst: unit,
                         phi,
-                        parked: false,
                     }),
                     None => fills.push((want.value, unit, phi)),
                 }
@@ -1176,109 +1180,12 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                     src,
                     dst,
                     phi: Some((i, k)),
-                    parked: false,
                 }),
                 None => fills.push((arg, dst, Some((i, k)))),
             }
         }
-        // Sequentialise the moves.
         let mut out: Vec<Inst> = stores;
-        let mut pending: Vec<Move> = Vec::new();
-        let mut in_place = Vec::new();
-        for m in moves {
-            if m.src == m.dst {
-                self.set_phi_arg(m.phi, m.name);
-                in_place.push((m.dst, self.info[m.value.index()].units));
-            } else {
-                pending.push(m);
-            }
-        }
-        let size = |v: Value, me: &Self| me.info[v.index()].units;
-        // Units a parked value must not take: values already in place,
-        // done moves, and (below) pending sources and destinations; fills
-        // come after all moves.
-        let mut busy: Vec<(u32, u32)> = in_place;
-        let overlaps = |a: u32, n: u32, b: u32, m: u32| a < b + m && b < a + n;
-        let mut deferred: Vec<(Value, SpillSlot, u32, PhiArg)> = Vec::new();
-        while !pending.is_empty() {
-            let ready = (0..pending.len()).find(|&k| {
-                let m = &pending[k];
-                let n = size(m.value, self);
-                pending
-                    .iter()
-                    .enumerate()
-                    .all(|(j, o)| j == k || !overlaps(m.dst, n, o.src, size(o.value, self)))
-            });
-            if let Some(k) = ready {
-                let m = pending.remove(k);
-                busy.push((m.dst, size(m.value, self)));
-                let i = self.copy_inst(m.name, m.value, m.dst);
-                out.push(i);
-                let r = self.s.inst(i).result.unwrap_or(Value(0));
-                self.set_phi_arg(m.phi, r);
-                continue;
-            }
-            // A cycle: park a value others wait for in a free register
-            // among those the shader uses already, or in memory (a spare
-            // register would cost a register for the whole shader, and
-            // the IR cannot state a swap: an instruction defines one value
-            // in one register). Each value is parked at most once, so this
-            // ends.
-            let waited_for = |k: usize, me: &Self| {
-                let m = &pending[k];
-                !m.parked
-                    && pending.iter().enumerate().any(|(j, o)| {
-                        j != k && overlaps(o.dst, size(o.value, me), m.src, size(m.value, me))
-                    })
-            };
-            let k = (0..pending.len())
-                .find(|&k| waited_for(k, self))
-                .unwrap_or(0);
-            let m = pending[k];
-            let info = self.info[m.value.index()];
-            let mut avoid = busy.clone();
-            for o in &pending {
-                avoid.push((o.src, size(o.value, self)));
-                avoid.push((o.dst, size(o.value, self)));
-            }
-            let (lo, hi) = self.file_range(info.class);
-            let hi = hi.min(self.high[info.class.file.index()]);
-            let align = info.class.align.max(1) as u32;
-            let mut temp = None;
-            let mut u = lo;
-            while u + info.units <= hi {
-                if avoid.iter().all(|&(a, n)| !overlaps(u, info.units, a, n)) {
-                    temp = Some(u);
-                    break;
-                }
-                u += align;
-            }
-            match temp {
-                Some(t) => {
-                    self.alloc.cycles_via_register += 1;
-                    let i = self.copy_inst(m.name, m.value, t);
-                    out.push(i);
-                    pending[k].src = t;
-                    pending[k].name = self.s.inst(i).result.unwrap_or(Value(0));
-                    pending[k].parked = true;
-                }
-                None => {
-                    // Through memory: a fresh slot, as the value's own
-                    // slot's contents are part of the state.
-                    self.alloc.cycles_via_memory += 1;
-                    let slot = self.fresh_slot(info.ty);
-                    out.push(self.store_inst(m.value, m.name, slot));
-                    pending.remove(k);
-                    deferred.push((m.value, slot, m.dst, m.phi));
-                }
-            }
-        }
-        for (v, slot, dst, phi) in deferred {
-            let i = self.fill_inst(v, slot, dst);
-            out.push(i);
-            let r = self.s.inst(i).result.unwrap_or(Value(0));
-            self.set_phi_arg(phi, r);
-        }
+        self.sequentialise(moves, &mut out)?;
         for (v, dst, phi) in fills {
             let slot = self.slot(v);
             let i = self.fill_inst(v, slot, dst);
@@ -1291,6 +1198,184 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         let at = list.len().saturating_sub(1);
         list.splice(at..at, out);
         Ok(())
+    }
+
+    /// Emit a parallel copy as moves and swaps into `out`, with the fewest
+    /// instructions: a move whose destination no pending move still reads
+    /// goes first (one per value outside cycles); what remains are cycles,
+    /// and a cycle of k values of one width takes k - 1 swaps. A cycle
+    /// whose values differ in width (halves and fulls of a merged file)
+    /// cannot be turned by swaps of whole values: one of its values goes
+    /// through a free register (one the shader uses already if possible),
+    /// or through scratch memory when every register is taken.
+    fn sequentialise(&mut self, moves: Vec<Move>, out: &mut Vec<Inst>) -> Result<(), RaError> {
+        let size = |v: Value, me: &Self| me.info[v.index()].units;
+        let overlaps = |a: u32, n: u32, b: u32, m: u32| a < b + m && b < a + n;
+        let mut pending: Vec<Move> = Vec::with_capacity(moves.len());
+        // Units a value parked in a free register must not take: values
+        // already in place and done moves (pending ones are added below).
+        let mut busy: Vec<(u32, u32)> = Vec::new();
+        let mut deferred: Vec<(Value, SpillSlot, u32, PhiArg)> = Vec::new();
+        for m in moves {
+            if m.src == m.dst {
+                self.set_phi_arg(m.phi, m.name);
+                busy.push((m.dst, size(m.value, self)));
+            } else {
+                pending.push(m);
+            }
+        }
+        while !pending.is_empty() {
+            let ready = (0..pending.len()).find(|&k| {
+                let m = &pending[k];
+                let n = size(m.value, self);
+                pending
+                    .iter()
+                    .enumerate()
+                    .all(|(j, o)| j == k || !overlaps(m.dst, n, o.src, size(o.value, self)))
+            });
+            if let Some(k) = ready {
+                let m = pending.swap_remove(k);
+                busy.push((m.dst, size(m.value, self)));
+                let i = self.copy_inst(m.name, m.value, m.dst);
+                out.push(i);
+                let r = self.s.inst(i).result.unwrap_or(Value(0));
+                self.set_phi_arg(m.phi, r);
+                continue;
+            }
+            // Every destination is still read: cycles remain, and moves
+            // waiting for them. Turn a cycle by a swap of a value some move
+            // waits for with the value in its destination.
+            let waited_for = |k: usize, me: &Self| {
+                let m = &pending[k];
+                pending.iter().enumerate().any(|(j, o)| {
+                    j != k && overlaps(o.dst, size(o.value, me), m.src, size(m.value, me))
+                })
+            };
+            let pair = (0..pending.len())
+                .filter(|&k| waited_for(k, self))
+                .find_map(|k| {
+                    let m = &pending[k];
+                    (0..pending.len())
+                        .find(|&j| {
+                            j != k
+                                && pending[j].src == m.dst
+                                && self.swappable(m.value, pending[j].value)
+                        })
+                        .map(|j| (k, j))
+                });
+            if let Some((k, j)) = pair {
+                let (m, o) = (pending[k], pending[j]);
+                let (to_m, to_o) = self.swap_inst(m, o, out);
+                self.set_phi_arg(m.phi, to_m);
+                pending.swap_remove(k);
+                // `o`'s value (and any other move of it) now starts where
+                // `m`'s was.
+                for x in pending.iter_mut() {
+                    if x.value == o.value && x.src == o.src {
+                        x.src = m.src;
+                        x.name = to_o;
+                    } else if x.value == m.value && x.src == m.src {
+                        x.src = m.dst;
+                        x.name = to_m;
+                    }
+                }
+                busy.push((m.dst, size(m.value, self)));
+                let mut k = 0;
+                while k < pending.len() {
+                    let x = pending[k];
+                    if x.src == x.dst {
+                        self.set_phi_arg(x.phi, x.name);
+                        busy.push((x.dst, size(x.value, self)));
+                        pending.swap_remove(k);
+                    } else {
+                        k += 1;
+                    }
+                }
+                continue;
+            }
+            // Mixed widths: park a value some move waits for in a free
+            // register. Nothing waits for it there, so no value is parked
+            // twice.
+            let k = (0..pending.len())
+                .find(|&k| waited_for(k, self))
+                .unwrap_or(0);
+            let m = pending[k];
+            let info = self.info[m.value.index()];
+            let mut avoid = busy.clone();
+            for o in &pending {
+                avoid.push((o.src, size(o.value, self)));
+                avoid.push((o.dst, size(o.value, self)));
+            }
+            let (lo, hi) = self.file_range(info.class);
+            let used = hi.min(self.high[info.class.file.index()]);
+            let align = info.class.align.max(1) as u32;
+            let free_in = |top: u32| {
+                let mut u = lo;
+                while u + info.units <= top {
+                    if avoid.iter().all(|&(a, n)| !overlaps(u, info.units, a, n)) {
+                        return Some(u);
+                    }
+                    u += align;
+                }
+                None
+            };
+            match free_in(used).or_else(|| free_in(hi)) {
+                Some(t) => {
+                    self.alloc.cycles_via_register += 1;
+                    let i = self.copy_inst(m.name, m.value, t);
+                    out.push(i);
+                    pending[k].src = t;
+                    pending[k].name = self.s.inst(i).result.unwrap_or(Value(0));
+                }
+                None => {
+                    // A full file and mixed widths: no swap of whole
+                    // values turns the cycle, so one value goes through a
+                    // fresh scratch slot and comes back after the moves.
+                    self.alloc.cycles_via_memory += 1;
+                    let slot = self.fresh_slot(info.ty);
+                    out.push(self.store_inst(m.value, m.name, slot));
+                    pending.swap_remove(k);
+                    deferred.push((m.value, slot, m.dst, m.phi));
+                }
+            }
+        }
+        for (v, slot, dst, phi) in deferred {
+            let i = self.fill_inst(v, slot, dst);
+            out.push(i);
+            let r = self.s.inst(i).result.unwrap_or(Value(0));
+            self.set_phi_arg(phi, r);
+        }
+        Ok(())
+    }
+
+    /// Can the registers of `a` and `b` be exchanged by one swap: scalars
+    /// of one width taking the same units.
+    fn swappable(&self, a: Value, b: Value) -> bool {
+        let (x, y) = (self.info[a.index()], self.info[b.index()]);
+        x.ty.is_scalar()
+            && y.ty.is_scalar()
+            && x.ty.scalar.bits() == y.ty.scalar.bits()
+            && x.units == y.units
+            && x.class.file == y.class.file
+    }
+
+    /// Exchange `m`'s value (at `m.src`) with `o`'s (at `m.dst`): the new
+    /// names of `m`'s value (now at `m.dst`) and `o`'s (now at `m.src`).
+    fn swap_inst(&mut self, m: Move, o: Move, out: &mut Vec<Inst>) -> (Value, Value) {
+        let (tm, to) = (self.info[m.value.index()].ty, self.info[o.value.index()].ty);
+        let i = self
+            .s
+            .create_inst(Op::Swap, &[m.name, o.name], &[], None, Some(tm));
+        let a = self.s.inst(i).result.unwrap_or(Value(0));
+        let b = self.s.add_second_result(i, to);
+        self.grow(a, m.value);
+        self.grow(b, o.value);
+        self.s.set_value_reg(a, Some(self.to_reg(m.dst)));
+        self.s.set_value_reg(b, Some(self.to_reg(m.src)));
+        self.alloc.record(i, Edit::Swap);
+        self.alloc.swaps += 1;
+        out.push(i);
+        (a, b)
     }
 
     fn pred_index(&self, phi: Inst, p: Block) -> usize {
@@ -1414,8 +1499,6 @@ struct Move {
     src: u32,
     dst: u32,
     phi: PhiArg,
-    /// Already moved to a temporary register to break a cycle.
-    parked: bool,
 }
 
 /// Uses of each value inside one block, by position: one flat array of

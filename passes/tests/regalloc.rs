@@ -54,7 +54,7 @@ fn registers_used_equal_max_live_without_groups() {
     // chordal bound is exact per file.
     let target = TestTarget::new(192, false, 1);
     let mut files = 0;
-    let mut cycles = 0;
+    let mut swaps = 0;
     for seed in 0..300u64 {
         let data = seed_bytes(seed, 600);
         let arena = Bump::new();
@@ -65,15 +65,17 @@ fn registers_used_equal_max_live_without_groups() {
         };
         let bound = regalloc::max_live(&s, &target);
         let alloc = ra::allocate(&mut s, &target, RaOptions::default()).unwrap();
-        assert_eq!(alloc.spills, alloc.cycles_via_memory, "seed {seed}");
-        cycles += alloc.cycles_via_register + alloc.cycles_via_memory;
+        // Nothing is stored: copy cycles are turned by swaps, not parked
+        // in memory.
+        assert_eq!((alloc.spills, alloc.fills), (0, 0), "seed {seed}");
+        swaps += alloc.swaps;
         for (f, (&used, &bound)) in alloc.units_used.iter().zip(&bound).enumerate() {
             assert_eq!(used, bound, "seed {seed} file {f}: units used vs MaxLive");
             files += 1;
         }
     }
     assert!(files >= 500, "only {files} register files measured");
-    assert!(cycles > 0, "no join copy cycle was exercised");
+    assert!(swaps > 0, "no join copy cycle was turned by a swap");
 }
 
 #[test]

@@ -423,9 +423,10 @@ pub fn placements<T: TargetFacts<GenericOp> + ?Sized>(
     let mut places = vec![None; shader.value_capacity()];
     for (_, i) in shader.insts_in_order() {
         let d = shader.inst(i);
-        if let Some(r) = d.result
-            && let Some(reg) = shader.value_reg(r)
-        {
+        for r in d.results() {
+            let Some(reg) = shader.value_reg(r) else {
+                continue;
+            };
             let ty = shader.value_type(r);
             let class = target.result_class(&d.op, ty);
             places[r.index()] = Some(Placement {

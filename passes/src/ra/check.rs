@@ -151,6 +151,14 @@ impl<'c, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Checker<'c, 'a, O, T> {
                         self.write(st, r, held);
                     }
                 }
+                Some(Edit::Swap) => {
+                    let held: Vec<Option<Value>> =
+                        d.args.iter().map(|&a| self.read(st, a)).collect();
+                    if let (Some(a), Some(b), [x, y]) = (d.result, d.second_result, &held[..]) {
+                        self.write(st, a, *x);
+                        self.write(st, b, *y);
+                    }
+                }
                 Some(Edit::Spill(slot)) => {
                     let held = d.args.first().and_then(|&a| self.read(st, a));
                     st.slots.insert((slot.array.0, slot.index), held);
