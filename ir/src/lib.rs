@@ -5,8 +5,8 @@
 //! target's machine opcodes. The opcode vocabulary is the type parameter
 //! `O` of [`Shader<'a, O>`], constrained by the [`Opcode`] trait; the
 //! structural operations every level needs (phi, the ir3 meta instructions
-//! `collect`/`split`/`input`/`output`, and `jump`/`branch`/`ret`) live in
-//! [`Op`] beside it.
+//! `collect`/`split`/`input`/`output`, the two-result register exchange
+//! `swap`, and `jump`/`branch`/`ret`) live in [`Op`] beside it.
 //!
 //! # Storage
 //!

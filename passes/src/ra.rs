@@ -29,9 +29,13 @@
 //! every other predecessor ends with a parallel copy (plus stores and
 //! fills) that puts its values there, with new phis naming the merged
 //! values. Critical edges into joins are split first so those copies have a
-//! place. Parallel copies are sequentialised with one move per value; a
-//! cycle goes through a free register or, when none is free, through
-//! scratch memory (or the target's swap).
+//! place. Parallel copies are sequentialised with the fewest instructions:
+//! one move per value outside cycles, and k - 1 two-result `swap`s for a
+//! cycle of k values of one width (a target lowers `swap` to its exchange
+//! instruction, see [`TargetFacts::swap`]). A cycle mixing widths (halves
+//! and fulls of a merged file) cannot be turned by swapping whole values:
+//! one value goes through a free register, or through scratch memory when
+//! the file is full (counted in [`Allocation::cycles_via_memory`]).
 //!
 //! When registers run out, the live value whose next use is furthest away
 //! is spilled (Braun and Hack's heuristic, with next uses measured inside
@@ -347,9 +351,13 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         for &b in cfg.rpo() {
             for v in live.live_in[b.index()].iter() {
                 if s.value_type(*v).is_vector() {
-                    return Err(RaError::Unsupported(
-                        "a register group live across blocks".into(),
-                    ));
+                    return Err(RaError::Unsupported(format!(
+                        "a register group ({}) is live into block b{}: groups must die in \
+                         the block that defines them, as moving one at a join would need a \
+                         copy of the whole group, which the target facts do not name",
+                        s.value_type(*v),
+                        b.index()
+                    )));
                 }
             }
         }
@@ -706,7 +714,14 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                         break u;
                     }
                     let victim = self.victim(info.class, &placed, nu, 0).ok_or_else(|| {
-                        RaError::Unsupported("too many phis for the register file".into())
+                        RaError::Unsupported(format!(
+                            "block b{} has more phis than file {} has units ({}): phis \
+                             are always given registers (spill slots as phi sources and \
+                             destinations are not implemented)",
+                            b.index(),
+                            self.t.files()[info.class.file.index()].name,
+                            self.limit[info.class.file.index()]
+                        ))
                     })?;
                     // Live-ins leave registers by being stored on every
                     // incoming edge (the fix-up copies do it).
@@ -991,9 +1006,16 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             let want = self.t.operand_class(&op, k, ty);
             let have = self.info[v.index()].class;
             if want.file != have.file || want.lane_units != have.lane_units {
+                let files = self.t.files();
                 return Err(RaError::Unsupported(format!(
-                    "operand {k} of {} needs another register class than its value has",
-                    op.name()
+                    "operand {k} of {} needs a {} register ({} units per lane) but its value \
+                     is in {} ({} units per lane): the target facts name no copy between \
+                     register classes",
+                    op.name(),
+                    files[want.file.index()].name,
+                    want.lane_units,
+                    files[have.file.index()].name,
+                    have.lane_units
                 )));
             }
             let unit = self.unit[v.index()].unwrap_or(0);
@@ -1171,7 +1193,11 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             };
             let dst = self.base[reg.file as usize] + reg.unit as u32;
             let Some(have) = find(arg) else {
-                return Err(RaError::Unsupported("phi operand not live out".into()));
+                return Err(RaError::Unsupported(format!(
+                    "a phi operand is not live out of its predecessor b{} (liveness and \
+                     the phi disagree)",
+                    p.index()
+                )));
             };
             match have.unit {
                 Some(src) => moves.push(Move {

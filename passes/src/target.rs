@@ -190,11 +190,10 @@ pub trait TargetFacts<O: Opcode> {
     fn copy(&self, ty: Type) -> O;
 
     /// The opcode exchanging two scalars of type `ty` in place, if the
-    /// target has one: operands are the two values, the result (type
-    /// `ty` × 2) is a group whose lane 0 is operand 0's value now in operand
-    /// 1's register and lane 1 operand 1's value now in operand 0's
-    /// register. Without one, copy cycles go through a free register or
-    /// scratch memory.
+    /// target has one: what the target lowers the IR's two-result `swap`
+    /// (which register allocation breaks copy cycles with) to. Without one
+    /// the target lowers `swap` to a sequence (three xors, or copies through
+    /// a free register).
     fn swap(&self, ty: Type) -> Option<O>;
 
     /// The opcode storing operand 0 (of type `ty`) to `slot`; no result.

@@ -110,3 +110,58 @@ fn checker_rejects_a_clobbered_register() {
         "moving a value's register never upset the checker"
     );
 }
+
+fn allocation_error(text: &str, target: &TestTarget) -> String {
+    let arena = Bump::new();
+    let mut s: lathe_ir::Shader<GenericOp> = lathe_ir::parse(&arena, text).unwrap();
+    lathe_ir::validate(&s).unwrap();
+    ra::allocate(&mut s, target, RaOptions::default())
+        .expect_err("allocated")
+        .to_string()
+}
+
+#[test]
+fn a_group_live_across_blocks_is_unsupported_and_says_why() {
+    let e = allocation_error(
+        "shader fragment
+b0:
+  %0:f32 = load_input slot=0 comp=0 interp=smooth
+  %1:f32x2 = collect %0, %0
+  jump b1
+b1:
+  %2:f32 = split lane=1 %1
+  store_output slot=0 comp=0 %2
+  ret
+",
+        &TestTarget::realistic(),
+    );
+    assert!(
+        e.starts_with("unsupported: a register group (f32x2) is live into block b1"),
+        "{e}"
+    );
+}
+
+#[test]
+fn more_phis_than_registers_is_unsupported_and_says_why() {
+    // Five f32 loop phis on a file of four full registers.
+    let mut text = String::from("shader fragment\nb0:\n");
+    for k in 0..5 {
+        text += &format!(
+            "  %{k}:f32 = load_input slot=0 comp={} interp=smooth\n",
+            k % 4
+        );
+    }
+    text += "  jump b1\nb1:\n";
+    for k in 0..5 {
+        text += &format!(
+            "  %{}:f32 = phi [%{k}, b0], [%{}, b1]\n",
+            5 + k,
+            5 + (k + 1) % 5
+        );
+    }
+    text += "  %10:f32 = fadd %5, %6\n  %11:bool = flt %10, %7\n  branch %11, b1, b2\nb2:\n";
+    text += "  store_output slot=0 comp=0 %8\n  store_output slot=0 comp=1 %9\n  ret\n";
+    let e = allocation_error(&text, &TestTarget::small(4));
+    assert!(e.starts_with("unsupported: block b"), "{e}");
+    assert!(e.contains("more phis than file"), "{e}");
+}
