@@ -304,7 +304,9 @@ b1:
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let err = text(&out.stderr);
     assert!(
-        err.contains("pass `ra` failed: unsupported: a register group live across blocks"),
+        err.contains(
+            "pass `ra` failed: unsupported: a register group (f32x2) is live into block b1"
+        ),
         "{err}"
     );
     assert!(out.stdout.is_empty());
