@@ -361,6 +361,10 @@ mod tests {
             Err(e) => panic!("expected an invalid-SPIR-V error, got {e}"),
             Ok(_) => panic!("a buffer offset past 4 GiB was accepted"),
         }
+        // The same run found the multiplication (element index times a
+        // huge matrix stride) overflowing too.
+        let data = include_bytes!("../tests/spirv_lower_crash_stride_overflow.bin");
+        check(data).unwrap();
     }
 
     #[test]
