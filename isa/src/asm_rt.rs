@@ -11,9 +11,14 @@
 //! into their bit ranges, sub-encoding operands read the same way and
 //! placed into their field.
 //!
-//! Bits the text does not show (fields that only feed a derived value or a
-//! `when` condition) take their defaults. The word is then confirmed by
-//! the generated disassembler with the spec's `check` rules: it must print
+//! Bits the text does not show are mostly resolved by facts the generator
+//! worked out from the spec: a `when` that must hold (or must not) pins
+//! its fields; a shown derived value that reads only unshown bits carries
+//! a table of those bits per value (evaluated at expansion time); a field
+//! plus a constant is inverted; a sub-encoding form whose `when`s test
+//! params the caller has already fixed is skipped by a tabulated guard.
+//! The rest take their defaults. The word is then confirmed by the
+//! generated disassembler with the spec's `check` rules: it must print
 //! exactly the text. Only when that fails are the unshown bits varied
 //! (bounded); `None` tells the caller to ask the engine, which also gives
 //! the diagnostics. Nothing here knows about an instruction set.
@@ -96,6 +101,14 @@ pub enum To {
     Drop,
     Field(&'static [(u32, u32)]),
     Parts(&'static [Part]),
+    /// A field plus a constant: `(constant, field width, field ranges)`.
+    Add(i64, u32, Ranges),
+    /// A derived value of unshown bits, evaluated at expansion time for
+    /// every assignment of them: `(their mask, (value shown, bits))`,
+    /// default first; reading a value tries its assignments in order.
+    Table(u64, &'static [(u64, u64)]),
+    /// A derived value that reads nothing: the only value it shows.
+    Const(u64),
 }
 
 /// What a sub-encoding's param is bound to in the caller.
@@ -145,6 +158,11 @@ pub struct Form {
     /// Of those, the bits that derived values, `when` conditions, checks
     /// and sub-encoding params read: the only ones varied.
     pub search: u64,
+    /// For a sub-encoding: params its `when`s test, and which of their
+    /// values (each below 8, the first param counting fastest) let this
+    /// form be the one shown, as a bit set; empty if nothing is known.
+    pub guard: &'static [u16],
+    pub allowed: &'static [u64],
     pub ops: &'static [Op],
 }
 
@@ -161,6 +179,11 @@ pub struct Table {
     pub displace: &'static [u64],
     /// Bytes that occur in mnemonics.
     pub charset: [u64; 4],
+    /// Bytes of `charset` some text before a key may end with (a number
+    /// before a mnemonic), and the first bytes of those keys: a key is
+    /// also looked up after such a byte inside a token.
+    pub after: [u64; 4],
+    pub late_first: [u64; 4],
     pub min_len: usize,
     pub max_len: usize,
 }
@@ -189,6 +212,16 @@ impl Table {
         (m.as_bytes() == s).then_some(forms)
     }
 
+    /// The forms of every key that is a prefix of `token`, into `out`.
+    fn lookups(&self, token: &[u8], out: &mut Vec<u16>) {
+        let top = token.len().min(self.max_len);
+        for len in self.min_len..=top {
+            if let Some(forms) = self.lookup(&token[..len]) {
+                out.extend_from_slice(forms);
+            }
+        }
+    }
+
     /// The forms worth trying for `text`, in the engine's order, into
     /// `out`: those whose mnemonic starts some token of the text (any
     /// prefix of it), and the forms tried for every line.
@@ -204,10 +237,10 @@ impl Table {
             while end < b.len() && in_set(&self.charset, b[end]) {
                 end += 1;
             }
-            let top = (end - i).min(self.max_len);
-            for len in self.min_len..=top {
-                if let Some(forms) = self.lookup(&b[i..i + len]) {
-                    out.extend_from_slice(forms);
+            self.lookups(&b[i..end], out);
+            for p in i + 1..end {
+                if in_set(&self.after, b[p - 1]) && in_set(&self.late_first, b[p]) {
+                    self.lookups(&b[p..end], out);
                 }
             }
             i = end;
@@ -266,6 +299,22 @@ fn deposit(ranges: &[(u32, u32)], mut v: u64) -> u64 {
     out
 }
 
+/// The value whose bits `deposit` would place: `word`'s bits in `ranges`.
+fn gather(ranges: &[(u32, u32)], word: u64) -> u64 {
+    let mut v = 0;
+    let mut shift = 0u32;
+    for &(low, width) in ranges {
+        let m = if width >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << width) - 1
+        };
+        v |= ((word >> low) & m).checked_shl(shift).unwrap_or(0);
+        shift += width;
+    }
+    v
+}
+
 fn ranges_mask(ranges: &[(u32, u32)]) -> u64 {
     deposit(ranges, u64::MAX)
 }
@@ -288,6 +337,16 @@ struct Run<'t, 'c> {
     /// Whether unshown bits are varied (the second pass).
     vary: bool,
     found: Option<u64>,
+}
+
+/// Whether `here` starts with `t`; the first byte is compared inline, as
+/// most tries fail there.
+#[inline(always)]
+fn has_prefix(here: &[u8], t: &[u8]) -> bool {
+    match t.first() {
+        None => true,
+        Some(&c) => here.len() >= t.len() && here[0] == c && here[..t.len()] == *t,
+    }
 }
 
 /// Every reading of `read` at the start of `here`: (value, bytes).
@@ -326,7 +385,7 @@ fn readings(read: Read, width: u32, here: &str, out: &mut [(u64, usize); MAX_REA
                 (1u64 << width) - 1
             };
             for &(v, t) in values {
-                if v & !m == 0 && here.starts_with(t) {
+                if v & !m == 0 && has_prefix(here.as_bytes(), t.as_bytes()) {
                     push(v, t.len());
                 }
             }
@@ -363,7 +422,7 @@ impl Run<'_, '_> {
             at += 1;
             match *op {
                 Op::Lit(s) => {
-                    if !self.text[pos..].starts_with(s) {
+                    if !has_prefix(&self.text.as_bytes()[pos..], s.as_bytes()) {
                         return false;
                     }
                     pos += s.len();
@@ -372,21 +431,9 @@ impl Run<'_, '_> {
                     return self.value(read, width, to, depth, ops, at, depth, pos, up);
                 }
                 Op::Param(n) => {
-                    let mut d = depth;
-                    let mut bind = self.binds[d].get(usize::from(n)).copied();
-                    while let Some(Bind::Up(j)) = bind {
-                        if d == 0 {
-                            return false;
-                        }
-                        d -= 1;
-                        bind = self.binds[d].get(usize::from(j)).copied();
-                    }
-                    let Some(Bind::Item { read, width, to }) = bind else {
+                    let Some((d, read, width, to)) = self.param(n, depth) else {
                         return false;
                     };
-                    if d == 0 {
-                        return false;
-                    }
                     // The item lives in the scope that bound the param.
                     return self.value(read, width, to, d - 1, ops, at, depth, pos, up);
                 }
@@ -404,17 +451,29 @@ impl Run<'_, '_> {
                         ranges,
                         up,
                     };
-                    let saved = self.scopes;
+                    // Reading the sub-encoding and the rest of the line
+                    // changes scopes up to `depth + 1` only.
+                    let mut saved = [Scope::default(); MAX_NEST];
+                    saved[..=depth + 1].copy_from_slice(&self.scopes[..=depth + 1]);
                     for form in forms {
                         if !(form.gen_min <= self.generation && self.generation <= form.gen_max) {
                             continue;
                         }
+                        // A form that starts with text the line does not
+                        // have here is skipped before anything is set up.
+                        if let Some(Op::Lit(s)) = form.ops.first() {
+                            if !has_prefix(&self.text.as_bytes()[pos..], s.as_bytes()) {
+                                continue;
+                            }
+                        }
                         self.scopes[depth + 1] = Scope::of(form);
                         self.binds[depth + 1] = binds;
-                        if self.seq(form.ops, 0, depth + 1, pos, Some(&resume)) {
+                        if self.guard_holds(form, depth + 1)
+                            && self.seq(form.ops, 0, depth + 1, pos, Some(&resume))
+                        {
                             return true;
                         }
-                        self.scopes = saved;
+                        self.scopes[..=depth + 1].copy_from_slice(&saved[..=depth + 1]);
                         if self.steps > STEP_BUDGET {
                             return false;
                         }
@@ -427,6 +486,53 @@ impl Run<'_, '_> {
 }
 
 impl Run<'_, '_> {
+    /// What param `n` of the form at `depth` is bound to: the depth of the
+    /// form that bound it (its item lives one scope up) and the item.
+    fn param(&self, n: u16, depth: usize) -> Option<(usize, Read, u32, To)> {
+        let mut d = depth;
+        let mut bind = self.binds[d].get(usize::from(n)).copied();
+        while let Some(Bind::Up(j)) = bind {
+            d = d.checked_sub(1)?;
+            bind = self.binds[d].get(usize::from(j)).copied();
+        }
+        match bind {
+            Some(Bind::Item { read, width, to }) if d > 0 => Some((d, read, width, to)),
+            _ => None,
+        }
+    }
+
+    /// Whether the params of a sub-encoding form at `depth` that are
+    /// already known allow it (unknown ones allow anything).
+    fn guard_holds(&self, form: &Form, depth: usize) -> bool {
+        const VALUES: u64 = 8;
+        let mut idx = 0u64;
+        let mut scale = 1u64;
+        for &n in form.guard {
+            let v = match self.param(n, depth) {
+                Some((_, _, _, To::Const(c))) => c,
+                Some((d, _, _, To::Field(ranges))) => {
+                    let scope = &self.scopes[d - 1];
+                    let m = ranges_mask(ranges);
+                    if scope.known & m != m {
+                        return true;
+                    }
+                    gather(ranges, scope.value)
+                }
+                _ => return true,
+            };
+            if v >= VALUES {
+                return true;
+            }
+            idx += v * scale;
+            scale *= VALUES;
+        }
+        form.guard.is_empty()
+            || form
+                .allowed
+                .get((idx / 64) as usize)
+                .is_some_and(|b| b >> (idx % 64) & 1 == 1)
+    }
+
     /// Tries each reading of one value (stored into scope `into`), then
     /// the rest of the form.
     #[allow(clippy::too_many_arguments)]
@@ -446,6 +552,19 @@ impl Run<'_, '_> {
         let n = readings(read, width, &self.text[pos..], &mut rs);
         let saved = self.scopes[into];
         for (k, &(v, len)) in rs[..n].iter().enumerate() {
+            if let To::Table(mask, entries) = to {
+                for &(_, bits) in entries.iter().filter(|&&(key, _)| key == v) {
+                    if self.scopes[into].set(mask, bits) && self.seq(ops, at, depth, pos + len, up)
+                    {
+                        return true;
+                    }
+                    self.scopes[into] = saved;
+                    if self.steps > STEP_BUDGET {
+                        return false;
+                    }
+                }
+                continue;
+            }
             let ok = match to {
                 // A shown derived value: only how much text it takes matters.
                 To::Drop => !rs[..k].iter().any(|&(_, l)| l == len),
@@ -455,6 +574,13 @@ impl Run<'_, '_> {
                         v.checked_shr(shift).unwrap_or(0) & (u64::MAX >> (64 - width.clamp(1, 64)));
                     self.scopes[into].set(ranges_mask(ranges), deposit(ranges, part))
                 }),
+                To::Add(add, width, ranges) => {
+                    let f = (v as i64).wrapping_sub(add) as u64;
+                    (width >= 64 || f >> width == 0)
+                        && self.scopes[into].set(ranges_mask(ranges), deposit(ranges, f))
+                }
+                To::Table(..) => false,
+                To::Const(c) => v == c,
             };
             if ok && self.seq(ops, at, depth, pos + len, up) {
                 return true;

@@ -12,7 +12,7 @@ use quote::{format_ident, quote};
 
 use crate::asm_rt::{in_set, mnemonic_hash};
 use crate::display::MAX_DEPTH;
-use crate::expr::{BinOp, Expr, ExprKind};
+use crate::expr::{BinOp, Expr, ExprEnv, ExprKind, UnOp};
 use crate::model::{EncId, Field, FieldType, Isa, ItemRef, Level, Piece};
 
 /// One combination of active `when`s along a leaf's chain.
@@ -184,6 +184,369 @@ fn ranges_tokens(ranges: &[crate::ast::BitRange]) -> TokenStream {
     quote! { &[#(#rs),*] }
 }
 
+/// A derived value that is one field plus a constant (`D_MINUS_ONE + 1`):
+/// the shown value minus the constant goes into the field.
+fn invert_add(isa: &Isa, leaf: EncId, var: &Variant, e: &Expr) -> Option<TokenStream> {
+    let (name, add) = match &e.kind {
+        ExprKind::Binary(BinOp::Add, a, b) => match (&a.kind, &b.kind) {
+            (ExprKind::Name(n), ExprKind::Int(k)) | (ExprKind::Int(k), ExprKind::Name(n)) => {
+                (n, *k)
+            }
+            _ => return None,
+        },
+        ExprKind::Binary(BinOp::Sub, a, b) => match (&a.kind, &b.kind) {
+            (ExprKind::Name(n), ExprKind::Int(k)) => (n, k.checked_neg()?),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let Some(Resolved::Item(ItemRef::Field(f))) = resolve(isa, leaf, var, name) else {
+        return None;
+    };
+    if matches!(f.ty, FieldType::Sub(..)) || f.width >= 64 {
+        return None;
+    }
+    let (add, w, r) = (
+        Literal::i64_unsuffixed(add),
+        Literal::u32_unsuffixed(f.width),
+        ranges_tokens(&f.ranges),
+    );
+    Some(quote! { To::Add(#add, #w, #r) })
+}
+
+/// The field bits an expression reads in the scope of `leaf`/`var`
+/// (through derived values and named expressions), or `None` if it also
+/// reads a param, the generation or anything else the word does not fix.
+fn pure_inputs(isa: &Isa, leaf: EncId, var: &Variant, e: &Expr, depth: usize) -> Option<u64> {
+    if depth > crate::expr::MAX_EVAL_DEPTH {
+        return None;
+    }
+    let go = |x: &Expr| pure_inputs(isa, leaf, var, x, depth + 1);
+    Some(match &e.kind {
+        ExprKind::Int(_) => 0,
+        ExprKind::Gen => return None,
+        ExprKind::Name(n) => match resolve(isa, leaf, var, n)? {
+            Resolved::Item(ItemRef::Field(f)) if !matches!(f.ty, FieldType::Sub(..)) => f.mask(),
+            Resolved::Item(ItemRef::Derived(d)) => go(&d.expr)?,
+            _ => return None,
+        },
+        ExprKind::Named(_, idx, args) => {
+            let named = idx.and_then(|i| isa.exprs.get(i))?;
+            // Parameters of expression functions are not followed.
+            if !named.params.is_empty() {
+                return None;
+            }
+            let mut m = go(&named.expr)?;
+            for a in args {
+                m |= go(a)?;
+            }
+            m
+        }
+        ExprKind::Unary(_, a) => go(a)?,
+        ExprKind::Binary(_, a, b) => go(a)? | go(b)?,
+        ExprKind::Cond(c, a, b) => go(c)? | go(a)? | go(b)?,
+    })
+}
+
+/// Expressions of one leaf/variant evaluated over a word at expansion
+/// time (fields read as their raw bits, as the engine reads them).
+struct WordEnv<'a> {
+    isa: &'a Isa,
+    leaf: EncId,
+    var: Variant,
+    word: u64,
+    generation: u32,
+    depth: std::cell::Cell<usize>,
+}
+
+impl ExprEnv for WordEnv<'_> {
+    fn lookup(&self, name: &str) -> Option<i64> {
+        match resolve(self.isa, self.leaf, &self.var, name)? {
+            Resolved::Item(ItemRef::Field(f)) if !matches!(f.ty, FieldType::Sub(..)) => {
+                Some(f.extract(self.word) as i64)
+            }
+            Resolved::Item(ItemRef::Derived(d)) => {
+                let n = self.depth.get();
+                if n > crate::expr::MAX_EVAL_DEPTH {
+                    return None;
+                }
+                self.depth.set(n + 1);
+                let v = d.expr.eval(self, n + 1).ok();
+                self.depth.set(n);
+                v
+            }
+            _ => None,
+        }
+    }
+    fn generation(&self) -> u32 {
+        self.generation
+    }
+    fn named(&self, index: usize) -> Option<(&[String], &Expr)> {
+        self.isa
+            .exprs
+            .get(index)
+            .map(|n| (n.params.as_slice(), &n.expr))
+    }
+}
+
+/// Most unshown bits a shown derived value may read to get a table.
+const MAX_TABLE_BITS: u32 = 8;
+/// Most assignments kept per shown value.
+const MAX_TABLE_ENTRIES: usize = 16;
+
+/// The value a derived of type `ty` and `width` shows for `v`, as the
+/// assembler reads it back.
+fn shown_key(ty: &FieldType, width: u32, v: i64) -> u64 {
+    match ty {
+        FieldType::Bool(_) | FieldType::BoolInv(_) => u64::from(v != 0),
+        _ if width >= 64 => v as u64,
+        _ => (v as u64) & ((1u64 << width) - 1),
+    }
+}
+
+/// A shown derived value that reads only unshown bits of its own scope:
+/// every assignment of those bits evaluated here, at expansion time, and
+/// kept per value shown (`To::Table`), default first, so reading the
+/// value sets the bits instead of searching for them at run time.
+#[allow(clippy::too_many_arguments)]
+fn derived_table(
+    isa: &Isa,
+    leaf: EncId,
+    var: &Variant,
+    d: &crate::model::Derived,
+    generation: u32,
+    known: u64,
+    base: u64,
+    shown: u64,
+) -> Option<TokenStream> {
+    let inputs = pure_inputs(isa, leaf, var, &d.expr, 0)? & !known;
+    if inputs == 0 || inputs & shown != 0 || inputs.count_ones() > MAX_TABLE_BITS {
+        return None;
+    }
+    let mut entries: Vec<(u64, u64)> = Vec::new();
+    let default = base & inputs;
+    let mut sub = 0u64;
+    loop {
+        let bits = default ^ sub;
+        let env = WordEnv {
+            isa,
+            leaf,
+            var: *var,
+            word: (base & !inputs) | bits,
+            generation,
+            depth: std::cell::Cell::new(0),
+        };
+        let v = d.expr.eval(&env, 0).ok()?;
+        let key = shown_key(&d.ty, d.width, v);
+        if entries.iter().filter(|(k, _)| *k == key).count() < MAX_TABLE_ENTRIES {
+            entries.push((key, bits));
+        }
+        sub = (sub | !inputs).wrapping_add(1) & inputs;
+        if sub == 0 {
+            break;
+        }
+    }
+    let m = Literal::u64_unsuffixed(inputs);
+    let es = entries.iter().map(|(k, b)| {
+        let (k, b) = (Literal::u64_unsuffixed(*k), Literal::u64_unsuffixed(*b));
+        quote! { (#k, #b) }
+    });
+    Some(quote! { To::Table(#m, &[#(#es),*]) })
+}
+
+/// A derived value that reads nothing (`NUM_SRC = 1`): `To::Const`.
+fn const_derived(
+    isa: &Isa,
+    leaf: EncId,
+    var: &Variant,
+    d: &crate::model::Derived,
+) -> Option<TokenStream> {
+    if pure_inputs(isa, leaf, var, &d.expr, 0)? != 0 {
+        return None;
+    }
+    let env = WordEnv {
+        isa,
+        leaf,
+        var: *var,
+        word: 0,
+        generation: 0,
+        depth: std::cell::Cell::new(0),
+    };
+    let v = shown_key(&d.ty, d.width, d.expr.eval(&env, 0).ok()?);
+    let v = Literal::u64_unsuffixed(v);
+    Some(quote! { To::Const(#v) })
+}
+
+/// Values 0..GUARD_VALUES of each param are tabulated by a guard.
+const GUARD_VALUES: u64 = 8;
+/// Most params a guard tabulates.
+const MAX_GUARD_PARAMS: usize = 4;
+
+/// Params of a sub-encoding bound to values at expansion time.
+struct ParamEnv<'a> {
+    isa: &'a Isa,
+    leaf: EncId,
+    var: Variant,
+    values: &'a [(usize, i64)],
+}
+
+impl ExprEnv for ParamEnv<'_> {
+    fn lookup(&self, name: &str) -> Option<i64> {
+        match resolve(self.isa, self.leaf, &self.var, name)? {
+            Resolved::Param(i) => self.values.iter().find(|(p, _)| *p == i).map(|(_, v)| *v),
+            Resolved::Item(_) => None,
+        }
+    }
+    fn generation(&self) -> u32 {
+        0
+    }
+    fn named(&self, index: usize) -> Option<(&[String], &Expr)> {
+        self.isa
+            .exprs
+            .get(index)
+            .map(|n| (n.params.as_slice(), &n.expr))
+    }
+}
+
+/// The params an expression reads, if it reads nothing else.
+fn only_params(
+    isa: &Isa,
+    leaf: EncId,
+    var: &Variant,
+    e: &Expr,
+    depth: usize,
+    out: &mut Vec<usize>,
+) -> bool {
+    if depth > crate::expr::MAX_EVAL_DEPTH {
+        return false;
+    }
+    let go = |x: &Expr, out: &mut Vec<usize>| only_params(isa, leaf, var, x, depth + 1, out);
+    match &e.kind {
+        ExprKind::Int(_) => true,
+        ExprKind::Gen => false,
+        ExprKind::Name(n) => match resolve(isa, leaf, var, n) {
+            Some(Resolved::Param(i)) => {
+                if !out.contains(&i) {
+                    out.push(i);
+                }
+                true
+            }
+            _ => false,
+        },
+        ExprKind::Named(_, idx, args) => {
+            let Some(named) = idx.and_then(|i| isa.exprs.get(i)) else {
+                return false;
+            };
+            named.params.is_empty() && args.is_empty() && go(&named.expr, out)
+        }
+        ExprKind::Unary(_, a) => go(a, out),
+        ExprKind::Binary(_, a, b) => go(a, out) && go(b, out),
+        ExprKind::Cond(c, a, b) => go(c, out) && go(a, out) && go(b, out),
+    }
+}
+
+/// For a sub-encoding form: the `when` conditions of its variant that
+/// read only params (the active one holds, those before it do not),
+/// tabulated over small param values at expansion time, so a caller whose
+/// params are known skips forms its text cannot be: `(params, allowed
+/// value combinations as a bit set)`.
+fn param_guard(isa: &Isa, leaf: EncId, var: &Variant) -> Option<(Vec<usize>, Vec<u64>)> {
+    let mut conds: Vec<(Variant, &Expr, bool)> = Vec::new();
+    let mut params = Vec::new();
+    for (k, enc) in isa.chain(leaf).take(MAX_DEPTH).enumerate() {
+        for (i, w) in isa.encodings[enc].whens.iter().enumerate() {
+            if var[k].is_some_and(|j| i > j) {
+                break;
+            }
+            let mut seen_by = *var;
+            seen_by[k] = Some(i);
+            let mut ps = params.clone();
+            if only_params(isa, leaf, &seen_by, &w.cond, 0, &mut ps) {
+                params = ps;
+                conds.push((seen_by, &w.cond, var[k] == Some(i)));
+            }
+        }
+    }
+    if conds.is_empty() || params.len() > MAX_GUARD_PARAMS {
+        return None;
+    }
+    let n = GUARD_VALUES.pow(params.len() as u32);
+    let mut bits = vec![0u64; n.div_ceil(64) as usize];
+    for idx in 0..n {
+        let values: Vec<(usize, i64)> = params
+            .iter()
+            .enumerate()
+            .map(|(k, &p)| {
+                (
+                    p,
+                    ((idx / GUARD_VALUES.pow(k as u32)) % GUARD_VALUES) as i64,
+                )
+            })
+            .collect();
+        let ok = conds.iter().all(|(seen_by, cond, holds)| {
+            let env = ParamEnv {
+                isa,
+                leaf,
+                var: *seen_by,
+                values: &values,
+            };
+            // What cannot be evaluated here is left to the confirmation.
+            cond.eval(&env, 0).map_or(true, |v| (v != 0) == *holds)
+        });
+        if ok {
+            bits[(idx / 64) as usize] |= 1 << (idx % 64);
+        }
+    }
+    let all = (0..n).all(|i| bits[(i / 64) as usize] >> (i % 64) & 1 == 1);
+    (!all).then_some((params, bits))
+}
+
+/// One fact a `when` condition (or its being false) states about a
+/// single name: `NAME == k` (`true`) or `NAME != k` (`false`).
+type Pin<'e> = (&'e str, bool, i64);
+
+/// The pins of `e` when it holds (`holds`) or when it does not. Parts it
+/// cannot read say nothing.
+fn cond_pins<'e>(isa: &'e Isa, e: &'e Expr, holds: bool, depth: usize, out: &mut Vec<Pin<'e>>) {
+    if depth > crate::expr::MAX_EVAL_DEPTH {
+        return;
+    }
+    match (&e.kind, holds) {
+        (ExprKind::Binary(BinOp::And, a, b), true) | (ExprKind::Binary(BinOp::Or, a, b), false) => {
+            cond_pins(isa, a, holds, depth + 1, out);
+            cond_pins(isa, b, holds, depth + 1, out);
+        }
+        (ExprKind::Name(n), _) => out.push((n, !holds, 0)),
+        (ExprKind::Unary(UnOp::Not, a), _) => {
+            if let ExprKind::Name(n) = &a.kind {
+                out.push((n, holds, 0));
+            }
+        }
+        (ExprKind::Binary(op @ (BinOp::Eq | BinOp::Ne), a, b), _) => {
+            if let (ExprKind::Name(n), ExprKind::Int(k)) | (ExprKind::Int(k), ExprKind::Name(n)) =
+                (&a.kind, &b.kind)
+            {
+                out.push((n, (*op == BinOp::Eq) == holds, *k));
+            }
+        }
+        (ExprKind::Named(_, Some(i), args), _) if args.is_empty() => {
+            if let Some(named) = isa.exprs.get(*i).filter(|n| n.params.is_empty()) {
+                cond_pins(isa, &named.expr, holds, depth + 1, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The bits of `f` a pin fixes, if it fixes them all.
+fn pin_bits(f: &Field, equal: bool, k: i64) -> Option<u64> {
+    match (equal, k) {
+        (true, k) => f.holding(k),
+        (false, 0 | 1) if f.width == 1 => f.holding(1 - k),
+        _ => None,
+    }
+}
+
 /// How a value of `ty` is read; `None` for sub-encodings.
 fn read_tokens(ty: &FieldType) -> Option<TokenStream> {
     let num = |n: TokenStream| Some(quote! { Read::Num(Num::#n) });
@@ -226,12 +589,14 @@ fn piece_endings(isa: &Isa, leaf: EncId, var: &Variant, p: &Piece) -> Option<(Ve
                 FieldType::Bool(Some(t)) | FieldType::BoolInv(t) => vec![t.as_str(), ""],
                 // Values without a text print as numbers.
                 FieldType::Enum(e) => {
-                    let mut t: Vec<&str> = isa.enums[*e]
-                        .values
-                        .iter()
-                        .map(|(_, s, _)| s.as_str())
-                        .collect();
-                    t.extend(DIGITS);
+                    let values = &isa.enums[*e].values;
+                    let mut t: Vec<&str> = values.iter().map(|(_, s, _)| s.as_str()).collect();
+                    let w = it.width();
+                    let covered =
+                        w < 16 && (0..1u64 << w).all(|v| values.iter().any(|(x, _, _)| *x == v));
+                    if !covered {
+                        t.extend(DIGITS);
+                    }
                     t
                 }
                 FieldType::Uint
@@ -254,30 +619,69 @@ fn piece_endings(isa: &Isa, leaf: EncId, var: &Variant, p: &Piece) -> Option<(Ve
     Some((ends, empty))
 }
 
-/// Whether the mnemonic of a template always starts a token of the text:
-/// whatever precedes it ends in a byte outside `charset`.
-fn mnemonic_starts_token(
+/// The bytes of `charset` the pieces before `pieces[at]` may end the
+/// text with (empty: the piece always starts a token); `None` if unknown.
+fn ends_before(
     isa: &Isa,
     leaf: EncId,
     var: &Variant,
     pieces: &[Piece],
+    at: usize,
     charset: &[u64; 4],
-) -> bool {
-    let Some(at) = pieces.iter().position(|p| *p == Piece::Mnemonic) else {
-        return false;
-    };
+) -> Option<[u64; 4]> {
+    let mut set = [0u64; 4];
     for p in pieces[..at].iter().rev() {
-        let Some((ends, empty)) = piece_endings(isa, leaf, var, p) else {
-            return false;
-        };
-        if ends.iter().any(|&b| in_set(charset, b)) {
-            return false;
+        let (ends, empty) = piece_endings(isa, leaf, var, p)?;
+        for b in ends.into_iter().filter(|&b| in_set(charset, b)) {
+            set[usize::from(b >> 6)] |= 1 << (b & 63);
         }
         if !empty {
-            return true;
+            break;
         }
     }
-    true
+    Some(set)
+}
+
+/// The dispatch key of a template: its mnemonic, or else the first run of
+/// `charset` bytes in a literal (`mova` of `mova a0.x, …`), with the
+/// bytes of `charset` the text before it may end with (the key is then
+/// not always the start of a token); `None` if it has none.
+fn dispatch_key(
+    isa: &Isa,
+    leaf: EncId,
+    var: &Variant,
+    pieces: &[Piece],
+    mnemonic: &str,
+    charset: &[u64; 4],
+) -> Option<(String, [u64; 4])> {
+    // The mnemonic first, wherever it is; else the literals in order.
+    let mnemonic_at = pieces
+        .iter()
+        .position(|p| *p == Piece::Mnemonic)
+        .filter(|_| !mnemonic.is_empty());
+    let order = mnemonic_at.into_iter().chain(0..pieces.len());
+    for at in order {
+        let text = match &pieces[at] {
+            Piece::Mnemonic if mnemonic_at == Some(at) => mnemonic,
+            Piece::Lit(s) if mnemonic_at.is_none() => s.as_str(),
+            _ => continue,
+        };
+        let b = text.as_bytes();
+        let Some(j) = b.iter().position(|&c| in_set(charset, c)) else {
+            continue;
+        };
+        let end = b[j..]
+            .iter()
+            .position(|&c| !in_set(charset, c))
+            .map_or(b.len(), |n| j + n);
+        let before = if j > 0 {
+            [0; 4]
+        } else {
+            ends_before(isa, leaf, var, pieces, at, charset)?
+        };
+        return Some((text[j..end].to_string(), before));
+    }
+    None
 }
 
 struct Gen<'a> {
@@ -308,6 +712,7 @@ impl Gen<'_> {
         let lv = levels(isa, leaf, var);
         let t = lv.iter().find_map(|l| l.display.as_ref())?;
         let e = &isa.encodings[leaf];
+        let g = e.generation;
         // Pattern, don't-care (written as zero) and the variant's asserts.
         let (mut mask, mut value) = (e.mask, e.match_bits & e.mask);
         let mut set = |m: u64, v: u64| {
@@ -330,15 +735,25 @@ impl Gen<'_> {
                     return None;
                 }
             }
-            // An active `when` holds: its `FIELD == N` conjuncts fix bits
-            // the text of this variant may not show (`r<a0.x>` is OFFSET 0).
-            if let Some(j) = var[k] {
-                for (name, n) in isa.when_equalities(&enc.whens[j].cond) {
-                    let Some(Resolved::Item(ItemRef::Field(f))) = resolve(isa, leaf, var, name)
+            // The active `when` holds and those before it do not: what that
+            // says about single fields fixes bits the text of this variant
+            // may not show (`r<a0.x>` is OFFSET 0).
+            for (i, w) in enc.whens.iter().enumerate() {
+                let holds = var[k] == Some(i);
+                if var[k].is_some_and(|j| i > j) {
+                    break;
+                }
+                let mut seen_by = *var;
+                seen_by[k] = Some(i);
+                let mut pins = Vec::new();
+                cond_pins(isa, &w.cond, holds, 0, &mut pins);
+                for (name, equal, n) in pins {
+                    let Some(Resolved::Item(ItemRef::Field(f))) =
+                        resolve(isa, leaf, &seen_by, name)
                     else {
                         continue;
                     };
-                    if let Some(bits) = f.holding(n) {
+                    if let Some(bits) = pin_bits(f, equal, n) {
                         if !set(f.mask(), bits) {
                             return None;
                         }
@@ -401,6 +816,25 @@ impl Gen<'_> {
                 _ => {}
             }
         }
+        // Bits the text shows directly (fields, and derived values that
+        // are fields side by side or a field plus a constant).
+        let mut shown = 0u64;
+        for p in &t.pieces {
+            let Piece::Field(name, _) = p else { continue };
+            match resolve(isa, leaf, var, name) {
+                Some(Resolved::Item(ItemRef::Field(f))) if !matches!(f.ty, FieldType::Sub(..)) => {
+                    shown |= f.mask()
+                }
+                Some(Resolved::Item(ItemRef::Derived(d)))
+                    if invert(isa, leaf, var, &d.expr).is_some()
+                        || invert_add(isa, leaf, var, &d.expr).is_some() =>
+                {
+                    shown |= pure_inputs(isa, leaf, var, &d.expr, 0).unwrap_or(0);
+                }
+                _ => {}
+            }
+        }
+        let base = (value & mask) | (defaults & !mask);
         let mut ops = Vec::new();
         for p in &t.pieces {
             ops.push(match p {
@@ -432,13 +866,18 @@ impl Gen<'_> {
                     Resolved::Item(ItemRef::Derived(d)) => {
                         let read = read_tokens(&d.ty)?;
                         let w = Literal::u32_unsuffixed(d.width);
-                        let to = invert(isa, leaf, var, &d.expr).unwrap_or(quote! { To::Drop });
+                        let to = invert(isa, leaf, var, &d.expr)
+                            .or_else(|| invert_add(isa, leaf, var, &d.expr))
+                            .or_else(|| const_derived(isa, leaf, var, d))
+                            .or_else(|| {
+                                derived_table(isa, leaf, var, d, g.min, mask, base, shown)
+                            })
+                            .unwrap_or(quote! { To::Drop });
                         quote! { Op::Value { read: #read, width: #w, to: #to } }
                     }
                 },
             });
         }
-        let g = e.generation;
         let (gmin, gmax) = (
             Literal::u32_unsuffixed(g.min),
             Literal::u32_unsuffixed(g.max),
@@ -450,9 +889,14 @@ impl Gen<'_> {
             Literal::u64_unsuffixed(defaults),
             Literal::u64_unsuffixed(search & hidden),
         );
+        let (guard, allowed) = param_guard(isa, leaf, var).unwrap_or_default();
+        let guard = guard.iter().map(|&p| Literal::u16_unsuffixed(p as u16));
+        let allowed = allowed.iter().map(|&b| Literal::u64_unsuffixed(b));
         let code = quote! {
             Form { gen_min: #gmin, gen_max: #gmax, fixed_mask: #fm, fixed: #fv,
-                   hidden: #hm, defaults: #dv, search: #sm, ops: &[#(#ops),*] }
+                   guard: &[#(#guard),*], allowed: &[#(#allowed),*],
+                   hidden: #hm, defaults: #dv, search: #sm,
+                   ops: &[#(#ops),*] }
         };
         let mnemonic = t
             .pieces
@@ -493,7 +937,9 @@ impl Gen<'_> {
                                 let r = ranges_tokens(&f.ranges);
                                 quote! { To::Field(#r) }
                             }
-                            ItemRef::Derived(_) => quote! { To::Drop },
+                            ItemRef::Derived(d) => {
+                                const_derived(isa, leaf, var, d).unwrap_or(quote! { To::Drop })
+                            }
                         };
                         quote! { Bind::Item { read: #read, width: #w, to: #to } }
                     }
@@ -572,24 +1018,34 @@ pub(crate) fn asm_module(isa: &Isa) -> TokenStream {
             charset[usize::from(b >> 6)] |= 1 << (b & 63);
         }
     }
-    let mut by_mnemonic: BTreeMap<&str, Vec<u16>> = BTreeMap::new();
+    let mut by_key: BTreeMap<String, Vec<u16>> = BTreeMap::new();
     let mut always: Vec<u16> = Vec::new();
+    let (mut after, mut late_first) = ([0u64; 4], [0u64; 4]);
     for (i, f) in forms.iter().enumerate() {
         let pieces = &levels(isa, f.leaf, &f.var)
             .into_iter()
             .find_map(|l| l.display.as_ref())
             .map(|t| t.pieces.clone())
             .unwrap_or_default();
-        match &f.mnemonic {
-            Some(m)
-                if !m.is_empty()
-                    && mnemonic_starts_token(isa, f.leaf, &f.var, pieces, &charset) =>
-            {
-                by_mnemonic.entry(m.as_str()).or_default().push(i as u16)
+        let m = f.mnemonic.as_deref().unwrap_or("");
+        match dispatch_key(isa, f.leaf, &f.var, pieces, m, &charset) {
+            Some((key, before)) => {
+                if before != [0; 4] {
+                    for (a, b) in after.iter_mut().zip(before) {
+                        *a |= b;
+                    }
+                    let c = key.as_bytes()[0];
+                    late_first[usize::from(c >> 6)] |= 1 << (c & 63);
+                }
+                by_key.entry(key).or_default().push(i as u16)
             }
-            _ => always.push(i as u16),
+            None => always.push(i as u16),
         }
     }
+    let by_mnemonic: BTreeMap<&str, Vec<u16>> = by_key
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.clone()))
+        .collect();
     let keys: Vec<&str> = by_mnemonic.keys().copied().collect();
     let (disp, slots) = perfect_hash(&keys);
     let slot_code = slots.iter().map(|s| match s {
@@ -634,6 +1090,8 @@ pub(crate) fn asm_module(isa: &Isa) -> TokenStream {
     let nslots = slots.len();
     let nalways = always.len();
     let cs = charset.iter().map(|w| Literal::u64_unsuffixed(*w));
+    let after = after.iter().map(|w| Literal::u64_unsuffixed(*w));
+    let late_first = late_first.iter().map(|w| Literal::u64_unsuffixed(*w));
     let disp = disp.iter().map(|d| Literal::u64_unsuffixed(*d));
 
     quote! {
@@ -655,6 +1113,8 @@ pub(crate) fn asm_module(isa: &Isa) -> TokenStream {
                 slots: &SLOTS,
                 displace: &[#(#disp),*],
                 charset: [#(#cs),*],
+                after: [#(#after),*],
+                late_first: [#(#late_first),*],
                 min_len: #min_len,
                 max_len: #max_len,
             };
