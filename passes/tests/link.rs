@@ -536,3 +536,53 @@ fn moved_sums_cancelling_large_vertex_values() {
     let exact = LinkReport::default();
     assert!(compare(&before, &after, &exact, &LinkOptions::default()).is_err());
 }
+
+/// Backward motion with an input stored in both arms of a branch: the
+/// moved sum is computed at the return from a phi of the two stores; an
+/// input one path leaves unwritten blocks the move.
+#[test]
+fn backward_motion_through_stores_in_several_blocks() {
+    use lathe_passes::link::generate::check_pair;
+    let vs = |else_store: &str| {
+        format!(
+            "shader vertex\nb0:
+  %0:f32 = load_input slot=0 comp=0 interp=flat
+  %1:f32 = load_input slot=1 comp=0 interp=flat
+  store_output slot=pos comp=0 %0
+  %2:bool = flt %0, %1
+  branch %2, b1, b2
+b1:
+  %3:f32 = fmul %0, %1
+  store_output slot=0 comp=0 %3
+  jump b3
+b2:
+  {else_store}
+  jump b3
+b3:
+  store_output slot=1 comp=0 %1
+  ret\n"
+        )
+    };
+    let fs = "shader fragment\nb0:
+  %0:f32 = load_input slot=0 comp=0 interp=smooth
+  %1:f32 = load_input slot=1 comp=0 interp=smooth
+  %2:f32 = const 2.0
+  %3:f32 = fmul %1, %2
+  %4:f32 = fadd %0, %3
+  store_output slot=0 comp=0 %4
+  ret\n";
+    let both = vs("store_output slot=0 comp=0 %1");
+    let (p, c, r) = run(&both, fs, &LinkOptions::default());
+    assert_eq!(r.backward_moves, 1, "{p}{c}");
+    assert_eq!((r.before.components, r.after.components), (2, 1), "{p}{c}");
+    assert!(p.contains("phi [%"), "{p}");
+    assert_eq!(c.matches("load_input").count(), 1, "{c}");
+    // Vertices on both sides of the branch.
+    let scene = inf_scene([1.5, -0.5, 3.0], [2.0, -1.0, 0.25]);
+    let stats = check_pair(&both, fs, &scene, &LinkOptions::default()).unwrap();
+    assert_eq!(stats.compared.fragments, 8);
+    // The else path leaves VAR0.x unwritten: nothing moves.
+    let one = vs("");
+    let (p, c, r) = run(&one, fs, &LinkOptions::default());
+    assert_eq!(r.backward_moves, 0, "{p}{c}");
+}

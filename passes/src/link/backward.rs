@@ -16,7 +16,9 @@
 //! Conditions: the stores of every input `P` reads are all in one block
 //! of the producer (several stores of one output there: the last one
 //! counts), the same block for all inputs (the new store goes at its
-//! end); the move must let at least one varying component die (all its
+//! end) — or else every path to the producer's one return writes each of
+//! them, and `P` is computed at the return from the values they hold
+//! there (phis where paths join, [`reaching`](super::reaching)); the move must let at least one varying component die (all its
 //! loads die and transform feedback does not capture it, so removal
 //! deletes its output: the new component never adds one); the
 //! interpolation rules of
@@ -28,6 +30,7 @@
 use super::Link;
 use super::graph::UseGraph;
 use super::movable::{Kind, combine, movable};
+use super::reaching;
 use super::slots::{self, Class};
 use super::varyings::{
     Comp, bits, clone_expr, convergent_outputs, generic, input_loads, insert_at_entry,
@@ -100,6 +103,7 @@ fn once(l: &mut Link<'_, '_, '_>) -> bool {
     let stores = output_stores(l.p);
     let loads = input_loads(l.c);
     let conv = convergent_outputs(l.p, &stores);
+    let exit = reaching::exit_block(l.p);
     // Which input components may take part, and as what.
     let mut leaf: IndexMap<Comp, Option<Kind>> = IndexMap::new();
     for (&c, list) in &loads {
@@ -107,14 +111,17 @@ fn once(l: &mut Link<'_, '_, '_>) -> bool {
             if slots::input_class(c.0) != Class::Var {
                 return None;
             }
-            // Stores all in one block: the last one is what the consumer
-            // reads, and the new store goes after it.
+            // Stores in one block: the last one is what the consumer
+            // reads. In several: the value when the producer returns,
+            // which every path must write, with one type (for phis).
             let st = stores.get(&c)?;
             let block = l.p.inst(*st.first()?).block;
-            if st.iter().any(|&s| l.p.inst(s).block != block) {
+            let ty = l.p.value_type(stored(l.p, *st.last()?));
+            if st.iter().any(|&s| l.p.inst(s).block != block)
+                && !exit.is_some_and(|e| at_exit(l.p, st, e, ty))
+            {
                 return None;
             }
-            let ty = l.p.value_type(stored(l.p, *st.last()?));
             if st
                 .iter()
                 .any(|&s| bits(l.p.value_type(stored(l.p, s))) != bits(ty))
@@ -176,11 +183,22 @@ fn once(l: &mut Link<'_, '_, '_>) -> bool {
 }
 
 struct Plan {
-    /// The producer block all involved stores are in.
+    /// The producer block the new store ends: the one all involved stores
+    /// are in, or else the returning block.
     block: lathe_ir::Block,
-    /// Stored value per involved input component.
+    /// Stored value per involved input component (stores in one block).
     values: HashMap<Comp, lathe_ir::Value>,
+    /// Otherwise the stores and type of each involved component, whose
+    /// value at the return is built when the move is made.
+    at_exit: Vec<(Comp, Vec<Inst>, Type)>,
     new_comp: Comp,
+}
+
+/// Can the value `stores` leave when the producer returns through `exit`
+/// be read there: every path writes it, always with type `ty`?
+fn at_exit(p: &Shader<'_, GenericOp>, stores: &[Inst], exit: lathe_ir::Block, ty: Type) -> bool {
+    stores.iter().all(|&s| p.value_type(stored(p, s)) == ty)
+        && reaching::defined_at_exit(p, stores, exit)
 }
 
 /// Check the store and benefit conditions for moving `top`.
@@ -221,29 +239,49 @@ fn plan(
         }
     }
     let mut block = None;
+    let mut one_block = true;
     let mut values = HashMap::new();
+    let mut involved = Vec::new();
     let mut frees_one = false;
     for &i in &tree {
         let Some(GenericOp::LoadInput { slot, comp, .. }) = generic(l.c, i) else {
             continue;
         };
         let c = (slot, comp);
-        let st = *stores.get(&c)?.last()?;
-        let b = l.p.inst(st).block?;
-        if *block.get_or_insert(b) != b {
-            return None;
-        }
-        values.insert(c, stored(l.p, st));
+        let st = stores.get(&c)?;
+        let last = *st.last()?;
+        let b = *block.get_or_insert(l.p.inst(last).block?);
+        one_block &= st.iter().all(|&s| l.p.inst(s).block == Some(b));
+        values.insert(c, stored(l.p, last));
+        involved.push((c, st.clone(), l.p.value_type(stored(l.p, last))));
         // A component captured by transform feedback stays written.
         frees_one |= !l.opts.xfb.contains(&c) && loads[&c].iter().all(|ld| dying.contains(ld));
     }
     if !frees_one {
         return None;
     }
+    let new_comp = free_component(stores, loads)?;
+    if one_block {
+        return Some(Plan {
+            block: block?,
+            values,
+            at_exit: Vec::new(),
+            new_comp,
+        });
+    }
+    // Stores in several blocks: compute at the return.
+    let exit = reaching::exit_block(l.p)?;
+    if !involved
+        .iter()
+        .all(|(_, st, ty)| at_exit(l.p, st, exit, *ty))
+    {
+        return None;
+    }
     Some(Plan {
-        block: block?,
-        values,
-        new_comp: free_component(stores, loads)?,
+        block: exit,
+        values: HashMap::new(),
+        at_exit: involved,
+        new_comp,
     })
 }
 
@@ -257,7 +295,11 @@ pub(crate) fn free_component(
         .find(|c| !stores.contains_key(c) && !loads.contains_key(c))
 }
 
-fn apply(l: &mut Link<'_, '_, '_>, top: Inst, kind: Kind, plan: Plan) {
+fn apply(l: &mut Link<'_, '_, '_>, top: Inst, kind: Kind, mut plan: Plan) {
+    for (c, st, ty) in &plan.at_exit {
+        let v = reaching::value_at_exit(l.p, st, plan.block, *ty);
+        plan.values.insert(*c, v);
+    }
     let value = result(l.c, top);
     let ty = l.c.value_type(value);
     // Producer: compute `top` from the stored values, store it.

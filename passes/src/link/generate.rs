@@ -3,7 +3,8 @@
 //!
 //! The vertex shader reads a few attributes, uniforms and a UBO, computes
 //! through arithmetic (32- and 16-bit float, integer, conversions,
-//! compares and selects, an occasional if/else) and writes the position,
+//! compares and selects, an occasional if/else, whose arms may both store
+//! one output) and writes the position,
 //! sometimes point size, a clip distance and the layer, and VARn
 //! components (now and then stored twice, the last store counting)
 //! holding: fresh values, duplicates of other outputs,
@@ -175,15 +176,42 @@ pub fn pair(u: &mut Unstructured<'_>) -> ArbResult<Pair> {
     for _ in 0..g.u.int_in_range(2..=12u8)? {
         g.statement()?;
     }
+    let mut free: Vec<Comp> = (0..6u16)
+        .flat_map(|s| (0..4u8).map(move |c| (s, c)))
+        .collect();
+    let mut written: Vec<(Comp, Type)> = Vec::new();
     if g.u.ratio(1u8, 4u8)? {
-        // A diamond: values that differ per vertex through control flow.
+        // A diamond: values that differ per vertex through control flow,
+        // sometimes stored to a VARn component in both arms.
         let (x, y) = (g.pick(Scalar::F32)?, g.pick(Scalar::F32)?);
         let c = g.b.flt(x, y);
-        let [v] = g.b.if_else(c, |b| [b.fadd(x, y)], |b| [b.fsub(x, y)]);
+        let arms = if g.u.arbitrary()? {
+            let o = free.remove(g.u.choose_index(free.len())?);
+            written.push((o, Type::F32));
+            Some(o)
+        } else {
+            None
+        };
+        let arm = |b: &mut Builder<GenericOp>, v: Value| {
+            if let Some(o) = arms {
+                b.store_output(o.0, o.1, v);
+            }
+            [v]
+        };
+        let [v] = g.b.if_else(
+            c,
+            |b| {
+                let v = b.fadd(x, y);
+                arm(b, v)
+            },
+            |b| {
+                let v = b.fsub(x, y);
+                arm(b, v)
+            },
+        );
         g.push(v);
     }
     // Outputs.
-    let mut written: Vec<(Comp, Type)> = Vec::new();
     let mut store = |g: &mut Vs, c: Comp, v: Value| {
         let ty = g.b.type_of(v);
         g.b.store_output(c.0, c.1, v);
@@ -209,9 +237,6 @@ pub fn pair(u: &mut Unstructured<'_>) -> ArbResult<Pair> {
         let v = g.b.const_i32(g.u.int_in_range(0..=3)?);
         store(&mut g, (slot::LAYER, 0), v);
     }
-    let mut free: Vec<Comp> = (0..6u16)
-        .flat_map(|s| (0..4u8).map(move |c| (s, c)))
-        .collect();
     let mut var_values: Vec<Value> = Vec::new();
     for _ in 0..g.u.int_in_range(1..=10u8)? {
         if free.is_empty() {

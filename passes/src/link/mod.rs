@@ -80,6 +80,7 @@ pub mod harness;
 pub mod movable;
 mod pack16;
 pub mod propagate;
+mod reaching;
 pub mod remove;
 pub mod slots;
 pub mod varyings;
