@@ -265,6 +265,8 @@ struct Allocator<'s, 'a, O: Opcode, T: ?Sized> {
     scratch: Vec<(Type, u32)>,
     scratch_base: u32,
     scratch_bytes: u32,
+    /// A slot was needed at or beyond the target's scratch reach.
+    scratch_past_reach: bool,
     alloc: Allocation,
     /// Per block: is each value live out (stamp = block index).
     out_stamp: Vec<u32>,
@@ -383,6 +385,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             scratch: Vec::new(),
             scratch_base,
             scratch_bytes: 0,
+            scratch_past_reach: false,
             alloc: Allocation {
                 first_new_inst: s.inst_capacity() as u32,
                 original_operands,
@@ -405,6 +408,14 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         let rpo = self.cfg.rpo().to_vec();
         for &b in &rpo {
             self.block(b)?;
+        }
+        if self.scratch_past_reach {
+            return Err(RaError::Unsupported(format!(
+                "spill slots need {} bytes of scratch memory but the target's spills and fills reach {} \
+                 (moving larger offsets into the base address is not implemented)",
+                self.scratch_bytes,
+                self.t.scratch_reach()
+            )));
         }
         for &b in &rpo {
             let list = std::mem::take(&mut self.lists[b.index()]);
@@ -501,12 +512,20 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         };
         let index = self.scratch[k].1;
         self.scratch[k].1 += 1;
+        let mut byte_offset = self.scratch_bytes;
+        if byte_offset >= self.t.scratch_reach() {
+            // The allocation fails at the end of `run`; offset 0 keeps the
+            // target's spill and fill builders within their encoding.
+            self.scratch_past_reach = true;
+            byte_offset = 0;
+        }
         let slot = SpillSlot {
             array: ArrayId(self.scratch_base + k as u32),
             index,
-            byte_offset: self.scratch_bytes,
+            byte_offset,
         };
-        self.scratch_bytes += ty.scalar.bits().div_ceil(32) * 4 * ty.lanes as u32;
+        let bytes = ty.scalar.bits().div_ceil(32) * 4 * ty.lanes as u32;
+        self.scratch_bytes = self.scratch_bytes.saturating_add(bytes);
         slot
     }
 

@@ -215,6 +215,14 @@ pub trait TargetFacts<O: Opcode> {
         None
     }
 
+    /// Bytes of scratch memory that spills and fills reach (their offset
+    /// field's range). The register allocator fails with `unsupported:`
+    /// rather than hand [`TargetFacts::spill`] or [`TargetFacts::fill`] a
+    /// slot at or beyond it. Unbounded by default.
+    fn scratch_reach(&self) -> u32 {
+        u32::MAX
+    }
+
     /// The name of register `reg` holding a value of class `class` and
     /// type `ty`, as the target's assembly writes it (`r1.y`, `hr3.x`).
     fn register_name(&self, class: RegClass, reg: PhysReg, ty: Type) -> String;

@@ -111,6 +111,14 @@ fn checker_rejects_a_clobbered_register() {
     );
 }
 
+fn allocation_ok(text: &str, target: &TestTarget) {
+    let arena = Bump::new();
+    let mut s: lathe_ir::Shader<GenericOp> = lathe_ir::parse(&arena, text).unwrap();
+    lathe_ir::validate(&s).unwrap();
+    let alloc = ra::allocate(&mut s, target, RaOptions::default()).unwrap();
+    assert!(alloc.spills > 0, "the program should spill");
+}
+
 fn allocation_error(text: &str, target: &TestTarget) -> String {
     let arena = Bump::new();
     let mut s: lathe_ir::Shader<GenericOp> = lathe_ir::parse(&arena, text).unwrap();
@@ -164,4 +172,37 @@ fn more_phis_than_registers_is_unsupported_and_says_why() {
     let e = allocation_error(&text, &TestTarget::small(4));
     assert!(e.starts_with("unsupported: block b"), "{e}");
     assert!(e.contains("more phis than file"), "{e}");
+}
+
+#[test]
+fn spills_past_the_scratch_reach_are_unsupported_and_say_why() {
+    // Eight values live at once on a file of three full registers: several
+    // spill slots of 4 bytes, against a reach of 8 bytes.
+    let mut text = String::from("shader fragment\nb0:\n");
+    for k in 0..8 {
+        text += &format!(
+            "  %{k}:f32 = load_input slot={} comp={} interp=smooth\n",
+            k / 4,
+            k % 4
+        );
+    }
+    // %8..%14 sum the inputs in order; %15..%18 multiply pairs from both
+    // ends, so every input stays live until near the end.
+    text += "  %8:f32 = fadd %0, %1\n";
+    for k in 9..15 {
+        text += &format!("  %{k}:f32 = fadd %{}, %{}\n", k - 1, k - 7);
+    }
+    for k in 0..4 {
+        text += &format!("  %{}:f32 = fmul %{k}, %{}\n", 15 + k, 7 - k);
+    }
+    text += "  %19:f32 = fadd %15, %16\n  %20:f32 = fadd %17, %18\n";
+    text += "  %21:f32 = fadd %19, %20\n  %22:f32 = fadd %21, %14\n";
+    text += "  store_output slot=0 comp=0 %22\n  ret\n";
+    let mut target = TestTarget::small(3);
+    // Unbounded, the program allocates (with spills).
+    allocation_ok(&text, &target);
+    target.scratch_reach = 8;
+    let e = allocation_error(&text, &target);
+    assert!(e.starts_with("unsupported: spill slots need"), "{e}");
+    assert!(e.contains("reach 8"), "{e}");
 }

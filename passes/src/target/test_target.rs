@@ -33,6 +33,8 @@ pub struct TestTarget {
     pub alu_latency: u32,
     /// Delay of asynchronous results (transcendentals, samples, loads).
     pub async_latency: u32,
+    /// Bytes of scratch memory spills and fills reach (unbounded: `u32::MAX`).
+    pub scratch_reach: u32,
     files: Vec<RegisterFile>,
 }
 
@@ -69,6 +71,7 @@ impl TestTarget {
             group_align,
             alu_latency: 3,
             async_latency: 10,
+            scratch_reach: u32::MAX,
             files,
         }
     }
@@ -205,6 +208,10 @@ impl TargetFacts<GenericOp> for TestTarget {
 
     fn swap(&self, _ty: Type) -> Option<GenericOp> {
         None
+    }
+
+    fn scratch_reach(&self) -> u32 {
+        self.scratch_reach
     }
 
     fn spill(&self, _ty: Type, slot: SpillSlot) -> GenericOp {

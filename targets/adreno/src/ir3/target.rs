@@ -169,7 +169,8 @@ impl Ir3Target {
     ///
     /// # Panics
     ///
-    /// When the slot lies at or beyond [`Ir3Target::scratch_bytes`].
+    /// When the slot lies at or beyond [`Ir3Target::scratch_bytes`]; the
+    /// register allocator never asks for one (`TargetFacts::scratch_reach`).
     pub fn scratch_access(&self, load: bool, ty: Type, slot: SpillSlot) -> MachineOp {
         let offset = match slot.byte_offset {
             0 => String::new(),
@@ -322,6 +323,10 @@ impl TargetFacts<MachineOp> for Ir3Target {
     /// vector result; copy cycles go through a free register.
     fn swap(&self, _ty: Type) -> Option<MachineOp> {
         None
+    }
+
+    fn scratch_reach(&self) -> u32 {
+        self.scratch_bytes()
     }
 
     /// `stp` of the value (operand 1) at the base (operand 0) plus the

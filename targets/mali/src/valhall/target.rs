@@ -144,7 +144,7 @@ impl ValhallTarget {
     /// # Panics
     ///
     /// When the slot lies at or beyond [`ValhallTarget::scratch_bytes`]:
-    /// the register allocator must not hand out such a slot.
+    /// the register allocator never asks for one (`TargetFacts::scratch_reach`).
     pub fn scratch_access(&self, kind: &str, ty: Type, slot: SpillSlot) -> MachineOp {
         let registers: Vec<String> = (0..ty.lanes.max(1)).map(|r| format!("r{r}")).collect();
         let text = format!(
@@ -250,6 +250,10 @@ impl TargetFacts<MachineOp> for ValhallTarget {
     /// register.
     fn swap(&self, _ty: Type) -> Option<MachineOp> {
         None
+    }
+
+    fn scratch_reach(&self) -> u32 {
+        self.scratch_bytes()
     }
 
     /// `STORE.iN` (N = 32 × lanes) of the value's staging registers to the
