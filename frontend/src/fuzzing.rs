@@ -367,6 +367,17 @@ mod tests {
         check(data).unwrap();
     }
 
+    /// Fuzz finding (session 5): an `OpVectorShuffle` selecting more
+    /// components than its result type has indexed past the result's
+    /// leaf types. The count and each component's type are now checked.
+    #[test]
+    fn fuzz_finding_shuffle_with_too_many_components_is_invalid() {
+        // Not a SPIR-V binary: the bytes drive `arbitrary_module`, whose
+        // body held the malformed shuffle (it panicked before the check).
+        let data = include_bytes!("../tests/spirv_lower_crash_shuffle_count.bin");
+        check(data).unwrap();
+    }
+
     #[test]
     fn truncated_and_garbage_binaries_are_rejected_cleanly() {
         let arena = lathe_ir::Bump::new();

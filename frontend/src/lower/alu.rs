@@ -396,16 +396,26 @@ impl Lowerer<'_, '_, '_> {
                 let b = self.leaves(self.id(1)?)?;
                 let tys = self.result_types()?;
                 let n = self.m.insts[self.at].operands.len() - 2;
+                if n != tys.len() {
+                    return Err(self.invalid(format!(
+                        "OpVectorShuffle selects {n} components for a result of {}",
+                        tys.len()
+                    )));
+                }
                 let mut out = Vec::with_capacity(n);
-                for k in 0..n {
+                for (k, &ty) in tys.iter().enumerate() {
                     let c = self.lit(2 + k)? as usize;
-                    out.push(if c < a.len() {
+                    let v = if c < a.len() {
                         a[c]
                     } else if c - a.len() < b.len() {
                         b[c - a.len()]
                     } else {
-                        self.constant(tys[k], 0)
-                    });
+                        self.constant(ty, 0)
+                    };
+                    if self.b.type_of(v) != ty {
+                        return Err(self.invalid("OpVectorShuffle component of the wrong type"));
+                    }
+                    out.push(v);
                 }
                 let id = self.result_id()?;
                 self.set_leaves(id, out);
