@@ -15,7 +15,10 @@ use crate::check::rust_name;
 use crate::codegen::tree_tokens;
 use crate::expr::{Expr, ExprKind};
 use crate::model::{EncId, FieldType, Isa, ItemRef};
-use crate::semantics::{Literal as Lit, Mod, SArg, SExpr, SExprKind, Stmt, Ty, parse_literal};
+use crate::semantics::{
+    GroupCount, IoArg, Literal as Lit, Mod, SArg, SExpr, SExprKind, Stmt, Ty, io_effect,
+    parse_literal,
+};
 
 /// Compiles field expressions of one encoding leaf to `i64` code over the
 /// word `w`, the generation and the tree's params `p`.
@@ -383,6 +386,10 @@ struct Leaf<'a> {
     /// Register reads by file/index expression (hazard checks).
     reg_reads: Vec<(String, Expr)>,
     mods: Vec<(String, Mod, Expr)>,
+    /// Register groups of I/O effects: operand, count, the `[…]` argument
+    /// the count comes from.
+    group_reads: Vec<(String, GroupCount, Option<Expr>)>,
+    group_writes: Vec<(String, GroupCount, Option<Expr>)>,
     waits: Vec<(String, Expr)>,
     /// `signal(KIND, [E])`: the writes stay pending on KIND where E holds.
     signals: Vec<(String, Expr)>,
@@ -461,10 +468,32 @@ impl<'a> Leaf<'a> {
                         self.body.push(s);
                     }
                 }
-                Stmt::Effect { args, .. } => {
-                    for a in args {
-                        if let SArg::Value(v) = a {
-                            self.scan_value(v);
+                Stmt::Effect { name, args, .. } => {
+                    let sig = io_effect(&name.node).unwrap_or(&[]);
+                    for (i, a) in args.iter().enumerate() {
+                        match (sig.get(i), a) {
+                            (Some(IoArg::Keyword(_)), _) => {}
+                            (Some(IoArg::In(c) | IoArg::Out(c)), SArg::Value(v)) => {
+                                let SExprKind::Local(n) = &v.kind else {
+                                    continue;
+                                };
+                                if n.node == "none" {
+                                    continue;
+                                }
+                                self.operand(&n.node);
+                                let count = match args.get(i + 1) {
+                                    Some(SArg::Static(e)) => Some(e.clone()),
+                                    _ => None,
+                                };
+                                let group = (n.node.clone(), *c, count);
+                                if matches!(sig[i], IoArg::Out(_)) {
+                                    self.group_writes.push(group);
+                                } else {
+                                    self.group_reads.push(group);
+                                }
+                            }
+                            (_, SArg::Value(v)) => self.scan_value(v),
+                            _ => {}
                         }
                     }
                     if top {
@@ -778,6 +807,10 @@ fn lane_stmts(
                     ("kill", [c]) => {
                         quote! { if #c { m.next[lane] = None; m.killed[lane] = true; } }
                     }
+                    ("unmodelled", []) => quote! {
+                        return Err(::lathe_isa::sim::SimError::Operand { pc, message: "unsupported: the simulator does not model this form".into() });
+                    },
+                    (io, _) if io_effect(io).is_some() => io_call(io, args, &vals),
                     ("undefined", []) => quote! {
                         return Err(::lathe_isa::sim::SimError::Operand { pc, message: "undefined: a reserved modifier value".into() });
                     },
@@ -788,6 +821,93 @@ fn lane_stmts(
         });
     }
     out
+}
+
+/// The operand local of a register-group argument (None for `none`).
+fn group_arg(a: &SArg) -> Option<proc_macro2::Ident> {
+    match a {
+        SArg::Value(SExpr {
+            kind: SExprKind::Local(n),
+            ..
+        }) if n.node != "none" => Some(op_ident(&n.node)),
+        _ => None,
+    }
+}
+
+/// The index of an I/O keyword argument in its run-time enum's `ALL`.
+fn keyword_arg(a: &SArg, kind: IoArg) -> Literal {
+    let i = match (a, kind) {
+        (
+            SArg::Value(SExpr {
+                kind: SExprKind::Local(n),
+                ..
+            }),
+            IoArg::Keyword(k),
+        ) => k.index(&n.node).unwrap_or(0),
+        _ => 0,
+    };
+    Literal::usize_unsuffixed(i)
+}
+
+/// The call of the `Machine::io_*` method of an I/O effect (`vals`: the
+/// code of each argument; group and keyword arguments are read from
+/// `args`).
+fn io_call(name: &str, args: &[SArg], vals: &[TokenStream]) -> TokenStream {
+    let sig = io_effect(name).unwrap_or(&[]);
+    let sim = quote! { ::lathe_isa::sim };
+    let value = |i: usize| {
+        let v = &vals[i];
+        quote! { ::lathe_isa::sim::Value::to_raw(#v) }
+    };
+    let stat = |i: usize| {
+        let v = &vals[i];
+        quote! { ((#v) as u32) }
+    };
+    let group = |i: usize| group_arg(&args[i]);
+    let kw = |i: usize| keyword_arg(&args[i], sig[i]);
+    let required = |i: usize| {
+        let g = group(i);
+        quote! { &#g }
+    };
+    let optional = |i: usize, n: TokenStream| match group(i) {
+        Some(g) => quote! { Some((&#g, #n)) },
+        None => quote! { None },
+    };
+    match name {
+        "load" | "store" => {
+            let f = format_ident!("io_{}", name);
+            let (space, g, n, b, a, bytes) =
+                (kw(0), required(1), stat(2), value(3), value(4), stat(5));
+            quote! { m.#f(#sim::Space::ALL[#space], #g, #n, #b, #a, #bytes, rep, lane, pc)?; }
+        }
+        "atomic" => {
+            let (space, op, g) = (kw(0), kw(1), required(2));
+            let (b, a, d, c) = (value(3), value(4), value(5), value(6));
+            quote! { m.io_atomic(#sim::Space::ALL[#space], #sim::AtomicOp::ALL[#op], #g, #b, #a, #d, #c, rep, lane, pc)?; }
+        }
+        "varying" => {
+            let mode = kw(0);
+            let (g, n, slot) = (required(1), stat(2), value(3));
+            let ij = match group(4) {
+                Some(o) => quote! { Some(&#o) },
+                None => quote! { None },
+            };
+            quote! { m.io_varying(#sim::INTERP_MODES[#mode] == "barycentric", #g, #n, #slot, #ij, rep, lane, pc)?; }
+        }
+        "texture" => {
+            let (op, g, mask) = (kw(0), required(1), stat(2));
+            let coords = optional(3, stat(4));
+            let extra = optional(5, stat(6));
+            let (t, s) = (value(7), value(8));
+            quote! { m.io_texture(#sim::TexOp::ALL[#op], #g, #mask, #coords, #extra, #t, #s, rep, lane, pc)?; }
+        }
+        "barrier" => quote! { m.io_barrier(lane, pc)?; },
+        "output" => {
+            let (g, n, t) = (required(0), stat(1), value(2));
+            quote! { m.io_output(#g, #n, #t, rep, lane, pc)?; }
+        }
+        _ => TokenStream::new(),
+    }
 }
 
 /// Alias names a body uses (reads, literals, lets and conversions).
@@ -880,6 +1000,8 @@ fn exec_fn(isa: &Isa, leaf_id: EncId, class: Option<usize>, sync: u8) -> TokenSt
         writes: Vec::new(),
         reg_reads: Vec::new(),
         mods: Vec::new(),
+        group_reads: Vec::new(),
+        group_writes: Vec::new(),
         waits: Vec::new(),
         signals: Vec::new(),
         cross_lane: false,
@@ -987,6 +1109,36 @@ fn exec_fn(isa: &Isa, leaf_id: EncId, class: Option<usize>, sync: u8) -> TokenSt
             quote! { m.stamp_write(&#id, rep, pc, #stamp_class, sync)?; }
         })
         .collect::<Vec<_>>();
+    let mut count = |c: GroupCount, e: &Option<Expr>| match (c, e) {
+        (GroupCount::Fixed(n), _) => quote! { #n },
+        (GroupCount::Next, Some(e)) => {
+            let v = scope.expr(e);
+            quote! { ((#v) as u32) }
+        }
+        (GroupCount::NextBits, Some(e)) => {
+            let v = scope.expr(e);
+            quote! { (((#v) as u32) & 0xf).count_ones() }
+        }
+        _ => quote! { 0u32 },
+    };
+    let group_checks = leaf
+        .group_reads
+        .iter()
+        .map(|(r, c, e)| {
+            let id = op_ident(r);
+            let n = count(*c, e);
+            quote! { m.check_group(&#id, #n, rep, pc, |p, switched| needed(p, #consumer, Some(#r), switched, generation))?; }
+        })
+        .collect::<Vec<_>>();
+    let group_stamps = leaf
+        .group_writes
+        .iter()
+        .map(|(w, c, e)| {
+            let id = op_ident(w);
+            let n = count(*c, e);
+            quote! { m.stamp_group(&#id, #n, rep, pc, #stamp_class, #sync)?; }
+        })
+        .collect::<Vec<_>>();
     let used = used_aliases(&leaf.body, &leaf.aliases);
     let lane_body = expand_aliases(&mut scope, &leaf, &used, &mut Vec::new());
     quote! {
@@ -1004,6 +1156,7 @@ fn exec_fn(isa: &Isa, leaf_id: EncId, class: Option<usize>, sync: u8) -> TokenSt
                 #pre
                 #(#checks)*
                 #(#reg_checks)*
+                #(#group_checks)*
                 for lane in 0..m.lanes {
                     if !m.active[lane] {
                         continue;
@@ -1011,6 +1164,7 @@ fn exec_fn(isa: &Isa, leaf_id: EncId, class: Option<usize>, sync: u8) -> TokenSt
                     #lane_body
                 }
                 #(#stamps)*
+                #(#group_stamps)*
             }
             m.cycle += reps as u64 + 1 + (#stall).clamp(0, 1 << 16) as u64;
             Ok(())

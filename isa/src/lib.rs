@@ -49,6 +49,7 @@ pub mod operands;
 pub mod parse;
 pub mod semantics;
 pub mod sim;
+pub mod sim_io;
 pub mod sim_lanes;
 pub mod source;
 

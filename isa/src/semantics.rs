@@ -675,12 +675,151 @@ pub const EFFECTS: &[(&str, usize, usize, &str)] = &[
         "kill(c): threads where c holds are discarded (they stop)",
     ),
     (
+        "unmodelled",
+        0,
+        0,
+        "unmodelled(): a form the simulator does not model yet; it stops with `unsupported:` (the instruction does not count as covered)",
+    ),
+    (
         "undefined",
         0,
         0,
         "undefined(): the word asks for what the documentation leaves undefined (a reserved modifier value); the simulator stops with an error",
     ),
 ];
+
+/// Keyword sets of the I/O effects (the run-time enums of
+/// [`crate::sim_io`] name them, so spec and simulator agree).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Keywords {
+    Space,
+    Atomic,
+    Texture,
+    Interp,
+}
+
+impl Keywords {
+    pub fn names(self) -> Vec<&'static str> {
+        use crate::sim_io::{AtomicOp, INTERP_MODES, Space, TexOp};
+        match self {
+            Keywords::Space => Space::ALL.iter().map(|s| s.name()).collect(),
+            Keywords::Atomic => AtomicOp::ALL.iter().map(|s| s.name()).collect(),
+            Keywords::Texture => TexOp::ALL.iter().map(|s| s.name()).collect(),
+            Keywords::Interp => INTERP_MODES.to_vec(),
+        }
+    }
+    /// The index of `name` in the run-time enum's `ALL`.
+    pub fn index(self, name: &str) -> Option<usize> {
+        self.names().iter().position(|n| *n == name)
+    }
+}
+
+/// How many components a register-group argument of an I/O effect covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GroupCount {
+    /// The value of the `[…]` argument after it.
+    Next,
+    /// The set bits of the `[…]` argument after it (a write mask).
+    NextBits,
+    Fixed(u32),
+}
+
+/// Argument kinds of the I/O effects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IoArg {
+    Keyword(Keywords),
+    /// A register group the effect writes: an operand field.
+    Out(GroupCount),
+    /// A register group the effect reads: an operand field, or `none`.
+    In(GroupCount),
+    /// A per-thread integer value.
+    Value,
+    /// A field expression in `[…]`.
+    Static,
+}
+
+/// Effects that talk to the rest of the GPU through `lathe_isa::sim::GpuIo`
+/// (see `docs/isa-language.md`, "I/O effects"): name, arguments, meaning.
+pub const IO_EFFECTS: &[(&str, &[IoArg], &str)] = {
+    use GroupCount::*;
+    use IoArg::*;
+    &[
+        (
+            "load",
+            &[
+                Keyword(Keywords::Space),
+                Out(Next),
+                Static,
+                Value,
+                Value,
+                Static,
+            ],
+            "load(SPACE, DST, [COUNT], BINDING, ADDR, [BYTES]): COUNT elements of BYTES bytes from ADDR, ADDR + BYTES, … of buffer BINDING in SPACE into the register group at DST (zero-extended)",
+        ),
+        (
+            "store",
+            &[
+                Keyword(Keywords::Space),
+                In(Next),
+                Static,
+                Value,
+                Value,
+                Static,
+            ],
+            "store(SPACE, SRC, [COUNT], BINDING, ADDR, [BYTES]): the low BYTES bytes of COUNT registers from SRC to ADDR, ADDR + BYTES, …",
+        ),
+        (
+            "atomic",
+            &[
+                Keyword(Keywords::Space),
+                Keyword(Keywords::Atomic),
+                Out(Fixed(1)),
+                Value,
+                Value,
+                Value,
+                Value,
+            ],
+            "atomic(SPACE, OP, DST, BINDING, ADDR, DATA, COMPARE): 32-bit read-modify-write at ADDR; DST gets the old value",
+        ),
+        (
+            "varying",
+            &[
+                Keyword(Keywords::Interp),
+                Out(Next),
+                Static,
+                Value,
+                In(Fixed(2)),
+            ],
+            "varying(MODE, DST, [COUNT], SLOT, IJ): varying components SLOT, SLOT + 1, … (flat, or barycentric at the two f32 registers from IJ; IJ is `none` for flat)",
+        ),
+        (
+            "texture",
+            &[
+                Keyword(Keywords::Texture),
+                Out(NextBits),
+                Static,
+                In(Next),
+                Static,
+                In(Next),
+                Static,
+                Value,
+                Value,
+            ],
+            "texture(OP, DST, [WRMASK], COORDS, [N], EXTRA, [M], TEXTURE, SAMPLER): the components WRMASK selects, in consecutive registers from DST",
+        ),
+        ("barrier", &[], "barrier(): the thread arrives at a barrier"),
+        (
+            "output",
+            &[In(Next), Static, Value],
+            "output(SRC, [COUNT], TARGET): COUNT registers from SRC as components 0, 1, … of output TARGET",
+        ),
+    ]
+};
+
+/// The I/O effect named `name`: its arguments.
+pub fn io_effect(name: &str) -> Option<&'static [IoArg]> {
+    IO_EFFECTS.iter().find(|e| e.0 == name).map(|e| e.1)
+}
 
 impl Semantics {
     /// The register file named `name`, or the full file whose half view
@@ -725,7 +864,8 @@ fn body_acts(body: &[Stmt]) -> bool {
     body.iter().any(|s| match s {
         Stmt::Write { .. } => true,
         Stmt::Effect { name, .. } => {
-            !ISSUE_EFFECTS.contains(&name.node.as_str()) && name.node != "undefined"
+            !ISSUE_EFFECTS.contains(&name.node.as_str())
+                && !matches!(name.node.as_str(), "undefined" | "unmodelled")
         }
         Stmt::If { then, els, .. } => body_acts(then) || body_acts(els),
         _ => false,
@@ -1113,6 +1253,9 @@ impl<'a> Checker<'a> {
                         self.locals.push((name.node.clone(), t));
                     }
                 }
+                Stmt::Effect { name, args, span } if io_effect(&name.node).is_some() => {
+                    self.io_args(&name.node, args, *span, instruction);
+                }
                 Stmt::Effect { name, args, span } => {
                     let Some(&(_, nv, ns, _)) = EFFECTS.iter().find(|e| e.0 == name.node) else {
                         self.err(
@@ -1164,6 +1307,88 @@ impl<'a> Checker<'a> {
                             );
                         }
                     }
+                }
+            }
+        }
+    }
+
+    /// Checks the arguments of an I/O effect against its signature.
+    fn io_args(&mut self, name: &str, args: &[SArg], span: Span, instruction: bool) {
+        let sig = io_effect(name).expect("an I/O effect");
+        if !instruction {
+            self.err(
+                span,
+                format!("`{name}` belongs in an instruction's semantics"),
+            );
+            return;
+        }
+        if args.len() != sig.len() {
+            self.err(
+                span,
+                format!(
+                    "`{name}` takes {} arguments, {} given",
+                    sig.len(),
+                    args.len()
+                ),
+            );
+            return;
+        }
+        for (i, (a, kind)) in args.iter().zip(sig).enumerate() {
+            let word = match a {
+                SArg::Value(SExpr {
+                    kind: SExprKind::Local(n),
+                    ..
+                }) => Some(n),
+                _ => None,
+            };
+            match (kind, a, word) {
+                (IoArg::Keyword(k), _, Some(n)) => {
+                    if k.index(&n.node).is_none() {
+                        self.err(
+                            n.span,
+                            format!(
+                                "argument {} of `{name}`: `{}` is none of {}",
+                                i + 1,
+                                n.node,
+                                k.names().join(", ")
+                            ),
+                        );
+                    }
+                }
+                (IoArg::In(_), _, Some(n)) if n.node == "none" => {}
+                (IoArg::Out(_) | IoArg::In(_), _, Some(n)) => {
+                    self.operand(n);
+                }
+                (IoArg::Value, SArg::Value(v), _) => {
+                    if let Some(t) = self.value(v) {
+                        if t.choices().iter().any(|c| !c.is_int() || c.lanes() > 1) {
+                            self.err(
+                                v.span,
+                                format!(
+                                    "argument {} of `{name}` is a scalar integer, this is {}",
+                                    i + 1,
+                                    t.text()
+                                ),
+                            );
+                        }
+                    }
+                }
+                (IoArg::Static, SArg::Static(e), _) => self.expr(e),
+                _ => {
+                    let want = match kind {
+                        IoArg::Keyword(k) => format!("one of {}", k.names().join(", ")),
+                        IoArg::Out(_) => "an operand field (the register group written)".into(),
+                        IoArg::In(_) => {
+                            "an operand field (the register group read) or `none`".into()
+                        }
+                        IoArg::Value => "a value".into(),
+                        IoArg::Static => "a field expression in `[…]`".into(),
+                    };
+                    let at = match a {
+                        SArg::Value(v) => v.span,
+                        SArg::Static(e) => e.span,
+                    };
+                    self.err(at, format!("argument {} of `{name}` is {want}", i + 1));
                 }
             }
         }

@@ -11,6 +11,7 @@
 
 use std::fmt;
 
+pub use crate::sim_io::*;
 pub use crate::sim_lanes::*;
 
 /// Binary16 value (its bits).
@@ -845,6 +846,9 @@ pub enum SimError {
     /// An operand outside its register file, or a write to a read-only one.
     #[error("instruction {pc}: {message}")]
     Operand { pc: usize, message: String },
+    /// The I/O side ([`GpuIo`]) refused an access.
+    #[error("instruction {pc}: {message}")]
+    Io { pc: usize, message: String },
     /// Control left the program or the step limit was reached.
     #[error("{0}")]
     Flow(String),
@@ -866,8 +870,10 @@ struct Stamp {
 
 /// A group of threads executing in lockstep, with register files and the
 /// timing model (cycles, producer stamps, outstanding syncs).
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Machine {
+    /// What I/O instructions talk to (see [`GpuIo`]).
+    pub io: Box<dyn GpuIo>,
     pub files: &'static [FileInfo],
     pub lanes: usize,
     storage: Vec<Vec<u32>>,
@@ -902,6 +908,7 @@ impl Machine {
             .map(|f| vec![Stamp::default(); f.len() as usize])
             .collect();
         Machine {
+            io: Box::new(Harness::default()),
             files,
             lanes,
             storage,

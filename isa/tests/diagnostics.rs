@@ -325,3 +325,25 @@ fn semantics_goto_on_an_integer() {
         "`goto` wants a bool here, this is u32",
     );
 }
+
+#[test]
+fn io_effects_take_known_keywords_operand_groups_and_integer_values() {
+    expect(
+        "sem_io_keyword.isa",
+        28,
+        25,
+        "argument 1 of `load`: `heap` is none of global, shared, private, constant, image",
+    );
+    expect(
+        "sem_io_group.isa",
+        28,
+        34,
+        "`W` is no operand (not a sub-encoding field)",
+    );
+    expect(
+        "sem_io_value.isa",
+        28,
+        51,
+        "argument 5 of `load` is a scalar integer, this is f32",
+    );
+}

@@ -1,0 +1,818 @@
+//! The simulator's window on the rest of the GPU: instructions that load
+//! and store memory, fetch varyings, sample textures, wait at barriers or
+//! export outputs call a [`GpuIo`] the caller implements (a test harness
+//! feeds the same inputs to the IR interpreter).
+//!
+//! The spec writes such instructions as calls of the I/O effects of the
+//! semantics language (`do load(global, DST, [SIZE], 0 as u32, ADDR,
+//! [4]);`, see `docs/isa-language.md`, "I/O effects"); the generated code
+//! calls the `Machine::io_*` methods below, which move the values between
+//! register groups and the trait. Results land in registers at once; the
+//! timing model marks them pending on the instruction's sync kind (ir3
+//! `(sy)`/`(ss)`), so a read before the matching wait is a hazard.
+//!
+//! Nothing here knows an instruction set. [`Harness`] is a simple
+//! memory-backed implementation for tests and `lathe sim`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+
+use crate::sim::{F16, Loc, Machine, Operand, SimError};
+
+/// Memory spaces of loads, stores and atomics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Space {
+    /// Global memory (SSBOs, raw addresses).
+    Global,
+    /// Workgroup-shared memory.
+    Shared,
+    /// Per-thread scratch memory.
+    Private,
+    /// Uniform buffers (the binding is the buffer index).
+    Constant,
+    /// Image / buffer-texture storage (the binding is the image index).
+    Image,
+}
+
+impl Space {
+    /// In the order the generated code indexes them.
+    pub const ALL: [Space; 5] = [
+        Space::Global,
+        Space::Shared,
+        Space::Private,
+        Space::Constant,
+        Space::Image,
+    ];
+    /// The keyword of the semantics language.
+    pub fn name(self) -> &'static str {
+        match self {
+            Space::Global => "global",
+            Space::Shared => "shared",
+            Space::Private => "private",
+            Space::Constant => "constant",
+            Space::Image => "image",
+        }
+    }
+}
+
+/// One memory element: `bytes` (1, 2, 4 or 8) at byte `addr` of buffer
+/// `binding` in `space`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Access {
+    pub space: Space,
+    pub binding: u32,
+    pub addr: u64,
+    pub bytes: u32,
+}
+
+/// How a varying is read.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Interp {
+    /// The provoking vertex's value.
+    Flat,
+    /// Interpolated at barycentric coordinates (i, j): the harness
+    /// defines the plane (see [`Harness::varyings`]).
+    Barycentric { i: f32, j: f32 },
+}
+
+/// Read-modify-write operations; the result register gets the old value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtomicOp {
+    Add,
+    Sub,
+    Xchg,
+    /// `old >= data ? 0 : old + 1`.
+    Inc,
+    /// `old == 0 || old > data ? data : old - 1`.
+    Dec,
+    /// `old == compare ? data : old`.
+    CmpXchg,
+    MinU,
+    MaxU,
+    MinS,
+    MaxS,
+    And,
+    Or,
+    Xor,
+}
+
+impl AtomicOp {
+    pub const ALL: [AtomicOp; 13] = [
+        AtomicOp::Add,
+        AtomicOp::Sub,
+        AtomicOp::Xchg,
+        AtomicOp::Inc,
+        AtomicOp::Dec,
+        AtomicOp::CmpXchg,
+        AtomicOp::MinU,
+        AtomicOp::MaxU,
+        AtomicOp::MinS,
+        AtomicOp::MaxS,
+        AtomicOp::And,
+        AtomicOp::Or,
+        AtomicOp::Xor,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            AtomicOp::Add => "add",
+            AtomicOp::Sub => "sub",
+            AtomicOp::Xchg => "xchg",
+            AtomicOp::Inc => "inc",
+            AtomicOp::Dec => "dec",
+            AtomicOp::CmpXchg => "cmpxchg",
+            AtomicOp::MinU => "min_u",
+            AtomicOp::MaxU => "max_u",
+            AtomicOp::MinS => "min_s",
+            AtomicOp::MaxS => "max_s",
+            AtomicOp::And => "and",
+            AtomicOp::Or => "or",
+            AtomicOp::Xor => "xor",
+        }
+    }
+
+    /// The new 32-bit memory value (the reference meaning of each op).
+    pub fn apply(self, old: u32, data: u32, compare: u32) -> u32 {
+        match self {
+            AtomicOp::Add => old.wrapping_add(data),
+            AtomicOp::Sub => old.wrapping_sub(data),
+            AtomicOp::Xchg => data,
+            AtomicOp::Inc => {
+                if old >= data {
+                    0
+                } else {
+                    old + 1
+                }
+            }
+            AtomicOp::Dec => {
+                if old == 0 || old > data {
+                    data
+                } else {
+                    old - 1
+                }
+            }
+            AtomicOp::CmpXchg => {
+                if old == compare {
+                    data
+                } else {
+                    old
+                }
+            }
+            AtomicOp::MinU => old.min(data),
+            AtomicOp::MaxU => old.max(data),
+            AtomicOp::MinS => (old as i32).min(data as i32) as u32,
+            AtomicOp::MaxS => (old as i32).max(data as i32) as u32,
+            AtomicOp::And => old & data,
+            AtomicOp::Or => old | data,
+            AtomicOp::Xor => old ^ data,
+        }
+    }
+}
+
+/// Texture unit operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TexOp {
+    /// Filtered sample at normalized coordinates (implicit LOD).
+    Sample,
+    /// Sample with a LOD bias (first extra value, f32).
+    SampleBias,
+    /// Sample at an explicit LOD (first extra value, f32).
+    SampleLod,
+    /// Texel fetch at integer coordinates (first extra value: LOD, u32).
+    Fetch,
+    /// Gather one channel (0..=3) of the four texels of a bilinear
+    /// footprint.
+    Gather(u8),
+    /// Size of a LOD (first coordinate, u32): width, height, depth.
+    Size,
+    /// Number of mip levels (component 0).
+    Levels,
+}
+
+impl TexOp {
+    pub const ALL: [TexOp; 10] = [
+        TexOp::Sample,
+        TexOp::SampleBias,
+        TexOp::SampleLod,
+        TexOp::Fetch,
+        TexOp::Gather(0),
+        TexOp::Gather(1),
+        TexOp::Gather(2),
+        TexOp::Gather(3),
+        TexOp::Size,
+        TexOp::Levels,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            TexOp::Sample => "sample",
+            TexOp::SampleBias => "sample_bias",
+            TexOp::SampleLod => "sample_lod",
+            TexOp::Fetch => "fetch",
+            TexOp::Gather(0) => "gather_r",
+            TexOp::Gather(1) => "gather_g",
+            TexOp::Gather(2) => "gather_b",
+            TexOp::Gather(_) => "gather_a",
+            TexOp::Size => "size",
+            TexOp::Levels => "levels",
+        }
+    }
+}
+
+/// Interpolation keywords of the `varying` effect.
+pub const INTERP_MODES: [&str; 2] = ["flat", "barycentric"];
+
+/// One thread's texture request. Register values are raw bits (floats
+/// as f32 bits: half sources are widened).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TexRequest {
+    pub op: TexOp,
+    pub texture: u32,
+    pub sampler: u32,
+    /// Coordinates (x, y, z / array layer, …).
+    pub coords: Vec<u32>,
+    /// LOD, bias, offsets, …: what the op says.
+    pub extra: Vec<u32>,
+    /// The destination is half precision: return f16 / 16-bit values.
+    pub half: bool,
+}
+
+/// A failure of the I/O side (an out-of-bounds access, a texture that is
+/// not bound, an operation the implementation does not model).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct IoError(pub String);
+
+impl IoError {
+    pub fn unsupported(what: &str) -> IoError {
+        IoError(format!("unsupported: {what}"))
+    }
+}
+
+/// What a simulator needs from the rest of the GPU. Every method has a
+/// default that fails with `unsupported: …`, so an implementation
+/// provides only what its programs use. Calls are made lane by lane in
+/// lane order (atomics are therefore deterministic).
+pub trait GpuIo: std::any::Any + fmt::Debug {
+    /// Reads one element (zero-extended to 32 bits; 8-byte elements give
+    /// the low word, see [`Access`]).
+    fn load(&mut self, lane: usize, at: Access) -> Result<u32, IoError> {
+        let _ = (lane, at);
+        Err(IoError::unsupported("memory loads"))
+    }
+    /// Writes one element (the low `at.bytes` bytes of `bits`).
+    fn store(&mut self, lane: usize, at: Access, bits: u32) -> Result<(), IoError> {
+        let _ = (lane, at, bits);
+        Err(IoError::unsupported("memory stores"))
+    }
+    /// Atomic read-modify-write of a 32-bit word; returns the old value.
+    fn atomic(
+        &mut self,
+        lane: usize,
+        at: Access,
+        op: AtomicOp,
+        data: u32,
+        compare: u32,
+    ) -> Result<u32, IoError> {
+        let _ = (lane, at, op, data, compare);
+        Err(IoError::unsupported("atomics"))
+    }
+    /// Varying component `slot` (f32 bits when interpolated).
+    fn varying(&mut self, lane: usize, slot: u32, interp: Interp) -> Result<u32, IoError> {
+        let _ = (lane, slot, interp);
+        Err(IoError::unsupported("varyings"))
+    }
+    /// A texture operation; four result components.
+    fn texture(&mut self, lane: usize, req: &TexRequest) -> Result<[u32; 4], IoError> {
+        let _ = (lane, req);
+        Err(IoError::unsupported("textures"))
+    }
+    /// The thread reached a barrier.
+    fn barrier(&mut self, lane: usize) -> Result<(), IoError> {
+        let _ = lane;
+        Ok(())
+    }
+    /// Component `comp` of output `target` (a render target, a varying
+    /// slot of the next stage; the target's meaning is the spec's).
+    fn output(&mut self, lane: usize, target: u32, comp: u32, bits: u32) -> Result<(), IoError> {
+        let _ = (lane, target, comp, bits);
+        Err(IoError::unsupported("outputs"))
+    }
+}
+
+/// A texture of the [`Harness`]: one level of RGBA f32 texels, row-major.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Texture {
+    pub width: u32,
+    pub height: u32,
+    pub texels: Vec<[f32; 4]>,
+}
+
+impl Texture {
+    fn texel(&self, x: i64, y: i64) -> [f32; 4] {
+        let x = x.clamp(0, self.width as i64 - 1) as usize;
+        let y = y.clamp(0, self.height as i64 - 1) as usize;
+        self.texels
+            .get(y * self.width as usize + x)
+            .copied()
+            .unwrap_or_default()
+    }
+}
+
+/// A memory-backed [`GpuIo`] for tests: sparse byte memory per (space,
+/// binding) — private memory per thread —, reading 0 where nothing was
+/// stored; varyings as plane equations; single-level textures sampled
+/// nearest with clamp to edge; outputs and barriers recorded.
+#[derive(Clone, Debug, Default)]
+pub struct Harness {
+    memory: HashMap<(Space, u32, usize, u64), u8>,
+    /// Per varying slot, the values at the three vertices (p0, p1, p2):
+    /// flat reads give p0, barycentric (i, j) gives
+    /// `p0 + i * (p1 - p0) + j * (p2 - p0)` as f32 bits.
+    pub varyings: Vec<[f32; 3]>,
+    /// Flat varyings given as raw bits per slot (overriding `varyings`).
+    pub flat_bits: BTreeMap<u32, u32>,
+    pub textures: Vec<Texture>,
+    /// `(lane, target, comp)` → bits.
+    pub outputs: BTreeMap<(usize, u32, u32), u32>,
+    /// Barrier arrivals per lane.
+    pub barriers: BTreeMap<usize, u32>,
+}
+
+impl Harness {
+    fn key(at: Access, lane: usize, byte: u64) -> (Space, u32, usize, u64) {
+        let lane = if at.space == Space::Private { lane } else { 0 };
+        (at.space, at.binding, lane, at.addr.wrapping_add(byte))
+    }
+
+    /// Stores little-endian `bytes` at `addr` (private memory: thread 0's).
+    pub fn write_bytes(&mut self, space: Space, binding: u32, addr: u64, bytes: &[u8]) {
+        for (i, b) in bytes.iter().enumerate() {
+            self.memory
+                .insert((space, binding, 0, addr.wrapping_add(i as u64)), *b);
+        }
+    }
+
+    /// Stores 32-bit little-endian words from `addr`.
+    pub fn write_words(&mut self, space: Space, binding: u32, addr: u64, words: &[u32]) {
+        for (i, w) in words.iter().enumerate() {
+            self.write_bytes(space, binding, addr + 4 * i as u64, &w.to_le_bytes());
+        }
+    }
+
+    /// The 32-bit word at `addr` (0 where nothing was stored; private
+    /// memory of `lane`).
+    pub fn word(&self, space: Space, binding: u32, lane: usize, addr: u64) -> u32 {
+        let at = Access {
+            space,
+            binding,
+            addr,
+            bytes: 4,
+        };
+        self.read(at, lane)
+    }
+
+    fn read(&self, at: Access, lane: usize) -> u32 {
+        (0..at.bytes.min(4) as u64).fold(0u32, |v, i| {
+            let b = self
+                .memory
+                .get(&Harness::key(at, lane, i))
+                .copied()
+                .unwrap_or(0);
+            v | (b as u32) << (8 * i)
+        })
+    }
+}
+
+fn check_size(at: Access) -> Result<(), IoError> {
+    if matches!(at.bytes, 1 | 2 | 4 | 8) {
+        Ok(())
+    } else {
+        Err(IoError(format!(
+            "a {}-byte memory element (1, 2, 4 or 8)",
+            at.bytes
+        )))
+    }
+}
+
+impl GpuIo for Harness {
+    fn load(&mut self, lane: usize, at: Access) -> Result<u32, IoError> {
+        check_size(at)?;
+        Ok(self.read(at, lane))
+    }
+    fn store(&mut self, lane: usize, at: Access, bits: u32) -> Result<(), IoError> {
+        check_size(at)?;
+        for i in 0..at.bytes.min(4) as u64 {
+            self.memory
+                .insert(Harness::key(at, lane, i), (bits >> (8 * i)) as u8);
+        }
+        Ok(())
+    }
+    fn atomic(
+        &mut self,
+        lane: usize,
+        at: Access,
+        op: AtomicOp,
+        data: u32,
+        compare: u32,
+    ) -> Result<u32, IoError> {
+        let at = Access { bytes: 4, ..at };
+        let old = self.read(at, lane);
+        self.store(lane, at, op.apply(old, data, compare))?;
+        Ok(old)
+    }
+    fn varying(&mut self, _lane: usize, slot: u32, interp: Interp) -> Result<u32, IoError> {
+        if let (Interp::Flat, Some(b)) = (interp, self.flat_bits.get(&slot)) {
+            return Ok(*b);
+        }
+        let [p0, p1, p2] = *self
+            .varyings
+            .get(slot as usize)
+            .ok_or_else(|| IoError(format!("varying slot {slot} is not set")))?;
+        Ok(match interp {
+            Interp::Flat => p0.to_bits(),
+            Interp::Barycentric { i, j } => (p0 + i * (p1 - p0) + j * (p2 - p0)).to_bits(),
+        })
+    }
+    fn texture(&mut self, _lane: usize, req: &TexRequest) -> Result<[u32; 4], IoError> {
+        let t = self
+            .textures
+            .get(req.texture as usize)
+            .ok_or_else(|| IoError(format!("texture {} is not bound", req.texture)))?;
+        let coord = |k: usize| req.coords.get(k).copied().unwrap_or(0);
+        let float = |v: f32| {
+            if req.half {
+                F16::from_f32(v).0 as u32
+            } else {
+                v.to_bits()
+            }
+        };
+        let texel = |x: f32, y: f32| {
+            // Nearest texel of normalized coordinates.
+            let x = (x * t.width as f32).floor() as i64;
+            let y = (y * t.height as f32).floor() as i64;
+            t.texel(x, y)
+        };
+        let c = |k: usize| f32::from_bits(coord(k));
+        Ok(match req.op {
+            TexOp::Sample | TexOp::SampleBias | TexOp::SampleLod => texel(c(0), c(1)).map(float),
+            TexOp::Fetch => t
+                .texel(coord(0) as i32 as i64, coord(1) as i32 as i64)
+                .map(float),
+            TexOp::Gather(ch) => {
+                // The 2×2 footprint around the sample point, in the
+                // order (i0, j1), (i1, j1), (i1, j0), (i0, j0).
+                let x = (c(0) * t.width as f32 - 0.5).floor() as i64;
+                let y = (c(1) * t.height as f32 - 0.5).floor() as i64;
+                let ch = ch as usize;
+                [(x, y + 1), (x + 1, y + 1), (x + 1, y), (x, y)]
+                    .map(|(x, y)| float(t.texel(x, y)[ch]))
+            }
+            TexOp::Size => [t.width, t.height, 1, 0],
+            TexOp::Levels => [1, 0, 0, 0],
+        })
+    }
+    fn barrier(&mut self, lane: usize) -> Result<(), IoError> {
+        *self.barriers.entry(lane).or_default() += 1;
+        Ok(())
+    }
+    fn output(&mut self, lane: usize, target: u32, comp: u32, bits: u32) -> Result<(), IoError> {
+        self.outputs.insert((lane, target, comp), bits);
+        Ok(())
+    }
+}
+
+/// Component `k` of the register group that starts at `op`.
+fn member(op: &Operand, k: u32) -> Option<Operand> {
+    let loc = match op.loc {
+        Loc::Reg { file, index } => Loc::Reg {
+            file,
+            index: index.checked_add(k)?,
+        },
+        Loc::Rel {
+            file,
+            addr_file,
+            addr_index,
+            offset,
+        } => Loc::Rel {
+            file,
+            addr_file,
+            addr_index,
+            offset: offset.checked_add(k as i32)?,
+        },
+        _ => return None,
+    };
+    Some(Operand { loc, ..*op })
+}
+
+/// The width mask of one component of an operand's view.
+fn view_mask(op: &Operand) -> u32 {
+    if op.half { 0xffff } else { u32::MAX }
+}
+
+impl Machine {
+    fn io_err(pc: usize, e: IoError) -> SimError {
+        SimError::Io { pc, message: e.0 }
+    }
+
+    fn group_member(&self, op: &Operand, k: u32, pc: usize) -> Result<Operand, SimError> {
+        member(op, k).ok_or_else(|| SimError::Operand {
+            pc,
+            message: "a register group starts at an immediate".into(),
+        })
+    }
+
+    /// Raw bits of component `k` of the group at `op` for `lane`.
+    pub fn group_get(
+        &self,
+        op: &Operand,
+        k: u32,
+        rep: u32,
+        lane: usize,
+        pc: usize,
+    ) -> Result<u32, SimError> {
+        let m = self.group_member(op, k, pc)?;
+        let (file, index) = self.resolve(&m, rep, lane, pc)?.expect("a register");
+        Ok(self
+            .get(file, m.half, index, lane)
+            .expect("resolved in range"))
+    }
+
+    /// Sets component `k` of the group at `op` (masked to the view).
+    pub fn group_set(
+        &mut self,
+        op: &Operand,
+        k: u32,
+        rep: u32,
+        lane: usize,
+        pc: usize,
+        bits: u32,
+    ) -> Result<(), SimError> {
+        let m = self.group_member(op, k, pc)?;
+        let (file, index) = self.resolve(&m, rep, lane, pc)?.expect("a register");
+        if self.files[file].uniform {
+            return Err(SimError::Operand {
+                pc,
+                message: format!("write to read-only {}", self.name(file, m.half, index)),
+            });
+        }
+        self.set(file, m.half, index, lane, bits & view_mask(op));
+        Ok(())
+    }
+
+    /// Timing check of the `count` components of a group read.
+    pub fn check_group(
+        &self,
+        op: &Operand,
+        count: u32,
+        rep: u32,
+        pc: usize,
+        needed: impl Fn(u16, bool) -> Option<u32>,
+    ) -> Result<(), SimError> {
+        for k in 0..count {
+            self.check_read(&self.group_member(op, k, pc)?, rep, pc, &needed)?;
+        }
+        Ok(())
+    }
+
+    /// Marks the `count` components of a group written by `pc`.
+    pub fn stamp_group(
+        &mut self,
+        op: &Operand,
+        count: u32,
+        rep: u32,
+        pc: usize,
+        class: u16,
+        sync: u8,
+    ) -> Result<(), SimError> {
+        for k in 0..count {
+            let m = self.group_member(op, k, pc)?;
+            self.stamp_write(&m, rep, pc, class, sync)?;
+        }
+        Ok(())
+    }
+
+    /// `load(SPACE, DST, [COUNT], BINDING, ADDR, [BYTES])` for one lane.
+    #[allow(clippy::too_many_arguments)]
+    pub fn io_load(
+        &mut self,
+        space: Space,
+        dst: &Operand,
+        count: u32,
+        binding: u64,
+        addr: u64,
+        bytes: u32,
+        rep: u32,
+        lane: usize,
+        pc: usize,
+    ) -> Result<(), SimError> {
+        for k in 0..count {
+            let at = Access {
+                space,
+                binding: binding as u32,
+                addr: addr.wrapping_add(k as u64 * bytes as u64),
+                bytes,
+            };
+            let bits = self.io.load(lane, at).map_err(|e| Machine::io_err(pc, e))?;
+            self.group_set(dst, k, rep, lane, pc, bits)?;
+        }
+        Ok(())
+    }
+
+    /// `store(SPACE, SRC, [COUNT], BINDING, ADDR, [BYTES])` for one lane.
+    #[allow(clippy::too_many_arguments)]
+    pub fn io_store(
+        &mut self,
+        space: Space,
+        src: &Operand,
+        count: u32,
+        binding: u64,
+        addr: u64,
+        bytes: u32,
+        rep: u32,
+        lane: usize,
+        pc: usize,
+    ) -> Result<(), SimError> {
+        for k in 0..count {
+            let at = Access {
+                space,
+                binding: binding as u32,
+                addr: addr.wrapping_add(k as u64 * bytes as u64),
+                bytes,
+            };
+            let bits = self.group_get(src, k, rep, lane, pc)?;
+            self.io
+                .store(lane, at, bits)
+                .map_err(|e| Machine::io_err(pc, e))?;
+        }
+        Ok(())
+    }
+
+    /// `atomic(SPACE, OP, DST, BINDING, ADDR, DATA, COMPARE)` for one lane.
+    #[allow(clippy::too_many_arguments)]
+    pub fn io_atomic(
+        &mut self,
+        space: Space,
+        op: AtomicOp,
+        dst: &Operand,
+        binding: u64,
+        addr: u64,
+        data: u64,
+        compare: u64,
+        rep: u32,
+        lane: usize,
+        pc: usize,
+    ) -> Result<(), SimError> {
+        let at = Access {
+            space,
+            binding: binding as u32,
+            addr,
+            bytes: 4,
+        };
+        let old = self
+            .io
+            .atomic(lane, at, op, data as u32, compare as u32)
+            .map_err(|e| Machine::io_err(pc, e))?;
+        self.group_set(dst, 0, rep, lane, pc, old)
+    }
+
+    /// `varying(MODE, DST, [COUNT], SLOT, IJ)` for one lane: IJ (two f32
+    /// components) is read only for barycentric interpolation. An
+    /// interpolated value written to a half register is rounded to f16.
+    #[allow(clippy::too_many_arguments)]
+    pub fn io_varying(
+        &mut self,
+        barycentric: bool,
+        dst: &Operand,
+        count: u32,
+        slot: u64,
+        ij: Option<&Operand>,
+        rep: u32,
+        lane: usize,
+        pc: usize,
+    ) -> Result<(), SimError> {
+        let interp = match (barycentric, ij) {
+            (true, Some(ij)) => {
+                let coord = |k| -> Result<f32, SimError> {
+                    let b = self.group_get(ij, k, rep, lane, pc)?;
+                    Ok(if ij.half {
+                        F16(b as u16).to_f32()
+                    } else {
+                        f32::from_bits(b)
+                    })
+                };
+                Interp::Barycentric {
+                    i: coord(0)?,
+                    j: coord(1)?,
+                }
+            }
+            _ => Interp::Flat,
+        };
+        for k in 0..count {
+            let s = (slot as u32).wrapping_add(k);
+            let bits = self
+                .io
+                .varying(lane, s, interp)
+                .map_err(|e| Machine::io_err(pc, e))?;
+            let bits = if barycentric && dst.half {
+                F16::from_f32(f32::from_bits(bits)).0 as u32
+            } else {
+                bits
+            };
+            self.group_set(dst, k, rep, lane, pc, bits)?;
+        }
+        Ok(())
+    }
+
+    /// `texture(OP, DST, [WRMASK], COORDS, [N], EXTRA, [M], TEX, SAMP)` for
+    /// one lane: the components of WRMASK's set bits land in consecutive
+    /// registers from DST. Half sources are widened to f32 bits.
+    #[allow(clippy::too_many_arguments)]
+    pub fn io_texture(
+        &mut self,
+        op: TexOp,
+        dst: &Operand,
+        wrmask: u32,
+        coords: Option<(&Operand, u32)>,
+        extra: Option<(&Operand, u32)>,
+        texture: u64,
+        sampler: u64,
+        rep: u32,
+        lane: usize,
+        pc: usize,
+    ) -> Result<(), SimError> {
+        let values = |g: Option<(&Operand, u32)>| -> Result<Vec<u32>, SimError> {
+            let Some((o, n)) = g else {
+                return Ok(Vec::new());
+            };
+            (0..n)
+                .map(|k| {
+                    let b = self.group_get(o, k, rep, lane, pc)?;
+                    Ok(if o.half {
+                        F16(b as u16).to_f32().to_bits()
+                    } else {
+                        b
+                    })
+                })
+                .collect()
+        };
+        let req = TexRequest {
+            op,
+            texture: texture as u32,
+            sampler: sampler as u32,
+            coords: values(coords)?,
+            extra: values(extra)?,
+            half: dst.half,
+        };
+        let out = self
+            .io
+            .texture(lane, &req)
+            .map_err(|e| Machine::io_err(pc, e))?;
+        let mut k = 0;
+        for (c, bits) in out.iter().enumerate() {
+            if wrmask & (1 << c) != 0 {
+                self.group_set(dst, k, rep, lane, pc, *bits)?;
+                k += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// `barrier()` for one lane.
+    pub fn io_barrier(&mut self, lane: usize, pc: usize) -> Result<(), SimError> {
+        self.io.barrier(lane).map_err(|e| Machine::io_err(pc, e))
+    }
+
+    /// `output(SRC, [COUNT], TARGET)` for one lane.
+    pub fn io_output(
+        &mut self,
+        src: &Operand,
+        count: u32,
+        target: u64,
+        rep: u32,
+        lane: usize,
+        pc: usize,
+    ) -> Result<(), SimError> {
+        for k in 0..count {
+            let bits = self.group_get(src, k, rep, lane, pc)?;
+            self.io
+                .output(lane, target as u32, k, bits)
+                .map_err(|e| Machine::io_err(pc, e))?;
+        }
+        Ok(())
+    }
+
+    /// Replaces the machine's I/O (a fresh machine has an empty [`Harness`]).
+    pub fn set_io(&mut self, io: Box<dyn GpuIo>) {
+        self.io = io;
+    }
+
+    /// The machine's I/O as its concrete type, if it is a `T`.
+    pub fn io_as<T: GpuIo>(&self) -> Option<&T> {
+        let any: &dyn std::any::Any = &*self.io;
+        any.downcast_ref()
+    }
+
+    pub fn io_as_mut<T: GpuIo>(&mut self) -> Option<&mut T> {
+        let any: &mut dyn std::any::Any = &mut *self.io;
+        any.downcast_mut()
+    }
+}
