@@ -112,7 +112,7 @@ fn errors_exit_1_with_one_message() {
         text(&bad_asm.stderr)
     );
 
-    let unsupported = lathe(&["sim", "--gpu", "a630", "-"], "bar.g\n");
+    let unsupported = lathe(&["sim", "--gpu", "a630", "-"], "chmask\n");
     assert_eq!(
         unsupported.status.code(),
         Some(1),
