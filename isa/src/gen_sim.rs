@@ -714,6 +714,10 @@ fn call(
             )
         }
         "thread" => (quote! { (lane as u32) }, Ty::U32),
+        "first_cluster_but_last" => (
+            quote! { ::lathe_isa::sim::first_cluster_but_last(&m.active, lane, (#(#statics)*) as usize) },
+            Ty::Bool,
+        ),
         "ballot" => {
             let c = &vals[0].0;
             (
@@ -807,6 +811,8 @@ fn lane_stmts(
                     ("kill", [c]) => {
                         quote! { if #c { m.next[lane] = None; m.killed[lane] = true; } }
                     }
+                    ("predicate", [c]) => quote! { m.pred_off[lane] = !#c; },
+                    ("predicate_end", []) => quote! { m.pred_off[lane] = false; },
                     ("unmodelled", []) => quote! {
                         return Err(::lathe_isa::sim::SimError::Operand { pc, message: "unsupported: the simulator does not model this form".into() });
                     },
@@ -902,12 +908,26 @@ fn io_call(name: &str, args: &[SArg], vals: &[TokenStream]) -> TokenStream {
             quote! { m.io_texture(#sim::TexOp::ALL[#op], #g, #mask, #coords, #extra, #t, #s, rep, lane, pc)?; }
         }
         "barrier" => quote! { m.io_barrier(lane, pc)?; },
+        "emit" => quote! { m.io_emit(lane, pc)?; },
+        "cut" => quote! { m.io_cut(lane, pc)?; },
         "output" => {
             let (g, n, t) = (required(0), stat(1), value(2));
             quote! { m.io_output(#g, #n, #t, rep, lane, pc)?; }
         }
         _ => TokenStream::new(),
     }
+}
+
+/// Whether a body has one of the effects `names`.
+fn body_has_effect(body: &[&Stmt], names: &[&str]) -> bool {
+    fn stmt(s: &Stmt, names: &[&str]) -> bool {
+        match s {
+            Stmt::If { then, els, .. } => then.iter().chain(els).any(|x| stmt(x, names)),
+            Stmt::Effect { name, .. } => names.contains(&name.node.as_str()),
+            _ => false,
+        }
+    }
+    body.iter().any(|s| stmt(s, names))
 }
 
 /// Alias names a body uses (reads, literals, lets and conversions).
@@ -1063,7 +1083,7 @@ fn exec_fn(isa: &Isa, leaf_id: EncId, class: Option<usize>, sync: u8) -> TokenSt
         })
         .collect::<Vec<_>>();
     let pre = if leaf.cross_lane {
-        quote! { let pre = m.clone(); }
+        quote! { let pre = m.snapshot(); }
     } else {
         TokenStream::new()
     };
@@ -1139,6 +1159,13 @@ fn exec_fn(isa: &Isa, leaf_id: EncId, class: Option<usize>, sync: u8) -> TokenSt
             quote! { m.stamp_group(&#id, #n, rep, pc, #stamp_class, #sync)?; }
         })
         .collect::<Vec<_>>();
+    // Predication effects run in every thread; the rest skip threads a
+    // predicated region switched off.
+    let skip = if body_has_effect(&leaf.body, &["predicate", "predicate_end"]) {
+        quote! { !m.active[lane] }
+    } else {
+        quote! { !m.active[lane] || m.pred_off[lane] }
+    };
     let used = used_aliases(&leaf.body, &leaf.aliases);
     let lane_body = expand_aliases(&mut scope, &leaf, &used, &mut Vec::new());
     quote! {
@@ -1158,7 +1185,7 @@ fn exec_fn(isa: &Isa, leaf_id: EncId, class: Option<usize>, sync: u8) -> TokenSt
                 #(#reg_checks)*
                 #(#group_checks)*
                 for lane in 0..m.lanes {
-                    if !m.active[lane] {
+                    if #skip {
                         continue;
                     }
                     #lane_body

@@ -421,6 +421,8 @@ enum Shape {
     FloatToS32,
     /// `num([E], T)`: a field expression's value as a number of type T.
     Num,
+    /// `first_cluster_but_last([N])`: bool, one static argument.
+    Cluster,
     /// `shuffle(A as T, lane, fallback)`: an operand read in another thread.
     Shuffle,
     /// `ballot(c)`: a bool of every active thread as a u32 mask.
@@ -567,6 +569,10 @@ pub const PRIMITIVES: &[(&str, &str)] = &[
         "vec4",
         "vec4(a, b, c, d): a four-lane vector (lane 0 first)",
     ),
+    (
+        "first_cluster_but_last",
+        "first_cluster_but_last([N]): true in the active threads of the first N-thread cluster that has one, except its last active thread",
+    ),
 ];
 
 fn shape(name: &str) -> Option<Shape> {
@@ -601,6 +607,7 @@ fn shape(name: &str) -> Option<Shape> {
         "shuffle" => Shape::Shuffle,
         "ballot" => Shape::Ballot,
         "thread" => Shape::Thread,
+        "first_cluster_but_last" => Shape::Cluster,
         _ => return None,
     })
 }
@@ -673,6 +680,18 @@ pub const EFFECTS: &[(&str, usize, usize, &str)] = &[
         1,
         0,
         "kill(c): threads where c holds are discarded (they stop)",
+    ),
+    (
+        "predicate",
+        1,
+        0,
+        "predicate(c): until `predicate_end`, threads where c does not hold execute instructions without effect",
+    ),
+    (
+        "predicate_end",
+        0,
+        0,
+        "predicate_end(): every thread takes effect again",
     ),
     (
         "unmodelled",
@@ -808,6 +827,16 @@ pub const IO_EFFECTS: &[(&str, &[IoArg], &str)] = {
             "texture(OP, DST, [WRMASK], COORDS, [N], EXTRA, [M], TEXTURE, SAMPLER): the components WRMASK selects, in consecutive registers from DST",
         ),
         ("barrier", &[], "barrier(): the thread arrives at a barrier"),
+        (
+            "emit",
+            &[],
+            "emit(): the thread emits a vertex (geometry shaders)",
+        ),
+        (
+            "cut",
+            &[],
+            "cut(): the thread ends the primitive (geometry shaders)",
+        ),
         (
             "output",
             &[In(Next), Static, Value],
@@ -1797,6 +1826,14 @@ impl<'a> Checker<'a> {
                     self.err(span, "`thread` takes no arguments: `thread()`");
                 }
                 Some(TyRef::Concrete(Ty::U32))
+            }
+            Shape::Cluster => {
+                let (Some(SArg::Static(e)), 1) = (args.first(), args.len()) else {
+                    self.err(span, format!("`{n}` takes a cluster size in `[…]`"));
+                    return None;
+                };
+                self.expr(e);
+                Some(TyRef::Concrete(Ty::Bool))
             }
             Shape::FloatToS32 => {
                 let (Some(SArg::Value(x)), 1) = (args.first(), args.len()) else {

@@ -877,7 +877,11 @@ pub struct Machine {
     pub files: &'static [FileInfo],
     pub lanes: usize,
     storage: Vec<Vec<u32>>,
+    /// Timing per component of the writable files (uniform files: none).
     stamps: Vec<Vec<Stamp>>,
+    /// Components whose stamp may still wait for a sync (so a wait visits
+    /// only the outstanding results).
+    pending: Vec<(usize, usize)>,
     /// Issue cycle of the instruction being executed.
     pub cycle: u64,
     /// Per lane: next instruction index, or None when stopped.
@@ -888,6 +892,9 @@ pub struct Machine {
     pub next: Vec<Option<usize>>,
     /// Per lane: discarded by a kill.
     pub killed: Vec<bool>,
+    /// Per lane: switched off by a predicated region (instructions run
+    /// without effect).
+    pub pred_off: Vec<bool>,
     /// Per lane: return addresses of the calls in progress.
     pub calls: Vec<Vec<usize>>,
 }
@@ -905,7 +912,10 @@ impl Machine {
             .collect();
         let stamps = files
             .iter()
-            .map(|f| vec![Stamp::default(); f.len() as usize])
+            .map(|f| {
+                let n = if f.uniform { 0 } else { f.len() as usize };
+                vec![Stamp::default(); n]
+            })
             .collect();
         Machine {
             io: Box::new(Harness::default()),
@@ -913,11 +923,13 @@ impl Machine {
             lanes,
             storage,
             stamps,
+            pending: Vec::new(),
             cycle: 0,
             pc: vec![Some(0); lanes],
             active: vec![false; lanes],
             next: vec![None; lanes],
             killed: vec![false; lanes],
+            pred_off: vec![false; lanes],
             calls: vec![Vec::new(); lanes],
         }
     }
@@ -1257,7 +1269,12 @@ impl Machine {
         sync: u8,
     ) -> Result<(), SimError> {
         if let Some((file, comp)) = self.comps(op, rep, pc)? {
-            self.stamps[file][comp as usize] = Stamp {
+            let comp = comp as usize;
+            // An entry already exists while the old stamp waits for a sync.
+            if sync != 0 && self.stamps[file][comp].sync == 0 {
+                self.pending.push((file, comp));
+            }
+            self.stamps[file][comp] = Stamp {
                 cycle: self.cycle + rep as u64,
                 producer: pc as u32,
                 class: self.files[file].latency.unwrap_or(class),
@@ -1271,10 +1288,34 @@ impl Machine {
 
     /// A wait for sync kind `sync`: every result it covers is ready.
     pub fn wait(&mut self, sync: u8) {
-        for file in &mut self.stamps {
-            for s in file.iter_mut().filter(|s| s.sync == sync) {
+        let stamps = &mut self.stamps;
+        self.pending.retain(|&(file, comp)| {
+            let s = &mut stamps[file][comp];
+            if s.sync == sync {
                 s.sync = 0;
             }
+            s.sync != 0
+        });
+    }
+
+    /// The registers and thread state as they are now, for reading other
+    /// threads' values as they were before an instruction (no I/O, no
+    /// timing).
+    pub fn snapshot(&self) -> Machine {
+        Machine {
+            io: Box::new(Harness::default()),
+            files: self.files,
+            lanes: self.lanes,
+            storage: self.storage.clone(),
+            stamps: Vec::new(),
+            pending: Vec::new(),
+            cycle: self.cycle,
+            pc: self.pc.clone(),
+            active: self.active.clone(),
+            next: self.next.clone(),
+            killed: self.killed.clone(),
+            pred_off: self.pred_off.clone(),
+            calls: Vec::new(),
         }
     }
 

@@ -290,6 +290,16 @@ pub trait GpuIo: std::any::Any + fmt::Debug {
         let _ = lane;
         Ok(())
     }
+    /// The thread emits a vertex (geometry shaders).
+    fn emit_vertex(&mut self, lane: usize) -> Result<(), IoError> {
+        let _ = lane;
+        Err(IoError::unsupported("vertex emission"))
+    }
+    /// The thread ends the current primitive (geometry shaders).
+    fn end_primitive(&mut self, lane: usize) -> Result<(), IoError> {
+        let _ = lane;
+        Err(IoError::unsupported("primitive ends"))
+    }
     /// Component `comp` of output `target` (a render target, a varying
     /// slot of the next stage; the target's meaning is the spec's).
     fn output(&mut self, lane: usize, target: u32, comp: u32, bits: u32) -> Result<(), IoError> {
@@ -308,6 +318,9 @@ pub struct Texture {
 
 impl Texture {
     fn texel(&self, x: i64, y: i64) -> [f32; 4] {
+        if self.width == 0 || self.height == 0 {
+            return [0.0; 4];
+        }
         let x = x.clamp(0, self.width as i64 - 1) as usize;
         let y = y.clamp(0, self.height as i64 - 1) as usize;
         self.texels
@@ -335,6 +348,9 @@ pub struct Harness {
     pub outputs: BTreeMap<(usize, u32, u32), u32>,
     /// Barrier arrivals per lane.
     pub barriers: BTreeMap<usize, u32>,
+    /// Per lane, the vertex count of each primitive ended so far, then
+    /// of the open one.
+    pub primitives: BTreeMap<usize, Vec<u32>>,
 }
 
 impl Harness {
@@ -476,6 +492,18 @@ impl GpuIo for Harness {
     }
     fn output(&mut self, lane: usize, target: u32, comp: u32, bits: u32) -> Result<(), IoError> {
         self.outputs.insert((lane, target, comp), bits);
+        Ok(())
+    }
+    fn emit_vertex(&mut self, lane: usize) -> Result<(), IoError> {
+        let p = self.primitives.entry(lane).or_insert_with(|| vec![0]);
+        *p.last_mut().expect("an open primitive") += 1;
+        Ok(())
+    }
+    fn end_primitive(&mut self, lane: usize) -> Result<(), IoError> {
+        self.primitives
+            .entry(lane)
+            .or_insert_with(|| vec![0])
+            .push(0);
         Ok(())
     }
 }
@@ -779,6 +807,20 @@ impl Machine {
     /// `barrier()` for one lane.
     pub fn io_barrier(&mut self, lane: usize, pc: usize) -> Result<(), SimError> {
         self.io.barrier(lane).map_err(|e| Machine::io_err(pc, e))
+    }
+
+    /// `emit()` for one lane.
+    pub fn io_emit(&mut self, lane: usize, pc: usize) -> Result<(), SimError> {
+        self.io
+            .emit_vertex(lane)
+            .map_err(|e| Machine::io_err(pc, e))
+    }
+
+    /// `cut()` for one lane.
+    pub fn io_cut(&mut self, lane: usize, pc: usize) -> Result<(), SimError> {
+        self.io
+            .end_primitive(lane)
+            .map_err(|e| Machine::io_err(pc, e))
     }
 
     /// `output(SRC, [COUNT], TARGET)` for one lane.

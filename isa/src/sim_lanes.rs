@@ -504,3 +504,18 @@ pub fn fflush<T: Float>(x: T, ftz: i64, inf: i64, nan: i64) -> T {
     }
     x
 }
+
+/// `first_cluster_but_last([N])`: whether `lane` is an active thread of
+/// the first `n`-thread cluster with an active thread, and not its last
+/// active one.
+pub fn first_cluster_but_last(active: &[bool], lane: usize, n: usize) -> bool {
+    let n = n.max(1);
+    let Some(first) = active.iter().position(|a| *a) else {
+        return false;
+    };
+    let cluster = first / n;
+    let last = (cluster * n..((cluster + 1) * n).min(active.len()))
+        .rev()
+        .find(|&l| active[l]);
+    lane / n == cluster && active.get(lane) == Some(&true) && Some(lane) != last
+}

@@ -52,3 +52,15 @@ fn sim_body_never_panics_on_vector_words_and_random_bytes() {
         lathe_adreno::ir3::fuzzing::sim_body(&seed_bytes(seed, 8 * 16 + 1)).unwrap();
     }
 }
+
+#[test]
+fn sim_body_never_panics_on_each_vector_word_alone() {
+    // One word per run reaches every instruction's semantics, I/O
+    // included (a run stops at its first error).
+    for (i, line) in VECTORS.lines().skip(1).enumerate() {
+        let hex = line.split('\t').nth(3).unwrap();
+        let mut bytes = vec![i as u8];
+        bytes.extend_from_slice(&u64::from_str_radix(hex, 16).unwrap().to_le_bytes());
+        lathe_adreno::ir3::fuzzing::sim_body(&bytes).unwrap();
+    }
+}

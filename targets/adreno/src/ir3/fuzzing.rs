@@ -105,6 +105,16 @@ pub fn sim_body(data: &[u8]) -> Result<(), String> {
         })
         .collect();
     let mut m = super::sim::machine(4);
+    // I/O reaches a harness with memory, varyings and a texture.
+    let mut io = lathe_isa::sim::Harness::default();
+    io.write_bytes(lathe_isa::sim::Space::Global, 0, 0, rest);
+    io.varyings = vec![[1.0, 2.0, 3.0]; 8];
+    io.textures.push(lathe_isa::sim::Texture {
+        width: 2,
+        height: 2,
+        texels: vec![[0.5; 4]; 4],
+    });
+    m.set_io(Box::new(io));
     for (i, file) in m.files.iter().enumerate().collect::<Vec<_>>() {
         for index in 0..file.len() {
             for lane in 0..4 {
