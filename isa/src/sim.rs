@@ -1298,24 +1298,24 @@ impl Machine {
         });
     }
 
-    /// The registers and thread state as they are now, for reading other
-    /// threads' values as they were before an instruction (no I/O, no
-    /// timing).
+    /// A copy of the machine (registers, timing, threads) with an empty
+    /// [`Harness`] as its I/O: what other threads' values were before an
+    /// instruction, or a second machine to run from the same state.
     pub fn snapshot(&self) -> Machine {
         Machine {
             io: Box::new(Harness::default()),
             files: self.files,
             lanes: self.lanes,
             storage: self.storage.clone(),
-            stamps: Vec::new(),
-            pending: Vec::new(),
+            stamps: self.stamps.clone(),
+            pending: self.pending.clone(),
             cycle: self.cycle,
             pc: self.pc.clone(),
             active: self.active.clone(),
             next: self.next.clone(),
             killed: self.killed.clone(),
             pred_off: self.pred_off.clone(),
-            calls: Vec::new(),
+            calls: self.calls.clone(),
         }
     }
 

@@ -395,8 +395,8 @@ fn the_64_bit_helpers_match_integer_arithmetic() {
         ] {
             m.set(0, false, r, 0, v);
         }
-        let mut m2 = m.clone();
-        let mut m3 = m.clone();
+        let mut m2 = m.snapshot();
+        let mut m3 = m.snapshot();
         sim::run(&mut m, &imuld, ARCH).unwrap();
         let want = (a as u32 as u64) * ((a >> 32) as u32 as u64);
         let got =
