@@ -168,3 +168,31 @@ fn runs_valhall_programs_with_uniforms_and_table_constants() {
         );
     }
 }
+
+#[test]
+fn a_valhall_message_result_read_without_its_slot_wait_is_a_hazard() {
+    // The load signals slot 0; the add must wait on it (`.wait0`).
+    let waited = "LOAD.i32.slot0 @r0, r2, offset:0\n\
+                  IADD_IMM.i32.wait0 r1, r0, #0x1\n\
+                  NOP.end\n";
+    let out = lathe(&["sim", "--gpu", "g610", "--dump", "r1", "-"], waited);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // Memory nobody wrote reads as zero.
+    assert_eq!(text(&out.stdout), "r1 = 0x00000001\n");
+
+    for (consumer, why) in [
+        ("IADD_IMM.i32 r1, r0, #0x1", "no wait"),
+        ("IADD_IMM.i32.wait1 r1, r0, #0x1", "the wrong slot"),
+    ] {
+        let program = format!("LOAD.i32.slot0 @r0, r2, offset:0\n{consumer}\nNOP.end\n");
+        let out = lathe(&["sim", "--gpu", "g610", "-"], &program);
+        assert_eq!(out.status.code(), Some(3), "{why}: {}", text(&out.stderr));
+        let err = text(&out.stderr);
+        assert!(
+            err.starts_with("hazard: line 2: `")
+                && err.contains("reads r0")
+                && err.contains("LOAD.i32.slot0 @r0, r2, offset:0` (line 1"),
+            "{why}: {err}"
+        );
+    }
+}

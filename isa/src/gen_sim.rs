@@ -1156,7 +1156,7 @@ fn exec_fn(isa: &Isa, leaf_id: EncId, class: Option<usize>, sync: u8) -> TokenSt
         .map(|(w, c, e)| {
             let id = op_ident(w);
             let n = count(*c, e);
-            quote! { m.stamp_group(&#id, #n, rep, pc, #stamp_class, #sync)?; }
+            quote! { m.stamp_group(&#id, #n, rep, pc, #stamp_class, sync)?; }
         })
         .collect::<Vec<_>>();
     // Predication effects run in every thread; the rest skip threads a

@@ -557,3 +557,91 @@ fn the_trigonometric_and_exponential_tables_index_by_the_low_bits() {
         );
     }
 }
+
+// ---------------------------------------------------------------------
+// Message instructions through the GPU-I/O trait, and dependency slots
+
+use lathe_isa::sim::{self as prim};
+
+fn run_io(
+    source: &str,
+    harness: prim::Harness,
+    setup: &[(&str, [u32; 4])],
+) -> Result<sim::Machine, sim::SimError> {
+    let program = assemble_source(source, ARCH).unwrap_or_else(|e| panic!("{source}: {e:?}"));
+    let mut m = sim::machine(4);
+    m.set_io(Box::new(harness));
+    for (reg, values) in setup {
+        let (f, h, i) = m.parse_reg(reg).expect("register");
+        for (lane, v) in values.iter().enumerate() {
+            m.set(f, h, i, lane, *v);
+        }
+    }
+    sim::run(&mut m, &program, ARCH)?;
+    Ok(m)
+}
+
+const ADDRESSES: [(&str, [u32; 4]); 2] = [("r2", [0x1000, 0x1004, 0x1008, 0x100c]), ("r3", [0; 4])];
+
+#[test]
+fn loads_and_stores_go_through_the_harness_and_wait_on_their_slot() {
+    let mut h = prim::Harness::default();
+    let words = [7u32, 11, 13, 17, 19, 23];
+    h.write_words(prim::Space::Global, 0, 0x1000, &words);
+    // Each thread loads two words at its address + 4 (slot 1), adds them
+    // after waiting, stores the sum 0x100 bytes further (slot 2).
+    let mut setup = ADDRESSES.to_vec();
+    setup.push(("r6", [0x1100, 0x1104, 0x1108, 0x110c]));
+    setup.push(("r7", [0; 4]));
+    let m = run_io(
+        "LOAD.i64.slot1 @r4:r5, r2, offset:4\n\
+         IADD.u32.wait1 r8, r4, r5\n\
+         STORE.i32.slot2 @r8, r6, offset:0\n\
+         NOP.end\n",
+        h,
+        &setup,
+    )
+    .unwrap();
+    let h = m.io_as::<prim::Harness>().unwrap();
+    for lane in 0..4 {
+        let sum = words[lane + 1] + words[lane + 2];
+        assert_eq!(lanes(&m, "r8")[lane], sum);
+        assert_eq!(
+            h.word(prim::Space::Global, 0, 0, 0x1100 + 4 * lane as u64),
+            sum
+        );
+    }
+}
+
+#[test]
+fn reading_a_load_result_without_waiting_on_its_slot_is_a_hazard() {
+    let hazard = |consumer: &str| {
+        run_io(
+            &format!(
+                "LOAD.i32.slot0 @r0, r2, offset:0\nFADD.f32 r5, r9, r9\n{consumer}\nNOP.end\n"
+            ),
+            prim::Harness::default(),
+            &ADDRESSES,
+        )
+        .err()
+    };
+    // The right slot: fine, even two instructions later.
+    assert_eq!(hazard("IADD_IMM.i32.wait0 r1, r0, #0x1"), None);
+    assert_eq!(hazard("IADD_IMM.i32.wait012 r1, r0, #0x1"), None);
+    for consumer in [
+        "IADD_IMM.i32 r1, r0, #0x1",
+        "IADD_IMM.i32.wait12 r1, r0, #0x1",
+    ] {
+        match hazard(consumer) {
+            Some(sim::SimError::Hazard {
+                consumer: 2,
+                producer: 0,
+                reg,
+                ..
+            }) => assert_eq!(reg, "r0", "{consumer}"),
+            other => panic!("{consumer}: {other:?}"),
+        }
+    }
+    // A register the load did not write is no hazard.
+    assert_eq!(hazard("IADD_IMM.i32 r1, r9, #0x1"), None);
+}
