@@ -378,6 +378,15 @@ mod tests {
         check(data).unwrap();
     }
 
+    /// Fuzz finding (session 5): block sizes and I/O locations computed
+    /// from huge decorations overflowed 32-bit arithmetic (push-constant
+    /// ranges in 64 bits now; locations saturate and fail the range check).
+    #[test]
+    fn fuzz_finding_interface_arithmetic_overflow_is_rejected() {
+        let data = include_bytes!("../tests/spirv_lower_crash_io_overflow.bin");
+        check(data).unwrap();
+    }
+
     #[test]
     fn truncated_and_garbage_binaries_are_rejected_cleanly() {
         let arena = lathe_ir::Bump::new();

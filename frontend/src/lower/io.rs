@@ -258,21 +258,24 @@ impl Lowerer<'_, '_, '_> {
                 .unwrap_or(0);
             let size = self.byte_size(mem, self.m.member_deco(ty, k as u32).cloned())?;
             lo = lo.min(off);
-            hi = hi.max(off + size);
+            hi = hi.max(u64::from(off).saturating_add(size));
         }
+        let hi = u32::try_from(hi).map_err(|_| self.invalid("push-constant block past 4 GiB"))?;
         Ok((if lo == u32::MAX { 0 } else { lo }, hi))
     }
 
-    /// Size in bytes of a member with an explicit layout.
-    fn byte_size(&mut self, ty: u32, decos: Option<Decos>) -> Result<u32, Error> {
+    /// Size in bytes of a member with an explicit layout (64-bit: the
+    /// decorations of a malformed module can ask for more than 4 GiB).
+    fn byte_size(&mut self, ty: u32, decos: Option<Decos>) -> Result<u64, Error> {
         Ok(match self.ty(ty)?.clone() {
-            Ty::Vector { elem, n } => n * self.byte_size(elem, None)?,
+            Ty::Vector { elem, n } => u64::from(n).saturating_mul(self.byte_size(elem, None)?),
             Ty::Matrix { column, n } => {
-                let stride = decos.as_ref().and_then(|d| d.matrix_stride).unwrap_or(16);
+                let stride = u64::from(decos.as_ref().and_then(|d| d.matrix_stride).unwrap_or(16));
                 let rows = match self.ty(column)? {
-                    Ty::Vector { n, .. } => *n,
+                    Ty::Vector { n, .. } => u64::from(*n),
                     _ => 1,
                 };
+                let n = u64::from(n);
                 if decos.as_ref().is_some_and(|d| d.row_major) {
                     stride * (rows - 1) + 4 * n
                 } else {
@@ -282,11 +285,11 @@ impl Lowerer<'_, '_, '_> {
             Ty::Array { elem, len } => {
                 let n = crate::consts::array_len(&self.c.values, len)
                     .map_err(|e| self.unsupported(e))?;
-                let stride = self.m.deco(ty).and_then(|d| d.array_stride).unwrap_or(0);
+                let stride = u64::from(self.m.deco(ty).and_then(|d| d.array_stride).unwrap_or(0));
                 if n == 0 {
                     0
                 } else {
-                    stride * (n - 1) + self.byte_size(elem, decos)?
+                    (stride * (u64::from(n) - 1)).saturating_add(self.byte_size(elem, decos)?)
                 }
             }
             Ty::Struct { members } => {
@@ -294,11 +297,11 @@ impl Lowerer<'_, '_, '_> {
                 for (k, &mem) in members.iter().enumerate() {
                     let d = self.m.member_deco(ty, k as u32).cloned();
                     let off = d.as_ref().and_then(|d| d.offset).unwrap_or(0);
-                    hi = hi.max(off + self.byte_size(mem, d)?);
+                    hi = hi.max(u64::from(off).saturating_add(self.byte_size(mem, d)?));
                 }
                 hi
             }
-            Ty::Int { bits, .. } | Ty::Float { bits } => bits / 8,
+            Ty::Int { bits, .. } | Ty::Float { bits } => u64::from(bits / 8),
             Ty::Bool => 4,
             _ => 0,
         })
@@ -334,7 +337,7 @@ impl Lowerer<'_, '_, '_> {
                 let start = leaves.len();
                 let used = self.io_walk(mem, &merged, input, &mut leaves)?;
                 let name = self.m.member_names.get(&(pointee, k as u32)).cloned();
-                location = merged.location.unwrap_or(0) + used;
+                location = merged.location.unwrap_or(0).saturating_add(used);
                 records.push((name, merged, mem, start, used));
             }
         } else {
@@ -484,8 +487,8 @@ impl Lowerer<'_, '_, '_> {
         let n = tys.len() as u32;
         let locations = n.div_ceil(lanes_per_location);
         for k in 0..n {
-            let loc = location + k / lanes_per_location;
-            let comp = component + k % lanes_per_location;
+            let loc = location.saturating_add(k / lanes_per_location);
+            let comp = component.saturating_add(k % lanes_per_location);
             if loc > 31 || comp > 3 {
                 return Err(self.unsupported(format!(
                     "location {loc} component {comp} (at most 32 locations of 4)"
