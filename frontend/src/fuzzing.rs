@@ -387,6 +387,14 @@ mod tests {
         check(data).unwrap();
     }
 
+    /// Fuzz finding (session 5): a conversion whose operand has more
+    /// components than its result indexed past the result's leaf types.
+    #[test]
+    fn fuzz_finding_conversion_component_count_mismatch_is_rejected() {
+        let data = include_bytes!("../tests/spirv_lower_crash_convert_count.bin");
+        check(data).unwrap();
+    }
+
     #[test]
     fn truncated_and_garbage_binaries_are_rejected_cleanly() {
         let arena = lathe_ir::Bump::new();

@@ -660,7 +660,7 @@ impl Lowerer<'_, '_, '_> {
     /// A numeric conversion; `from` reinterprets the source first (signedness).
     fn convert(&mut self, from: Option<Type>) -> Result<(), Error> {
         let tys = self.result_types()?;
-        let a = self.leaves(self.id(0)?)?;
+        let a = self.leaves_n(self.id(0)?, tys.len())?;
         let mut out = Vec::with_capacity(a.len());
         for (k, &x) in a.iter().enumerate() {
             let x = match from {
