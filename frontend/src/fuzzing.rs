@@ -395,6 +395,14 @@ mod tests {
         check(data).unwrap();
     }
 
+    /// Fuzz finding (session 5): an `OpStore` of a value with more
+    /// components than the pointer's type indexed past the output table.
+    #[test]
+    fn fuzz_finding_store_component_count_mismatch_is_rejected() {
+        let data = include_bytes!("../tests/spirv_lower_crash_store_count.bin");
+        check(data).unwrap();
+    }
+
     #[test]
     fn truncated_and_garbage_binaries_are_rejected_cleanly() {
         let arena = lathe_ir::Bump::new();

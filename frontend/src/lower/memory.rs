@@ -361,6 +361,9 @@ impl Lowerer<'_, '_, '_> {
             }
             _ => return Err(self.unsupported("store to a read-only or unsupported storage class")),
         };
+        if self.leaf_count(ptr.ty)? as usize != leaves.len() {
+            return Err(self.invalid("stored value does not fit the pointer's type"));
+        }
         let cur = self.b.current_block();
         match storage {
             Storage::Ssa { base, .. } => {
