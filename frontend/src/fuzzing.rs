@@ -403,6 +403,24 @@ mod tests {
         check(data).unwrap();
     }
 
+    /// Fuzz finding (session 6): a function used an id defined in another
+    /// function's body (the dominance check skipped ids it did not find in
+    /// the function's own blocks), giving IR whose operand dominates nothing.
+    #[test]
+    fn fuzz_finding_id_of_another_function_is_invalid() {
+        let data = include_bytes!("../tests/spirv_lower_crash_other_function.bin");
+        check(data).unwrap();
+        let words = spirv_words(&data[..data.len() / 4 * 4]).unwrap();
+        let arena = lathe_ir::Bump::new();
+        match lower_spirv(&arena, &words, &Options::default()) {
+            Err(Error::Invalid { message, .. }) => {
+                assert!(message.contains("%54 is used where"), "{message}")
+            }
+            Err(e) => panic!("expected an invalid-SPIR-V error, got {e}"),
+            Ok(_) => panic!("an id of another function was accepted"),
+        }
+    }
+
     #[test]
     fn truncated_and_garbage_binaries_are_rejected_cleanly() {
         let arena = lathe_ir::Bump::new();

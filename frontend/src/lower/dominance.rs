@@ -2,7 +2,9 @@
 //! of an id defined in the function must be dominated by its definition
 //! (for an `OpPhi` operand: the definition must dominate the named parent
 //! block). Lowering such a module faithfully would give IR whose values do
-//! not dominate their uses, so it is rejected as invalid SPIR-V instead.
+//! not dominate their uses, so it is rejected as invalid SPIR-V instead. An
+//! id local to another function, or to an unreachable block of this one,
+//! dominates no use here either.
 
 use super::successors;
 use rspirv::dr::{Instruction, Operand};
@@ -17,10 +19,16 @@ pub(super) struct Violation {
 }
 
 /// Check `blocks` (the function's reachable blocks in module order, the
-/// entry first: `(label, first inst, end)`).
+/// entry first: `(label, first inst, end)`). `def_of` gives the index of an
+/// id's defining instruction in `insts`, `locals_from` the index of the
+/// module's first `OpFunction` (instructions from there on are function
+/// bodies), `params` the function's parameters.
 pub(super) fn check(
     insts: &[Instruction],
     blocks: &[(u32, usize, usize)],
+    def_of: impl Fn(u32) -> Option<usize>,
+    locals_from: usize,
+    params: &[u32],
 ) -> Result<(), Violation> {
     if blocks.is_empty() {
         return Ok(());
@@ -58,6 +66,9 @@ pub(super) fn check(
                 });
             for (j, id) in ids {
                 let Some(&(def_block, def_at)) = def.get(&id) else {
+                    if local_elsewhere(insts, &def_of, locals_from, params, id) {
+                        return Err(Violation { at, id });
+                    }
                     continue;
                 };
                 let ok = if inst.class.opcode == Op::Phi {
@@ -84,6 +95,23 @@ pub(super) fn check(
         }
     }
     Ok(())
+}
+
+/// Whether `id` is a value local to a function body (not a label, a
+/// function or one of `params`) that the reachable blocks do not define.
+fn local_elsewhere(
+    insts: &[Instruction],
+    def_of: &impl Fn(u32) -> Option<usize>,
+    locals_from: usize,
+    params: &[u32],
+    id: u32,
+) -> bool {
+    let Some(d) = def_of(id) else {
+        return false; // undefined ids are reported where they are looked up
+    };
+    d >= locals_from
+        && !matches!(insts[d].class.opcode, Op::Label | Op::Function)
+        && !params.contains(&id)
 }
 
 /// Dominator tree of a CFG whose node 0 is the entry and every node is

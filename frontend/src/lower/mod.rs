@@ -565,7 +565,14 @@ impl<'a> Lowerer<'_, '_, 'a> {
             .filter(|(_, r)| **r)
             .map(|(b, _)| *b)
             .collect();
-        if let Err(v) = dominance::check(&self.m.insts, &blocks) {
+        let locals_from = self.m.functions.values().map(|f| f.start).min();
+        if let Err(v) = dominance::check(
+            &self.m.insts,
+            &blocks,
+            |id| self.m.def(id),
+            locals_from.unwrap_or(usize::MAX),
+            &func.params,
+        ) {
             self.at = v.at;
             return Err(self.invalid(format!(
                 "%{} is used where its definition does not dominate the use",
