@@ -421,6 +421,26 @@ mod tests {
         }
     }
 
+    /// Fuzz finding (session 6): an array whose element type is itself sent
+    /// the scalarising walk over component types into unbounded recursion.
+    #[test]
+    fn fuzz_finding_type_containing_itself_is_invalid() {
+        let data = include_bytes!("../tests/spirv_lower_crash_recursive_type.bin");
+        check(data).unwrap();
+        let words = spirv_words(&data[..data.len() / 4 * 4]).unwrap();
+        let arena = lathe_ir::Bump::new();
+        match lower_spirv(&arena, &words, &Options::default()) {
+            Err(Error::Invalid { message, .. }) => {
+                assert!(
+                    message.contains("not a type declared before it"),
+                    "{message}"
+                )
+            }
+            Err(e) => panic!("expected an invalid-SPIR-V error, got {e}"),
+            Ok(_) => panic!("a type containing itself was accepted"),
+        }
+    }
+
     #[test]
     fn truncated_and_garbage_binaries_are_rejected_cleanly() {
         let arena = lathe_ir::Bump::new();

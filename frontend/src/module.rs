@@ -5,7 +5,7 @@ use crate::error::Error;
 use rspirv::binary::{Consumer, ParseAction as Action};
 use rspirv::dr::{Instruction, ModuleHeader, Operand};
 use rspirv::spirv::{BuiltIn, Decoration, Dim, ImageFormat, Op, StorageClass};
-use rustc_hash::FxHashMap as HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// A SPIR-V type, as the lowering needs it.
 #[derive(Clone, Debug, PartialEq)]
@@ -127,6 +127,8 @@ pub struct Module {
     /// Global `OpVariable`s in order.
     pub globals: Vec<u32>,
     pub capabilities: Vec<(rspirv::spirv::Capability, usize)>,
+    /// Pointer types declared ahead by `OpTypeForwardPointer`.
+    forward_pointers: HashSet<u32>,
 }
 
 struct Collect {
@@ -253,6 +255,7 @@ impl Module {
             nonsemantic_ext: Vec::new(),
             globals: Vec::new(),
             capabilities: Vec::new(),
+            forward_pointers: HashSet::default(),
         };
         m.index()?;
         Ok(m)
@@ -451,6 +454,12 @@ impl Module {
 
     fn read_type(&mut self, at: usize) -> Result<(), Error> {
         let inst = &self.insts[at];
+        if inst.class.opcode == Op::TypeForwardPointer {
+            if let Some(Operand::IdRef(ptr)) = inst.operands.first() {
+                self.forward_pointers.insert(*ptr);
+            }
+            return Ok(());
+        }
         let Some(id) = inst.result_id else {
             return Ok(());
         };
@@ -533,6 +542,31 @@ impl Module {
             && n < 2
         {
             return Err(self.invalid(at, format!("Op{} with {n} components", inst.class.opname)));
+        }
+        // Types are declared before they are named (only a forward-declared
+        // pointer may come later), so no type contains itself: the walks
+        // over component types rely on that to end.
+        let parts: &[u32] = match &ty {
+            Ty::Vector { elem, .. } | Ty::Array { elem, .. } | Ty::RuntimeArray { elem } => {
+                std::slice::from_ref(elem)
+            }
+            Ty::Matrix { column, .. } => std::slice::from_ref(column),
+            Ty::Struct { members } => members,
+            Ty::SampledImage { image } => std::slice::from_ref(image),
+            Ty::Pointer { pointee, .. } => std::slice::from_ref(pointee),
+            _ => &[],
+        };
+        if let Some(p) = parts
+            .iter()
+            .find(|p| !self.types.contains_key(p) && !self.forward_pointers.contains(p))
+        {
+            return Err(self.invalid(
+                at,
+                format!(
+                    "Op{} names %{p}, not a type declared before it",
+                    inst.class.opname
+                ),
+            ));
         }
         self.types.insert(id, ty);
         Ok(())
