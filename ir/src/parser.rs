@@ -427,14 +427,18 @@ impl<'a, 't, O: Opcode> Parser<'a, 't, O> {
         Ok(())
     }
 
-    /// `registers NAME, NAME, ...`: the register files `@NAMEunit` refers to.
+    /// `registers NAME, NAME, ...`: the register files `@NAMEunit` refers to
+    /// (a letter, then letters and digits; `@NAME.unit` when the name ends
+    /// in a digit, as ir3's `a0` and `p0` do).
     fn registers(&mut self, toks: &[Token<'_>]) -> Result<(), ParseError> {
         let mut names = Vec::new();
         for (k, t) in toks.iter().enumerate().skip(1) {
             let want_name = k % 2 == 1;
             match t.tok {
                 Tok::Word(w)
-                    if want_name && !w.is_empty() && w.bytes().all(|b| b.is_ascii_alphabetic()) =>
+                    if want_name
+                        && w.bytes().next().is_some_and(|b| b.is_ascii_alphabetic())
+                        && w.bytes().all(|b| b.is_ascii_alphanumeric()) =>
                 {
                     if names.contains(&w) {
                         return Err(
@@ -447,7 +451,7 @@ impl<'a, 't, O: Opcode> Parser<'a, 't, O> {
                 _ => {
                     return Err(self.error(
                         t.col,
-                        "expected `registers NAME, NAME, ...` (names are letters)",
+                        "expected `registers NAME, NAME, ...` (a letter, then letters and digits)",
                     ));
                 }
             }
@@ -471,8 +475,10 @@ impl<'a, 't, O: Opcode> Parser<'a, 't, O> {
         let Tok::Word(w) = t.tok else {
             return Err(bad());
         };
-        let split = w.bytes().position(|b| b.is_ascii_digit()).ok_or_else(bad)?;
-        let (name, unit) = w.split_at(split);
+        let (name, unit) = match w.rsplit_once('.') {
+            Some((name, unit)) => (name, unit),
+            None => w.split_at(w.bytes().position(|b| b.is_ascii_digit()).ok_or_else(bad)?),
+        };
         let file = self
             .shader
             .register_files()

@@ -111,6 +111,11 @@ pub fn write_inst<O: Opcode>(
             write!(out, "{sep}{}:{}", names.value(v), shader.value_type(v))?;
             if let Some(r) = shader.value_reg(v) {
                 match shader.register_files().get(r.file as usize) {
+                    // A name ending in a digit (ir3's `a0`) is followed
+                    // by a dot before the unit.
+                    Some(f) if f.ends_with(|c: char| c.is_ascii_digit()) => {
+                        write!(out, "@{f}.{}", r.unit)?
+                    }
                     Some(f) => write!(out, "@{f}{}", r.unit)?,
                     None => write!(out, "@?{}:{}", r.file, r.unit)?,
                 }

@@ -52,7 +52,7 @@ pub mod check;
 mod liveness;
 
 use crate::manager::{Pass, PassFailure};
-use crate::target::{FileId, PhysReg, RegClass, SpillSlot, TargetFacts};
+use crate::target::{BaseOperand, FileId, PhysReg, RegClass, SpillSlot, TargetFacts};
 use lathe_ir::{ArrayDecl, ArrayId, Block, Cfg, Inst, Op, Opcode, Reg, Shader, Type, Value};
 use liveness::Liveness;
 use std::rc::Rc;
@@ -89,6 +89,9 @@ pub enum Edit {
     /// A phi the allocator made to name a value arriving in one register
     /// from several predecessors.
     Merge,
+    /// Defines the base address spills and fills read
+    /// ([`TargetFacts::spill_base`]), in a register kept for it.
+    SpillBase,
 }
 
 /// The result of an allocation besides the rewritten shader.
@@ -151,6 +154,14 @@ impl OriginalOperands {
 }
 
 impl Allocation {
+    /// Registers kept for a spill base ([`Edit::SpillBase`]): 0 or 1.
+    pub fn spill_bases(&self) -> u32 {
+        self.edits
+            .iter()
+            .filter(|e| **e == Some(Edit::SpillBase))
+            .count() as u32
+    }
+
     /// What `i` does if the allocator inserted it.
     pub fn edit(&self, i: Inst) -> Option<Edit> {
         let k = i.index().checked_sub(self.first_new_inst as usize)?;
@@ -204,7 +215,18 @@ pub fn allocate<O: Opcode, T: TargetFacts<O> + ?Sized>(
     target: &T,
     options: RaOptions,
 ) -> Result<Allocation, RaError> {
-    let alloc = Allocator::new(shader, target, options)?.run()?;
+    let alloc = match Allocator::new(shader, target, options, false)?.run()? {
+        Outcome::Done(alloc) => alloc,
+        Outcome::NeedsBase(original) => {
+            // The target addresses scratch memory from a register: start
+            // again with one kept for the base from the entry on.
+            restore(shader, &original);
+            match Allocator::new(shader, target, options, true)?.run()? {
+                Outcome::Done(alloc) => alloc,
+                Outcome::NeedsBase(_) => unreachable!("the second run has a spill base"),
+            }
+        }
+    };
     #[cfg(debug_assertions)]
     if let Err(e) = check::check(shader, target, &alloc) {
         panic!(
@@ -213,6 +235,46 @@ pub fn allocate<O: Opcode, T: TargetFacts<O> + ?Sized>(
         );
     }
     Ok(alloc)
+}
+
+/// How a run of the allocator ended.
+enum Outcome {
+    Done(Allocation),
+    /// It had to spill on a target that addresses scratch memory from a
+    /// base register, and no register was kept for one: the operands the
+    /// instructions had, to start again from.
+    NeedsBase(OriginalOperands),
+}
+
+/// Undo a stopped run: every original instruction gets its operands back
+/// and no value keeps a register. (The run's new instructions were never
+/// placed in a block: block lists are written only when a run completes.)
+fn restore<O: Opcode>(s: &mut Shader<'_, O>, original: &OriginalOperands) {
+    for k in 0..original.start.len().saturating_sub(1) {
+        let i = Inst(k as u32);
+        let ops = original.of(i);
+        if s.inst(i).block.is_none() {
+            continue;
+        }
+        let nargs = s.inst(i).args.len();
+        s.set_args(i, &ops[..nargs]);
+        if let Some(&a) = ops.get(nargs) {
+            s.inst_mut(i).address = Some(a);
+        }
+    }
+    for v in 0..s.value_capacity() {
+        s.set_value_reg(Value(v as u32), None);
+    }
+}
+
+/// The register kept for the spill base: its value and global unit.
+#[derive(Clone, Copy, Debug)]
+struct SpillBase<O> {
+    op: O,
+    value: Option<Value>,
+    unit: u32,
+    units: u32,
+    class: RegClass,
 }
 
 /// A value's place at a program point.
@@ -281,12 +343,23 @@ struct Allocator<'s, 'a, O: Opcode, T: ?Sized> {
     /// instruction's operands, and those dying at it.
     operands: Vec<Value>,
     dead: Vec<Value>,
+    /// The register kept for the spill base (second run on targets that
+    /// have one).
+    spill_base: Option<SpillBase<O>>,
+    /// A spill or fill was needed on a target with a spill base, and no
+    /// register was kept for it.
+    needs_base: bool,
 }
 
 const FAR: u32 = 1 << 20;
 
 impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
-    fn new(s: &'s mut Shader<'a, O>, t: &'s T, options: RaOptions) -> Result<Self, RaError> {
+    fn new(
+        s: &'s mut Shader<'a, O>,
+        t: &'s T,
+        options: RaOptions,
+        keep_base: bool,
+    ) -> Result<Self, RaError> {
         prepare(s);
         let cfg = Cfg::compute(s);
         let files = t.files();
@@ -313,6 +386,33 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             limit.push(if f.allocated { l } else { 0 });
             total += f.units;
         }
+        // The spill base takes the highest aligned register under the
+        // limit of its file, out of reach of every other value.
+        let spill_base = match t.spill_base().filter(|_| keep_base) {
+            Some(op) => {
+                let class = t.result_class(&Op::Opcode(op), Type::U32);
+                let units = class.units(Type::U32);
+                let f = class.file.index();
+                let align = class.align.max(1) as u32;
+                let top = limit.get(f).copied().unwrap_or(0);
+                if top < units || !files[f].allocated {
+                    return Err(RaError::Unsupported(format!(
+                        "file {} has no register left for the spill base",
+                        files.get(f).map_or("?", |x| x.name)
+                    )));
+                }
+                let kept = (top - units) / align * align;
+                limit[f] = kept;
+                Some(SpillBase {
+                    op,
+                    value: None,
+                    unit: base[f] + kept,
+                    units,
+                    class,
+                })
+            }
+            None => None,
+        };
         let nv = s.value_capacity();
         let mut info = vec![
             Info {
@@ -397,17 +497,45 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             next_uses: NextUses::new(nv),
             operands: Vec::new(),
             dead: Vec::new(),
+            spill_base,
+            needs_base: false,
             s,
             t,
         })
     }
 
-    fn run(mut self) -> Result<Allocation, RaError> {
+    fn run(mut self) -> Result<Outcome, RaError> {
         let names: Vec<&str> = self.t.files().iter().map(|f| f.name).collect();
         self.s.set_register_files(&names);
         let rpo = self.cfg.rpo().to_vec();
+        if let (Some(base), Some(&entry)) = (self.spill_base.as_mut(), rpo.first()) {
+            let i = self
+                .s
+                .create_inst(Op::Opcode(base.op), &[], &[], None, Some(Type::U32));
+            let r = self.s.inst(i).result.unwrap_or(Value(0));
+            base.value = Some(r);
+            let info = Info {
+                class: base.class,
+                ty: Type::U32,
+                units: base.units,
+                slot: None,
+            };
+            let unit = base.unit;
+            if self.info.len() <= r.index() {
+                self.info.resize(r.index() + 1, info);
+            }
+            self.info[r.index()] = info;
+            let f = base.class.file.index();
+            self.high[f] = self.high[f].max(unit + base.units);
+            self.s.set_value_reg(r, Some(self.to_reg(unit)));
+            self.alloc.record(i, Edit::SpillBase);
+            self.lists[entry.index()].push(i);
+        }
         for &b in &rpo {
             self.block(b)?;
+            if self.needs_base {
+                return Ok(Outcome::NeedsBase(self.alloc.original_operands));
+            }
         }
         if self.scratch_past_reach {
             return Err(RaError::Unsupported(format!(
@@ -439,7 +567,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             }
         }
         self.alloc.units_used = used;
-        Ok(self.alloc)
+        Ok(Outcome::Done(self.alloc))
     }
 
     // ----- state -----
@@ -480,9 +608,16 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
 
     /// A new instruction defining a new name for original value `v` at
     /// global unit `unit`.
-    fn new_def(&mut self, op: Op<O>, args: &[Value], v: Value, unit: u32, edit: Edit) -> Inst {
+    fn new_def(
+        &mut self,
+        op: Op<O>,
+        (args, address): (&[Value], Option<Value>),
+        v: Value,
+        unit: u32,
+        edit: Edit,
+    ) -> Inst {
         let ty = self.info[v.index()].ty;
-        let i = self.s.create_inst(op, args, &[], None, Some(ty));
+        let i = self.s.create_inst(op, args, &[], address, Some(ty));
         let r = self.s.inst(i).result.unwrap_or(Value(0));
         self.grow(r, v);
         self.s.set_value_reg(r, Some(self.to_reg(unit)));
@@ -543,7 +678,12 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
     fn store_inst(&mut self, v: Value, name: Value, slot: SpillSlot) -> Inst {
         let ty = self.info[v.index()].ty;
         let op = Op::Opcode(self.t.spill(ty, slot));
-        let i = self.s.create_inst(op, &[name], &[], None, None);
+        let i = match self.base_value() {
+            Some(base) if self.t.spill_base_operand() == BaseOperand::First => {
+                self.s.create_inst(op, &[base, name], &[], None, None)
+            }
+            base => self.s.create_inst(op, &[name], &[], base, None),
+        };
         self.alloc.record(i, Edit::Spill(slot));
         self.alloc.spills += 1;
         i
@@ -553,7 +693,12 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
     fn fill_inst(&mut self, v: Value, slot: SpillSlot, unit: u32) -> Inst {
         let ty = self.info[v.index()].ty;
         let op = Op::Opcode(self.t.fill(ty, slot));
-        let i = self.new_def(op, &[], v, unit, Edit::Fill(slot));
+        let base = self.base_value();
+        let operands: (&[Value], Option<Value>) = match base {
+            Some(b) if self.t.spill_base_operand() == BaseOperand::First => (&[b], None),
+            b => (&[], b),
+        };
+        let i = self.new_def(op, operands, v, unit, Edit::Fill(slot));
         self.alloc.fills += 1;
         i
     }
@@ -562,7 +707,29 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         let ty = self.info[v.index()].ty;
         let op = Op::Opcode(self.t.copy(ty));
         self.alloc.copies += 1;
-        self.new_def(op, &[from], v, unit, Edit::Copy)
+        self.new_def(op, (&[from], None), v, unit, Edit::Copy)
+    }
+
+    /// The spill base's value for a new spill or fill; notes that one is
+    /// needed when the target has a base and no register was kept for it.
+    fn base_value(&mut self) -> Option<Value> {
+        match &self.spill_base {
+            Some(base) => base.value,
+            None => {
+                self.needs_base |= self.t.spill_base().is_some();
+                None
+            }
+        }
+    }
+
+    /// Fail when a fixed register would overwrite the spill base's.
+    fn outside_base(&self, unit: u32, n: u32) -> Result<(), RaError> {
+        match &self.spill_base {
+            Some(b) if unit < b.unit + b.units && b.unit < unit + n => Err(RaError::Unsupported(
+                "a fixed input or output register is the one kept for the spill base".into(),
+            )),
+            _ => Ok(()),
+        }
     }
 
     // ----- free space -----
@@ -1049,6 +1216,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             && let Some(fixed) = self.t.output_register(index, self.info[v.index()].ty)
         {
             let unit = self.base[fixed.file.index()] + fixed.unit as u32;
+            self.outside_base(unit, self.info[v.index()].units)?;
             self.move_to(b, v, unit, pinned)?;
         }
         // Operands dying here free their registers for the result.
@@ -1077,6 +1245,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             let unit = match fixed {
                 Some(PhysReg { file, unit }) => {
                     let u = self.base[file.index()] + unit as u32;
+                    self.outside_base(u, info.units)?;
                     let occupants: Vec<Value> = (u..u + info.units)
                         .filter_map(|w| self.owner[w as usize])
                         .collect();

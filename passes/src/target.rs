@@ -131,6 +131,16 @@ pub struct SpillSlot {
     pub byte_offset: u32,
 }
 
+/// How spills and fills read the spill base register
+/// ([`TargetFacts::spill_base_operand`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum BaseOperand {
+    /// Operand 0, before a spill's value.
+    First,
+    /// The instruction's address operand (after its other operands).
+    Address,
+}
+
 /// The facts a backend pass may ask about a target, for opcode vocabulary
 /// `O`. Every answer comes from the target's generated `.isa` tables.
 pub trait TargetFacts<O: Opcode> {
@@ -213,6 +223,14 @@ pub trait TargetFacts<O: Opcode> {
     /// thread-local pointer).
     fn spill_base(&self) -> Option<O> {
         None
+    }
+
+    /// Where spills and fills take the [`TargetFacts::spill_base`] value:
+    /// operand 0 (the default; ir3's `stp`/`ldp`) or the address operand
+    /// (vocabularies whose scratch accesses index from an address register,
+    /// as the generic `array_store`/`array_load` do).
+    fn spill_base_operand(&self) -> BaseOperand {
+        BaseOperand::First
     }
 
     /// Bytes of scratch memory that spills and fills reach (their offset

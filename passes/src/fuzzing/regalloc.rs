@@ -15,13 +15,16 @@
 
 use super::{DiffError, GenLimits, generate};
 use crate::ra::{self, RaOptions};
-use crate::target::TargetFacts;
 use crate::target::test_target::TestTarget;
+use crate::target::{
+    BaseOperand, FileId, OperandForms, PhysReg, RegClass, RegisterFile, SpillSlot, TargetFacts,
+};
 use arbitrary::{Result as ArbResult, Unstructured};
 use bumpalo::Bump;
 use lathe_ir::interp::{self, InterpError, Invocation, Limits, Placement, Texture};
-use lathe_ir::{Builder, Cfg, GenericOp, Interp, Scalar, Shader, Stage, Type, Value};
+use lathe_ir::{Builder, Cfg, GenericOp, Interp, Op, Opcode, Scalar, Shader, Stage, Type, Value};
 use std::collections::HashSet;
+use std::marker::PhantomData;
 
 /// What one differential run did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -34,6 +37,8 @@ pub struct RaRun {
     pub copies: u32,
     /// Units used in file 0.
     pub units: u32,
+    /// Registers kept for a spill base (0 or 1).
+    pub spill_bases: u32,
 }
 
 const TYPES: [Scalar; 4] = [Scalar::F32, Scalar::I32, Scalar::F16, Scalar::U32];
@@ -438,12 +443,130 @@ pub fn placements<T: TargetFacts<GenericOp> + ?Sized>(
     places
 }
 
+/// A real target's register model over the generic vocabulary, so the
+/// reference interpreter can run programs allocated on its registers: its
+/// files, the class of a value of each type (that of the target's copy of
+/// it), fixed input and output registers, occupancy, scratch reach and
+/// whether spills and fills read a base register. Copies are generic
+/// `mov`s, spills and fills `array_store`/`array_load` on the allocator's
+/// scratch arrays; a target with a [`TargetFacts::spill_base`] gets a
+/// `const 0` base read as the arrays' address operand, so the allocator's
+/// base register is exercised and checked here too.
+pub struct RegisterModel<'t, O, T: ?Sized> {
+    target: &'t T,
+    op: PhantomData<O>,
+}
+
+impl<'t, O: Opcode, T: TargetFacts<O> + ?Sized> RegisterModel<'t, O, T> {
+    pub fn new(target: &'t T) -> Self {
+        RegisterModel {
+            target,
+            op: PhantomData,
+        }
+    }
+
+    fn class(&self, ty: Type) -> RegClass {
+        self.target
+            .result_class(&Op::Opcode(self.target.copy(ty)), ty)
+    }
+}
+
+impl<O: Opcode, T: TargetFacts<O> + ?Sized> TargetFacts<GenericOp> for RegisterModel<'_, O, T> {
+    fn name(&self) -> &str {
+        self.target.name()
+    }
+
+    fn files(&self) -> &[RegisterFile] {
+        self.target.files()
+    }
+
+    fn operand_class(&self, _op: &Op<GenericOp>, _operand: usize, ty: Type) -> RegClass {
+        self.class(ty)
+    }
+
+    fn result_class(&self, _op: &Op<GenericOp>, ty: Type) -> RegClass {
+        self.class(ty)
+    }
+
+    fn input_register(&self, index: u32, ty: Type) -> Option<PhysReg> {
+        self.target.input_register(index, ty)
+    }
+
+    fn output_register(&self, index: u32, ty: Type) -> Option<PhysReg> {
+        self.target.output_register(index, ty)
+    }
+
+    fn latency(
+        &self,
+        _producer: &Op<GenericOp>,
+        _consumer: &Op<GenericOp>,
+        _operand: usize,
+    ) -> u32 {
+        0
+    }
+
+    fn is_async(&self, _op: &Op<GenericOp>) -> bool {
+        false
+    }
+
+    fn operand_forms(&self, _op: &Op<GenericOp>, _operand: usize) -> OperandForms {
+        OperandForms::default()
+    }
+
+    fn occupancy(&self, file: FileId, units: u32) -> u32 {
+        self.target.occupancy(file, units)
+    }
+
+    fn copy(&self, _ty: Type) -> GenericOp {
+        GenericOp::Mov {
+            abs: false,
+            neg: false,
+        }
+    }
+
+    fn swap(&self, _ty: Type) -> Option<GenericOp> {
+        None
+    }
+
+    fn spill(&self, _ty: Type, slot: SpillSlot) -> GenericOp {
+        GenericOp::ArrayStore {
+            array: slot.array,
+            offset: slot.index,
+        }
+    }
+
+    fn fill(&self, _ty: Type, slot: SpillSlot) -> GenericOp {
+        GenericOp::ArrayLoad {
+            array: slot.array,
+            offset: slot.index,
+        }
+    }
+
+    fn spill_base(&self) -> Option<GenericOp> {
+        self.target
+            .spill_base()
+            .map(|_| GenericOp::Const { bits: 0 })
+    }
+
+    fn spill_base_operand(&self) -> BaseOperand {
+        BaseOperand::Address
+    }
+
+    fn scratch_reach(&self) -> u32 {
+        self.target.scratch_reach()
+    }
+
+    fn register_name(&self, class: RegClass, reg: PhysReg, ty: Type) -> String {
+        self.target.register_name(class, reg, ty)
+    }
+}
+
 /// Allocate `program` on `target` and compare the register-level run with
 /// `expected` (when the original run was defined).
-pub fn check_allocation(
+pub fn check_allocation<T: TargetFacts<GenericOp> + ?Sized>(
     program: &str,
     inv: &Invocation,
-    target: &TestTarget,
+    target: &T,
     options: RaOptions,
 ) -> Result<RaRun, DiffError> {
     let arena = Bump::new();
@@ -467,7 +590,12 @@ pub fn check_allocation(
     };
     let mut s = parse(program)?;
     let mismatch = |detail: String, after: String| DiffError::Mismatch {
-        stage: format!("ra on {} full registers", target.full_registers),
+        stage: format!(
+            "ra on {} ({} units in file {})",
+            target.name(),
+            options.max_units.unwrap_or(target.files()[0].units),
+            target.files()[0].name
+        ),
         detail,
         program: program.to_string(),
         after,
@@ -482,7 +610,7 @@ pub fn check_allocation(
     if lathe_ir::print(&reparsed) != text {
         return Err(mismatch("allocated text does not round-trip".into(), text));
     }
-    let limit = target.files()[0].units;
+    let limit = options.max_units.unwrap_or(target.files()[0].units);
     if alloc.units_used.first().is_some_and(|&u| u > limit) {
         return Err(mismatch(format!("uses {:?} units", alloc.units_used), text));
     }
@@ -503,12 +631,24 @@ pub fn check_allocation(
         fills: alloc.fills,
         copies: alloc.copies,
         units: alloc.units_used.first().copied().unwrap_or(0),
+        spill_bases: alloc.spill_bases(),
     })
 }
 
 /// The differential check on fuzzer bytes: a pressure program or a general
 /// one (first byte), on a small or a realistic register file.
 pub fn differential(data: &[u8]) -> Result<RaRun, DiffError> {
+    differential_on(data, &[])
+}
+
+/// [`differential`] also on `real` targets' register models (see
+/// [`RegisterModel`]): the first byte picks the program kind, the target,
+/// and for a real target whether its file is cut to a few registers (so
+/// programs spill, through the target's spill base if it has one).
+pub fn differential_on(
+    data: &[u8],
+    real: &[&dyn TargetFacts<GenericOp>],
+) -> Result<RaRun, DiffError> {
     let Some((&mode, rest)) = data.split_first() else {
         return Ok(RaRun::default());
     };
@@ -529,7 +669,17 @@ pub fn differential(data: &[u8]) -> Result<RaRun, DiffError> {
             program,
         });
     }
-    let target = match (mode >> 1) % 4 {
+    let pick = (mode >> 1) as usize % (4 + 2 * real.len());
+    if pick >= 4 {
+        let target = real[(pick - 4) / 2];
+        // Cut to 16 of the first file's units, or the whole file.
+        let options = RaOptions {
+            max_units: (pick % 2 == 0).then_some(16),
+            ..RaOptions::default()
+        };
+        return check_allocation(&program, &inv, target, options);
+    }
+    let target = match pick {
         0 => TestTarget::small(6),
         1 => TestTarget::small(8),
         2 => TestTarget::new(12, false, 1),

@@ -145,6 +145,11 @@ impl<'c, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Checker<'c, 'a, O, T> {
             let edit = self.alloc.edit(i);
             match edit {
                 Some(Edit::Merge) => {}
+                Some(Edit::SpillBase) => {
+                    if let Some(r) = d.result {
+                        self.write(st, r, Some(r));
+                    }
+                }
                 Some(Edit::Copy) => {
                     let held = d.args.first().and_then(|&a| self.read(st, a));
                     if let Some(r) = d.result {
@@ -160,10 +165,17 @@ impl<'c, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Checker<'c, 'a, O, T> {
                     }
                 }
                 Some(Edit::Spill(slot)) => {
-                    let held = d.args.first().and_then(|&a| self.read(st, a));
+                    if verify {
+                        self.check_base(b, i, st)?;
+                    }
+                    // The value is the last argument (after a base).
+                    let held = d.args.last().and_then(|&a| self.read(st, a));
                     st.slots.insert((slot.array.0, slot.index), held);
                 }
                 Some(Edit::Fill(slot)) => {
+                    if verify {
+                        self.check_base(b, i, st)?;
+                    }
                     let held = st.slots.get(&(slot.array.0, slot.index)).copied().flatten();
                     if let Some(r) = d.result {
                         self.write(st, r, held);
@@ -223,6 +235,25 @@ impl<'c, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Checker<'c, 'a, O, T> {
             }
         }
         Ok(())
+    }
+
+    /// A spill or fill with a base operand (operand 0 before a spill's
+    /// value, or the address operand) reads the spill base.
+    fn check_base(&self, b: Block, i: Inst, st: &State) -> Result<(), CheckError> {
+        let d = self.s.inst(i);
+        let stored = matches!(self.alloc.edit(i), Some(Edit::Spill(_))) as usize;
+        let base = d.address.or_else(|| {
+            (d.args.len() > stored)
+                .then(|| d.args.first().copied())
+                .flatten()
+        });
+        let Some(base) = base else { return Ok(()) };
+        let holds = self.read(st, base);
+        if holds.is_some_and(|x| self.alloc.edit(self.s.value_def(x)) == Some(Edit::SpillBase)) {
+            Ok(())
+        } else {
+            Err(self.error(b, i, "its base register does not hold the spill base"))
+        }
     }
 
     fn describe(&self, v: Value) -> String {
