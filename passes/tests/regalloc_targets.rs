@@ -8,11 +8,11 @@
 
 use arbitrary::Unstructured;
 use lathe_adreno::ir3::{GpuModel, generated::MachineOp as Ir3Op, target::Ir3Target};
-use lathe_ir::{Bump, GenericOp, Op, Opcode, Shader};
+use lathe_ir::{Bump, GenericOp, Opcode, Shader};
 use lathe_mali::valhall::{generated::MachineOp as ValhallOp, target::ValhallTarget};
 use lathe_passes::fuzzing::regalloc::{self, RegisterModel};
 use lathe_passes::fuzzing::seed_bytes;
-use lathe_passes::ra::{self, Edit, RaOptions};
+use lathe_passes::ra::{self, RaOptions};
 use lathe_passes::target::TargetFacts;
 
 fn a630() -> Ir3Target {
