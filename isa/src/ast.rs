@@ -26,6 +26,8 @@ pub enum Item {
     Encoding(EncodingDecl),
     Latency(LatencyDecl),
     Regfile(RegfileDecl),
+    /// `idiom NAME "TEXT" [gen RANGE];`
+    Idiom(IdiomDecl),
     /// `machine { … }`: register files (see `semantics`).
     Machine(crate::semantics::MachineDecl),
     /// `semantics ENC { … }`.
@@ -268,6 +270,16 @@ pub struct RegfileDecl {
     pub names: Option<RegNames>,
     /// `latency CLASS;`: the latency class of a write to this file.
     pub latency: Option<Name>,
+}
+
+/// `idiom NAME "TEXT" [gen RANGE];`: an instruction a compiler builds for
+/// a named purpose, as assembly text.
+#[derive(Clone, Debug)]
+pub struct IdiomDecl {
+    pub doc: String,
+    pub name: Name,
+    pub text: Spanned<String>,
+    pub generation: Option<GenRangeAst>,
 }
 
 /// How the disassembly names a register file's units: `names r.xyzw;`

@@ -31,6 +31,7 @@ pub fn check(isa: &Isa) -> Vec<Diagnostic> {
     }
     c.conflicts();
     c.rust_names();
+    c.idioms();
     c.out
 }
 
@@ -524,6 +525,51 @@ impl<'a> Checker<'a> {
                 );
             } else {
                 seen.push((r, leaf));
+            }
+        }
+    }
+
+    /// Every `idiom` assembles at each declared generation its range
+    /// holds (and its range holds one).
+    fn idioms(&mut self) {
+        let isa = self.isa;
+        for idiom in &isa.idioms {
+            let mut gens: Vec<(String, u32)> = isa
+                .generations
+                .iter()
+                .filter(|(_, g)| idiom.generation.contains(*g))
+                .cloned()
+                .collect();
+            if isa.generations.is_empty() {
+                gens.push((idiom.generation.min.to_string(), idiom.generation.min));
+            }
+            if gens.is_empty() {
+                self.err(
+                    idiom.span,
+                    format!("idiom `{}` covers no declared generation", idiom.name),
+                );
+            }
+            for (name, g) in gens {
+                if let Err(e) = isa.assemble(&idiom.text, g) {
+                    // The caret goes where the assembler stopped, inside
+                    // the quotes (escapes aside, the text is verbatim).
+                    let span = match e.column() {
+                        Some(col) => {
+                            let start = (idiom.span.start + col).min(idiom.span.end);
+                            crate::diag::Span {
+                                start,
+                                end: start + 1,
+                                ..idiom.span
+                            }
+                        }
+                        None => idiom.span,
+                    };
+                    self.err(
+                        span,
+                        format!("idiom `{}` does not assemble at {name}: {e}", idiom.name),
+                    );
+                    break;
+                }
             }
         }
     }

@@ -162,6 +162,23 @@ pub fn markdown(isa: &Isa, spec: &str) -> String {
     if !isa.regfiles.is_empty() {
         register_files(isa, &mut o);
     }
+    if !isa.idioms.is_empty() {
+        let _ = writeln!(
+            o,
+            "## Idioms\n\nInstructions the compiler builds for a purpose (registers are placeholders).\n\n| idiom | assembly | generations | purpose |\n|---|---|---|---|"
+        );
+        for i in &isa.idioms {
+            let _ = writeln!(
+                o,
+                "| `{}` | `{}` | {} | {} |",
+                i.name,
+                i.text,
+                gen_text(isa, i.generation),
+                i.doc.replace('\n', " ")
+            );
+        }
+        o.push('\n');
+    }
     crate::semantics::write_machine_doc(isa, &mut o);
     let _ = writeln!(o, "## Instructions\n");
     for leaf in isa.instructions() {

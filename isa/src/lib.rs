@@ -44,6 +44,7 @@ pub mod gen_rt;
 mod gen_sim;
 pub mod load;
 pub mod machine;
+pub mod machine_run;
 pub mod model;
 pub mod operands;
 pub mod parse;

@@ -168,6 +168,7 @@ impl Resolver {
         let mut encs = Vec::new();
         let mut latency: Vec<ast::LatencyDecl> = Vec::new();
         let mut regfile_decls: Vec<ast::RegfileDecl> = Vec::new();
+        let mut idiom_decls: Vec<ast::IdiomDecl> = Vec::new();
         let mut machine = Vec::new();
         let mut semantics = Vec::new();
         // Files are in load order; keep the root file's items first.
@@ -196,6 +197,7 @@ impl Resolver {
                     Item::Encoding(e) => encs.push(e),
                     Item::Latency(l) => latency.push(l),
                     Item::Regfile(r) => regfile_decls.push(r),
+                    Item::Idiom(i) => idiom_decls.push(i),
                     Item::Machine(m) => machine.push(m),
                     Item::Semantics(s) => semantics.push(s),
                 }
@@ -465,6 +467,19 @@ impl Resolver {
         }
 
         let mut regfiles = self.regfiles(&regfile_decls, &gens, &latency_model.classes);
+        let idioms = idiom_decls
+            .iter()
+            .map(|d| Idiom {
+                name: d.name.node.clone(),
+                doc: d.doc.clone(),
+                text: d.text.node.clone(),
+                generation: d
+                    .generation
+                    .as_ref()
+                    .map_or(GenRange::ALL, |g| self.gen_range(g, &gens)),
+                span: d.text.span,
+            })
+            .collect();
 
         // Named-expression references.
         let arity: Vec<(String, usize)> = named
@@ -566,6 +581,7 @@ impl Resolver {
             exprs: named,
             latency: latency_model,
             regfiles,
+            idioms,
             meta_keys,
             field_meta_keys,
             notes_asserts: decl.notes_asserts,

@@ -339,6 +339,90 @@ impl<S: MachineSpec> MachineOp<S> {
     pub fn meta(&self, key: &str) -> Option<&'static MetaValue> {
         S::isa().meta(self.encoding(), key)
     }
+
+    /// The instruction word with register numbers filled in, the inverse
+    /// of [`MachineOp::from_word`]'s clearing: `sources[k]` for IR operand
+    /// `k`, `destinations[k]` for the `k`-th destination field. A number
+    /// is what the operand's register form holds (its `role = reg`
+    /// field, else every bit of the form that is no pattern bit): ir3's
+    /// `r1.y` is 5, Valhall's `r5` is 5.
+    pub fn encode(&self, sources: &[u32], destinations: &[u32], generation: u32) -> u64 {
+        let isa = S::isa();
+        let mut word = self.word;
+        let fields = self
+            .value_operands(Role::Src)
+            .zip(sources)
+            .chain(self.value_operands(Role::Dst).zip(destinations));
+        for (o, &number) in fields {
+            let value = o.field.extract(word);
+            let set = set_in_form(isa, &o.field.ty, value, u64::from(number), generation, 0);
+            word = o.field.insert(word, set);
+        }
+        word
+    }
+}
+
+/// `value` of an operand of type `ty` with its register number set to
+/// `number` (see [`MachineOp::encode`]); `value` unchanged when no
+/// register form is found.
+fn set_in_form(
+    isa: &Isa,
+    ty: &FieldType,
+    value: u64,
+    number: u64,
+    generation: u32,
+    depth: usize,
+) -> u64 {
+    let FieldType::Sub(tree, _) = ty else {
+        return number;
+    };
+    let form = if isa.encodings[*tree].is_leaf() {
+        Some(*tree)
+    } else {
+        isa.decoder(*tree).and_then(|d| d.lookup(value, generation))
+    };
+    let Some(form) = form else { return value };
+    for c in isa.chain(form) {
+        for f in &isa.encodings[c].plain.fields {
+            let is_reg = f
+                .meta
+                .iter()
+                .any(|(k, m)| k == "role" && *m == MetaValue::Ident("reg".into()));
+            if is_reg {
+                return f.insert(value, number);
+            }
+        }
+    }
+    if isa.meta(form, "regfile").is_some() {
+        // Deposit the number's bits, low first, into the non-pattern bits.
+        let e = &isa.encodings[form];
+        let mut free = !e.mask & width_mask(e.width);
+        let mut out = value & e.mask;
+        let mut n = number;
+        while free != 0 {
+            let bit = free & free.wrapping_neg();
+            if n & 1 != 0 {
+                out |= bit;
+            }
+            n >>= 1;
+            free &= free - 1;
+        }
+        return out;
+    }
+    if depth < 8 {
+        for c in isa.chain(form) {
+            for f in &isa.encodings[c].plain.fields {
+                if matches!(f.ty, FieldType::Sub(..)) {
+                    let inner = f.extract(value);
+                    let set = set_in_form(isa, &f.ty, inner, number, generation, depth + 1);
+                    if set != inner || number == 0 {
+                        return f.insert(value, set);
+                    }
+                }
+            }
+        }
+    }
+    value
 }
 
 /// Does the operand field's value in `word` name something other than a

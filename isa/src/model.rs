@@ -474,6 +474,9 @@ pub struct Isa {
     pub latency: Latency,
     /// Register files, in source order.
     pub regfiles: Vec<Regfile>,
+    /// `idiom`s, in source order (the first whose range holds a
+    /// generation answers for it).
+    pub idioms: Vec<Idiom>,
     pub meta_keys: Vec<MetaKey>,
     pub field_meta_keys: Vec<MetaKey>,
     /// The `\t; ` note names `assert` bits that differ too (`notes
@@ -487,7 +490,28 @@ pub struct Isa {
     pub semantics: crate::semantics::Semantics,
 }
 
+/// `idiom NAME "TEXT" [gen RANGE];`: the instruction a compiler builds
+/// for the purpose `NAME` (an exchange of two registers, a bitwise xor),
+/// as assembly text whose register operands the compiler replaces.
+#[derive(Clone, Debug)]
+pub struct Idiom {
+    pub name: String,
+    pub doc: String,
+    pub text: String,
+    pub generation: GenRange,
+    /// Where the text is, for diagnostics.
+    pub span: Span,
+}
+
 impl Isa {
+    /// The idiom `name` at `generation`: the first declared one whose
+    /// range holds it.
+    pub fn idiom(&self, name: &str, generation: u32) -> Option<&Idiom> {
+        self.idioms
+            .iter()
+            .find(|i| i.name == name && i.generation.contains(generation))
+    }
+
     /// The `NAME == N` conjuncts of a `when` condition (through `&&` and
     /// named expressions without parameters): what must hold for the
     /// `when` to be active. Both assemblers fix those bits for a variant

@@ -50,7 +50,7 @@ fn rule_name(rule: &Rule) -> &'static str {
         Rule::lbrace => "`{`",
         Rule::rbrace => "`}`",
         Rule::item => {
-            "a declaration (`isa`, `import`, `enum`, `expr`, `encoding`, `latency`, `regfile`)"
+            "a declaration (`isa`, `import`, `enum`, `expr`, `encoding`, `latency`, `regfile`, `idiom`)"
         }
         Rule::regfile_item => {
             "a register file item (`kind`, `unit`, `count`, `inside`, `occupancy`, `prefix`)"
@@ -224,6 +224,18 @@ impl Cx<'_> {
             Rule::encoding => Item::Encoding(self.encoding(doc, d)?),
             Rule::latency => Item::Latency(self.latency(d)?),
             Rule::regfile => Item::Regfile(self.regfile(doc, d)?),
+            Rule::idiom => {
+                let mut i = d.into_inner().filter(keep);
+                let name = self.name(i.next().expect("idiom name"));
+                let text = self.string(i.next().expect("idiom text"))?;
+                let generation = i.next().map(|g| self.gen_range(g)).transpose()?;
+                Item::Idiom(IdiomDecl {
+                    doc,
+                    name,
+                    text,
+                    generation,
+                })
+            }
             Rule::machine_decl => Item::Machine(self.machine_decl(d)?),
             Rule::semantics_decl => Item::Semantics(self.semantics_decl(doc, d)?),
             r => unreachable!("grammar: unexpected item {r:?}"),

@@ -347,3 +347,23 @@ fn io_effects_take_known_keywords_operand_groups_and_integer_values() {
         "argument 5 of `load` is a scalar integer, this is f32",
     );
 }
+
+#[test]
+fn an_idiom_that_does_not_assemble() {
+    expect(
+        "idiom.isa",
+        12,
+        17,
+        "idiom `exchange` does not assemble at v1: column 1: expected `add r`, found `swap`",
+    );
+}
+
+#[test]
+fn an_idiom_outside_every_generation() {
+    expect(
+        "idiom_gen.isa",
+        10,
+        13,
+        "idiom `later` covers no declared generation",
+    );
+}

@@ -131,6 +131,7 @@ pub mod fuzzing;
 pub mod group;
 pub mod legalise;
 pub mod link;
+pub mod lower_swap;
 pub mod manager;
 pub mod ra;
 pub mod sched;

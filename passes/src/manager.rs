@@ -36,6 +36,8 @@ pub enum PassError {
 pub enum PassFailure {
     #[error(transparent)]
     Ra(#[from] crate::ra::RaError),
+    #[error(transparent)]
+    LowerSwap(#[from] crate::lower_swap::LowerSwapError),
 }
 
 /// A transformation of a shader. Passes work on any vocabulary, asking it
@@ -123,6 +125,11 @@ impl<O: Opcode> Registry<O> {
             "ra",
             "SSA register allocation with live-range splitting and spilling",
             |t| Box::new(crate::ra::Ra::new(t)),
+        );
+        self.register_target_pass(
+            "lower-swap",
+            "post-RA: swaps become the target's exchange (or three xors)",
+            |t| Box::new(crate::lower_swap::LowerSwap::new(t)),
         );
         self.register_target_pass(
             "legalise",

@@ -118,6 +118,21 @@ pub struct OperandForms {
     pub relative: bool,
 }
 
+/// What a target exchanges two registers with (see [`TargetFacts::swap`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Exchange<O> {
+    /// One instruction that writes each of its two sources to the
+    /// register of the other: its sources, in order, are the swap's
+    /// operands and its destinations, in order, the swap's results (ir3's
+    /// `swz`). The `swap` stays in the IR and emission encodes it with
+    /// this opcode.
+    Instruction(O),
+    /// A bitwise exclusive or of two operands whose result takes its first
+    /// operand's register; three of them exchange two registers (`x ^= y;
+    /// y ^= x; x ^= y`). The `lower-swap` pass rewrites each `swap` so.
+    Xor(O),
+}
+
 /// A scratch-memory location for a spilled value.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub struct SpillSlot {
@@ -199,12 +214,11 @@ pub trait TargetFacts<O: Opcode> {
     /// register of the same class (the result).
     fn copy(&self, ty: Type) -> O;
 
-    /// The opcode exchanging two scalars of type `ty` in place, if the
-    /// target has one: what the target lowers the IR's two-result `swap`
-    /// (which register allocation breaks copy cycles with) to. Without one
-    /// the target lowers `swap` to a sequence (three xors, or copies through
-    /// a free register).
-    fn swap(&self, ty: Type) -> Option<O>;
+    /// How the target exchanges the registers of two scalars of type `ty`:
+    /// what the IR's two-result `swap` (which register allocation breaks
+    /// copy cycles with) becomes. `None`: the target has no way, and the
+    /// `lower-swap` pass fails with `unsupported:`.
+    fn swap(&self, ty: Type) -> Option<Exchange<O>>;
 
     /// The opcode storing operand 0 (of type `ty`) to `slot`; no result.
     /// With a [`TargetFacts::spill_base`], operand 0 is the base and

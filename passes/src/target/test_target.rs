@@ -206,7 +206,8 @@ impl TargetFacts<GenericOp> for TestTarget {
         }
     }
 
-    fn swap(&self, _ty: Type) -> Option<GenericOp> {
+    /// None: the reference interpreter runs the IR's `swap` as it is.
+    fn swap(&self, _ty: Type) -> Option<super::Exchange<GenericOp>> {
         None
     }
 

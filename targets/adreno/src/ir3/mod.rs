@@ -26,6 +26,7 @@ pub mod fuzzing;
 pub mod generated;
 mod gpu;
 pub mod oracle;
+pub mod run;
 pub mod sim;
 mod source;
 mod spec;

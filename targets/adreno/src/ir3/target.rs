@@ -29,7 +29,8 @@ use lathe_ir::{Op, Type};
 use lathe_isa::machine::MachineSpec;
 use lathe_isa::model::RegfileKind;
 use lathe_passes::target::{
-    FileId, FileKind, OperandForms, PhysReg, RegClass, RegisterFile, SpillSlot, TargetFacts,
+    Exchange, FileId, FileKind, OperandForms, PhysReg, RegClass, RegisterFile, SpillSlot,
+    TargetFacts,
 };
 
 use super::generated::{MachineOp, Spec};
@@ -193,6 +194,18 @@ impl Ir3Target {
         self.assembled(&text)
     }
 
+    /// The generation number the spec's tables are read at (Mesa's
+    /// `gpu_id`: 600 for a6xx).
+    pub fn generation_id(&self) -> u32 {
+        self.generation
+    }
+
+    /// The spec's idiom `name` at this generation (registers cleared).
+    pub fn idiom(&self, name: &str) -> Option<MachineOp> {
+        let idiom = Spec::isa().idiom(name, self.generation)?;
+        Some(self.assembled(&idiom.text))
+    }
+
     /// The machine op of one line of assembly (registers cleared).
     fn assembled(&self, text: &str) -> MachineOp {
         let word = super::assemble(text, self.model.generation())
@@ -319,10 +332,14 @@ impl TargetFacts<MachineOp> for Ir3Target {
         self.typed("mov-gpr", &["src_type", "dst_type"], ty)
     }
 
-    /// No swap: `swz` writes two registers, which machine IR models as one
-    /// vector result; copy cycles go through a free register.
-    fn swap(&self, _ty: Type) -> Option<MachineOp> {
-        None
+    /// The spec's `exchange16`/`exchange32` idiom (`swz`, a5xx on), else
+    /// its `xor16`/`xor32` (three `xor.b`), by the value's width.
+    fn swap(&self, ty: Type) -> Option<Exchange<MachineOp>> {
+        let bits = if ty.scalar.bits() <= 16 { 16 } else { 32 };
+        match self.idiom(&format!("exchange{bits}")) {
+            Some(op) => Some(Exchange::Instruction(op)),
+            None => self.idiom(&format!("xor{bits}")).map(Exchange::Xor),
+        }
     }
 
     fn scratch_reach(&self) -> u32 {

@@ -29,6 +29,7 @@ pub mod fuzzing;
 mod metadata;
 mod model;
 pub mod oracle;
+pub mod run;
 pub mod sim;
 mod source;
 pub mod target;

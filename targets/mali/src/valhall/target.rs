@@ -34,7 +34,8 @@ use lathe_isa::ast::MetaValue;
 use lathe_isa::machine::MachineSpec;
 use lathe_isa::model::RegfileKind;
 use lathe_passes::target::{
-    FileId, FileKind, OperandForms, PhysReg, RegClass, RegisterFile, SpillSlot, TargetFacts,
+    Exchange, FileId, FileKind, OperandForms, PhysReg, RegClass, RegisterFile, SpillSlot,
+    TargetFacts,
 };
 
 use super::MaliModel;
@@ -164,6 +165,20 @@ impl ValhallTarget {
             .unwrap_or_else(|| unreachable!("`{text}` decodes as it assembled"))
     }
 
+    /// The generation number the spec's tables are read at (9, 10).
+    pub fn generation_id(&self) -> u32 {
+        self.generation
+    }
+
+    /// The spec's idiom `name` at this model's generation (registers
+    /// cleared).
+    pub fn idiom(&self, name: &str) -> Option<MachineOp> {
+        let idiom = Spec::isa().idiom(name, self.generation)?;
+        let word = super::assemble(&idiom.text, self.model.arch())
+            .unwrap_or_else(|e| unreachable!("the checker assembled `{}`: {e}", idiom.text));
+        MachineOp::from_word(word, self.generation)
+    }
+
     fn named(name: &str) -> MachineOp {
         MachineOp::named(name).unwrap_or_else(|| unreachable!("the Valhall spec has `{name}`"))
     }
@@ -246,10 +261,14 @@ impl TargetFacts<MachineOp> for ValhallTarget {
         Self::named("MOV.i32")
     }
 
-    /// No register exchange instruction: copy cycles go through a free
-    /// register.
-    fn swap(&self, _ty: Type) -> Option<MachineOp> {
-        None
+    /// Every value takes a whole 32-bit register: the spec's
+    /// `exchange32` idiom if it has one, else `xor32` (three
+    /// `LSHIFT_XOR.i32`; Valhall has no register exchange).
+    fn swap(&self, _ty: Type) -> Option<Exchange<MachineOp>> {
+        match self.idiom("exchange32") {
+            Some(op) => Some(Exchange::Instruction(op)),
+            None => self.idiom("xor32").map(Exchange::Xor),
+        }
     }
 
     fn scratch_reach(&self) -> u32 {
