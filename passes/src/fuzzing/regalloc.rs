@@ -524,7 +524,8 @@ impl<O: Opcode, T: TargetFacts<O> + ?Sized> TargetFacts<GenericOp> for RegisterM
         }
     }
 
-    fn swap(&self, _ty: Type) -> Option<GenericOp> {
+    /// None: the reference interpreter runs the IR's `swap` as it is.
+    fn swap(&self, _ty: Type) -> Option<crate::target::Exchange<GenericOp>> {
         None
     }
 
