@@ -458,10 +458,19 @@ impl<'a> Leaf<'a> {
                         self.body.push(s);
                     }
                 }
-                Stmt::Write { dst, value } => {
+                Stmt::Write { dst, index, value } => {
                     self.operand(&dst.node);
-                    if !self.writes.contains(&dst.node) {
-                        self.writes.push(dst.node.clone());
+                    match index {
+                        // Members 0..=K of a group are stamped as written.
+                        Some(k) => self.group_writes.push((
+                            dst.node.clone(),
+                            GroupCount::Next,
+                            Some(upto(k)),
+                        )),
+                        None if !self.writes.contains(&dst.node) => {
+                            self.writes.push(dst.node.clone())
+                        }
+                        None => {}
                     }
                     self.scan_value(value);
                     if top {
@@ -526,6 +535,11 @@ impl<'a> Leaf<'a> {
             SExprKind::RegRead { file, index, .. } => {
                 self.reg_reads.push((file.node.clone(), index.clone()))
             }
+            SExprKind::Member { field, index, .. } => {
+                self.operand(&field.node);
+                self.group_reads
+                    .push((field.node.clone(), GroupCount::Next, Some(upto(index))));
+            }
             SExprKind::Call(name, args) => {
                 self.cross_lane |= matches!(name.node.as_str(), "shuffle" | "ballot");
                 for a in args {
@@ -545,6 +559,22 @@ impl<'a> Leaf<'a> {
             }
             _ => {}
         }
+    }
+}
+
+/// `K + 1`: the members 0..=K of a group.
+fn upto(k: &Expr) -> Expr {
+    let one = Expr {
+        kind: crate::expr::ExprKind::Int(1),
+        span: k.span,
+    };
+    Expr {
+        kind: crate::expr::ExprKind::Binary(
+            crate::expr::BinOp::Add,
+            Box::new(k.clone()),
+            Box::new(one),
+        ),
+        span: k.span,
     }
 }
 
@@ -578,6 +608,20 @@ fn value(
             let i = scope.expr(index);
             (
                 quote! { m.read_reg::<#tt>(#f as usize, #half, #i, lane, pc)? },
+                t,
+            )
+        }
+        SExprKind::Member {
+            field,
+            index,
+            ty: t,
+        } => {
+            let t = ty(&t.node);
+            let tt = ty_tokens(t);
+            let op = op_ident(&field.node);
+            let k = scope.expr(index);
+            (
+                quote! { m.read::<#tt>(&m.group_member(&#op, (#k) as u32, pc)?, rep, lane, pc)? },
                 t,
             )
         }
@@ -781,11 +825,25 @@ fn lane_stmts(
                 let tt = ty_tokens(t);
                 quote! { let #id: #tt = #code; }
             }
-            Stmt::Write { dst, value: v } => {
+            Stmt::Write {
+                dst,
+                index,
+                value: v,
+            } => {
                 let (code, t) = value(scope, types, locals, v);
                 let tt = ty_tokens(t);
                 let op = op_ident(&dst.node);
-                quote! { m.write::<#tt>(&#op, rep, lane, pc, #code)?; }
+                match index {
+                    Some(k) => {
+                        let k = scope.expr(k);
+                        quote! {{
+                            let v: #tt = #code;
+                            let o = m.group_member(&#op, (#k) as u32, pc)?;
+                            m.write::<#tt>(&o, rep, lane, pc, v)?;
+                        }}
+                    }
+                    None => quote! { m.write::<#tt>(&#op, rep, lane, pc, #code)?; },
+                }
             }
             Stmt::Effect { name, args, .. } => {
                 let vals: Vec<TokenStream> = args
@@ -817,6 +875,9 @@ fn lane_stmts(
                         return Err(::lathe_isa::sim::SimError::Operand { pc, message: "unsupported: the simulator does not model this form".into() });
                     },
                     (io, _) if io_effect(io).is_some() => io_call(io, args, &vals),
+                    ("undocumented", []) => quote! {
+                        return Err(::lathe_isa::sim::SimError::Operand { pc, message: "undocumented: no public source says what this instruction computes".into() });
+                    },
                     ("undefined", []) => quote! {
                         return Err(::lathe_isa::sim::SimError::Operand { pc, message: "undefined: a reserved modifier value".into() });
                     },
@@ -907,6 +968,12 @@ fn io_call(name: &str, args: &[SArg], vals: &[TokenStream]) -> TokenStream {
             let (t, s) = (value(7), value(8));
             quote! { m.io_texture(#sim::TexOp::ALL[#op], #g, #mask, #coords, #extra, #t, #s, rep, lane, pc)?; }
         }
+        "message" => {
+            let kind = kw(0);
+            let (dst, src) = (optional(1, stat(2)), optional(3, stat(4)));
+            let (a, b, c) = (value(5), value(6), value(7));
+            quote! { m.io_message(#sim::MsgKind::ALL[#kind], #dst, #src, #a, #b, #c, rep, lane, pc)?; }
+        }
         "barrier" => quote! { m.io_barrier(lane, pc)?; },
         "emit" => quote! { m.io_emit(lane, pc)?; },
         "cut" => quote! { m.io_cut(lane, pc)?; },
@@ -949,6 +1016,7 @@ fn used_aliases(body: &[&Stmt], aliases: &[Alias]) -> Vec<usize> {
         match &v.kind {
             SExprKind::Read { ty, .. }
             | SExprKind::RegRead { ty, .. }
+            | SExprKind::Member { ty, .. }
             | SExprKind::Lit { ty, .. } => {
                 out.push(' ');
                 out.push_str(&ty.node);

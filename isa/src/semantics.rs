@@ -162,8 +162,13 @@ pub enum Stmt {
         args: Vec<SArg>,
         span: Span,
     },
-    /// `FIELD = VALUE;` — write an operand.
-    Write { dst: Name, value: SExpr },
+    /// `FIELD = VALUE;` — write an operand; `FIELD[K] = VALUE;` writes
+    /// register `K` (a field expression) of the group starting at it.
+    Write {
+        dst: Name,
+        index: Option<Expr>,
+        value: SExpr,
+    },
 }
 
 /// A typed value expression (per thread).
@@ -183,6 +188,14 @@ pub enum SExprKind {
     /// `FILE[INDEX] as T`: read a register named by a field expression.
     RegRead {
         file: Name,
+        index: Expr,
+        ty: Name,
+    },
+    /// `FIELD[K] as T`: read register `K` (a field expression) of the
+    /// group starting at an operand, after its modifiers (written like a
+    /// register read; [`resolve`] tells them apart by the name).
+    Member {
+        field: Name,
         index: Expr,
         ty: Name,
     },
@@ -705,6 +718,12 @@ pub const EFFECTS: &[(&str, usize, usize, &str)] = &[
         0,
         "undefined(): the word asks for what the documentation leaves undefined (a reserved modifier value); the simulator stops with an error",
     ),
+    (
+        "undocumented",
+        0,
+        0,
+        "undocumented(): no public source says what the instruction computes (the vendor's tools name it, Mesa never emits it); the simulator stops with `undocumented:`; the block's doc comment says what is known",
+    ),
 ];
 
 /// Keyword sets of the I/O effects (the run-time enums of
@@ -715,16 +734,18 @@ pub enum Keywords {
     Atomic,
     Texture,
     Interp,
+    Message,
 }
 
 impl Keywords {
     pub fn names(self) -> Vec<&'static str> {
-        use crate::sim_io::{AtomicOp, INTERP_MODES, Space, TexOp};
+        use crate::sim_io::{AtomicOp, INTERP_MODES, MsgKind, Space, TexOp};
         match self {
             Keywords::Space => Space::ALL.iter().map(|s| s.name()).collect(),
             Keywords::Atomic => AtomicOp::ALL.iter().map(|s| s.name()).collect(),
             Keywords::Texture => TexOp::ALL.iter().map(|s| s.name()).collect(),
             Keywords::Interp => INTERP_MODES.to_vec(),
+            Keywords::Message => MsgKind::ALL.iter().map(|s| s.name()).collect(),
         }
     }
     /// The index of `name` in the run-time enum's `ALL`.
@@ -838,6 +859,20 @@ pub const IO_EFFECTS: &[(&str, &[IoArg], &str)] = {
             "cut(): the thread ends the primitive (geometry shaders)",
         ),
         (
+            "message",
+            &[
+                Keyword(Keywords::Message),
+                Out(Next),
+                Static,
+                In(Next),
+                Static,
+                Value,
+                Value,
+                Value,
+            ],
+            "message(KIND, DST, [N], SRC, [M], A, B, C): a message to a fixed-function unit: M registers from SRC go out, N registers from DST come back (either group may be `none`); KIND is attribute (A index, B vertex, C instance), atest (A coverage, B alpha as f32 bits, C the ATEST datum) or blend (A render target, B coverage; SRC the colour)",
+        ),
+        (
             "output",
             &[In(Next), Static, Value],
             "output(SRC, [COUNT], TARGET): COUNT registers from SRC as components 0, 1, … of output TARGET",
@@ -883,6 +918,16 @@ impl Semantics {
         self.chain(isa, enc)
             .iter()
             .any(|b| b.enc != isa.root && body_acts(&b.body))
+    }
+}
+
+impl Semantics {
+    /// Whether the instruction `enc` is declared `undocumented` (its
+    /// simulation stops; the block's doc comment says why).
+    pub fn undocumented(&self, isa: &Isa, enc: EncId) -> bool {
+        self.chain(isa, enc)
+            .iter()
+            .any(|b| body_has(&b.body, "undocumented"))
     }
 }
 
@@ -996,7 +1041,8 @@ pub fn resolve(
         sync_key,
         blocks: Vec::new(),
     };
-    for d in decls {
+    for mut d in decls {
+        members(&sem, &mut d.body);
         match isa.encoding(&d.enc.node) {
             Some(enc) => sem.blocks.push(SemBlock {
                 enc,
@@ -1027,6 +1073,16 @@ pub fn resolve(
         }
         for b in &sem.blocks {
             let enc = &isa.encodings[b.enc];
+            if b.doc.trim().is_empty() && body_has(&b.body, "undocumented") {
+                err(
+                    &mut errors,
+                    b.span,
+                    format!(
+                        "`{}` is declared undocumented: say in a `///` comment what is known and why the behaviour is not",
+                        enc.name
+                    ),
+                );
+            }
             let instruction = enc.root == isa.root;
             if instruction && enc.is_leaf() && !body_acts(&b.body) {
                 err(
@@ -1047,6 +1103,55 @@ pub fn resolve(
     } else {
         Err(Diagnostics(errors))
     }
+}
+
+/// Turns `NAME[K] as T` where `NAME` is no register file into a read of
+/// member `K` of the operand group `NAME` (the parser cannot tell them
+/// apart).
+fn members(sem: &Semantics, body: &mut [Stmt]) {
+    fn value(sem: &Semantics, v: &mut SExpr) {
+        match &mut v.kind {
+            SExprKind::RegRead { file, index, ty } if sem.file(&file.node).is_none() => {
+                v.kind = SExprKind::Member {
+                    field: file.clone(),
+                    index: index.clone(),
+                    ty: ty.clone(),
+                };
+            }
+            SExprKind::Call(_, args) => args.iter_mut().for_each(|a| {
+                if let SArg::Value(x) = a {
+                    value(sem, x)
+                }
+            }),
+            SExprKind::Select(a, b, c) => [a, b, c].into_iter().for_each(|x| value(sem, x)),
+            SExprKind::Static(_, a, b) => [a, b].into_iter().for_each(|x| value(sem, x)),
+            _ => {}
+        }
+    }
+    for s in body {
+        match s {
+            Stmt::If { then, els, .. } => {
+                members(sem, then);
+                members(sem, els);
+            }
+            Stmt::Let { value: v, .. } | Stmt::Write { value: v, .. } => value(sem, v),
+            Stmt::Effect { args, .. } => args.iter_mut().for_each(|a| {
+                if let SArg::Value(x) = a {
+                    value(sem, x)
+                }
+            }),
+            _ => {}
+        }
+    }
+}
+
+/// Whether a body (or a branch of it) has the effect `name`.
+pub fn body_has(body: &[Stmt], name: &str) -> bool {
+    body.iter().any(|s| match s {
+        Stmt::Effect { name: n, .. } => n.node == name,
+        Stmt::If { then, els, .. } => body_has(then, name) || body_has(els, name),
+        _ => false,
+    })
 }
 
 /// Type checker for one leaf (its chain's blocks, in order).
@@ -1323,8 +1428,11 @@ impl<'a> Checker<'a> {
                     }
                     self.args(args, nv, ns, *span, &name.node, Some(Ty::Bool));
                 }
-                Stmt::Write { dst, value } => {
+                Stmt::Write { dst, index, value } => {
                     self.operand(dst);
+                    if let Some(i) = index {
+                        self.expr(i);
+                    }
                     if let Some(t) = self.value(value) {
                         if t == TyRef::Concrete(Ty::Bool) {
                             self.err(
@@ -1385,6 +1493,7 @@ impl<'a> Checker<'a> {
                     }
                 }
                 (IoArg::In(_), _, Some(n)) if n.node == "none" => {}
+                (IoArg::Out(_), _, Some(n)) if n.node == "none" && name == "message" => {}
                 (IoArg::Out(_) | IoArg::In(_), _, Some(n)) => {
                     self.operand(n);
                 }
@@ -1481,6 +1590,23 @@ impl<'a> Checker<'a> {
                 }
                 self.expr(index);
                 self.ty(ty)
+            }
+            SExprKind::Member { field, index, ty } => {
+                let t = self.ty(ty);
+                if self.item_type(&field.node).is_none() {
+                    let leaf = self.isa.encodings[self.leaf].name.clone();
+                    self.err(
+                        field.span,
+                        format!(
+                            "`{}[…]`: no register file and no operand of `{leaf}` has that name",
+                            field.node
+                        ),
+                    );
+                    return t;
+                }
+                self.operand(field);
+                self.expr(index);
+                t
             }
             SExprKind::Lit { text, ty } => {
                 let t = self.ty(ty)?;

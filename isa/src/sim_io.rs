@@ -73,6 +73,37 @@ pub enum Interp {
     /// Interpolated at barycentric coordinates (i, j): the harness
     /// defines the plane (see [`Harness::varyings`]).
     Barycentric { i: f32, j: f32 },
+    /// Interpolated at the thread's own sample position, which the
+    /// hardware keeps (Valhall's varying loads name no coordinates): the
+    /// I/O side knows it ([`Harness::positions`]).
+    Implicit,
+}
+
+/// Messages to fixed-function units that are neither memory, varyings
+/// nor textures (the `message` effect).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MsgKind {
+    /// Vertex attribute `a` for vertex `b`, instance `c`: up to four
+    /// components (attribute descriptors are the I/O side's).
+    Attribute,
+    /// Alpha test: the new coverage mask for coverage `a`, alpha `b` (f32
+    /// bits) and the ATEST datum `c` (the I/O side's alpha state).
+    Atest,
+    /// Fixed-function blending of the colour read from the input group
+    /// into render target `a` under coverage `b`.
+    Blend,
+}
+
+impl MsgKind {
+    pub const ALL: [MsgKind; 3] = [MsgKind::Attribute, MsgKind::Atest, MsgKind::Blend];
+    /// The keyword of the semantics language.
+    pub fn name(self) -> &'static str {
+        match self {
+            MsgKind::Attribute => "attribute",
+            MsgKind::Atest => "atest",
+            MsgKind::Blend => "blend",
+        }
+    }
 }
 
 /// Read-modify-write operations; the result register gets the old value.
@@ -306,6 +337,49 @@ pub trait GpuIo: std::any::Any + fmt::Debug {
         let _ = (lane, target, comp, bits);
         Err(IoError::unsupported("outputs"))
     }
+    /// The four components of attribute `index` for `vertex` / `instance`.
+    fn attribute(
+        &mut self,
+        lane: usize,
+        index: u32,
+        vertex: u32,
+        instance: u32,
+    ) -> Result<[u32; 4], IoError> {
+        let _ = (lane, index, vertex, instance);
+        Err(IoError::unsupported("vertex attributes"))
+    }
+    /// Alpha test: the coverage mask after testing `alpha` (`datum` is
+    /// the driver's ATEST parameter).
+    fn atest(
+        &mut self,
+        lane: usize,
+        coverage: u32,
+        alpha: f32,
+        datum: u32,
+    ) -> Result<u32, IoError> {
+        let _ = (lane, coverage, alpha, datum);
+        Err(IoError::unsupported("alpha testing"))
+    }
+    /// Fixed-function blending of `rgba` (register bits) into render
+    /// target `target` for the samples of `coverage`.
+    fn blend(
+        &mut self,
+        lane: usize,
+        target: u32,
+        coverage: u32,
+        rgba: &[u32],
+    ) -> Result<(), IoError> {
+        let _ = (lane, target, coverage, rgba);
+        Err(IoError::unsupported("blending"))
+    }
+}
+
+/// A vertex attribute of the [`Harness`]: one element (four 32-bit
+/// components) per vertex, or per instance.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Attribute {
+    pub per_instance: bool,
+    pub elements: Vec<[u32; 4]>,
 }
 
 /// A texture of the [`Harness`]: one level of RGBA f32 texels, row-major.
@@ -351,6 +425,17 @@ pub struct Harness {
     /// Per lane, the vertex count of each primitive ended so far, then
     /// of the open one.
     pub primitives: BTreeMap<usize, Vec<u32>>,
+    /// Per lane, the barycentric (i, j) of the thread's sample position
+    /// for [`Interp::Implicit`] (a missing lane is at (0, 0)).
+    pub positions: BTreeMap<usize, (f32, f32)>,
+    /// Vertex attributes by index.
+    pub attributes: BTreeMap<u32, Attribute>,
+    /// Alpha test reference: ATEST keeps the coverage where alpha >= it
+    /// and clears it elsewhere (NaN fails); `None` passes everything.
+    pub alpha_ref: Option<f32>,
+    /// Coverage masks of every blend, `(lane, target)` → coverage; the
+    /// colour of a covered blend lands in [`Harness::outputs`].
+    pub blends: BTreeMap<(usize, u32), u32>,
 }
 
 impl Harness {
@@ -435,7 +520,7 @@ impl GpuIo for Harness {
         self.store(lane, at, op.apply(old, data, compare))?;
         Ok(old)
     }
-    fn varying(&mut self, _lane: usize, slot: u32, interp: Interp) -> Result<u32, IoError> {
+    fn varying(&mut self, lane: usize, slot: u32, interp: Interp) -> Result<u32, IoError> {
         if let (Interp::Flat, Some(b)) = (interp, self.flat_bits.get(&slot)) {
             return Ok(*b);
         }
@@ -443,10 +528,59 @@ impl GpuIo for Harness {
             .varyings
             .get(slot as usize)
             .ok_or_else(|| IoError(format!("varying slot {slot} is not set")))?;
-        Ok(match interp {
-            Interp::Flat => p0.to_bits(),
-            Interp::Barycentric { i, j } => (p0 + i * (p1 - p0) + j * (p2 - p0)).to_bits(),
+        let (i, j) = match interp {
+            Interp::Flat => return Ok(p0.to_bits()),
+            Interp::Barycentric { i, j } => (i, j),
+            Interp::Implicit => self.positions.get(&lane).copied().unwrap_or((0.0, 0.0)),
+        };
+        Ok((p0 + i * (p1 - p0) + j * (p2 - p0)).to_bits())
+    }
+    fn attribute(
+        &mut self,
+        _lane: usize,
+        index: u32,
+        vertex: u32,
+        instance: u32,
+    ) -> Result<[u32; 4], IoError> {
+        let a = self
+            .attributes
+            .get(&index)
+            .ok_or_else(|| IoError(format!("attribute {index} is not set")))?;
+        let element = if a.per_instance { instance } else { vertex };
+        a.elements.get(element as usize).copied().ok_or_else(|| {
+            IoError(format!(
+                "attribute {index} has no element {element} ({} given)",
+                a.elements.len()
+            ))
         })
+    }
+    fn atest(
+        &mut self,
+        _lane: usize,
+        coverage: u32,
+        alpha: f32,
+        _datum: u32,
+    ) -> Result<u32, IoError> {
+        // NaN compares with nothing, so it fails like a smaller alpha.
+        let passes = self
+            .alpha_ref
+            .is_none_or(|r| alpha.partial_cmp(&r).is_some_and(|o| o.is_ge()));
+        Ok(if passes { coverage } else { 0 })
+    }
+    fn blend(
+        &mut self,
+        lane: usize,
+        target: u32,
+        coverage: u32,
+        rgba: &[u32],
+    ) -> Result<(), IoError> {
+        self.blends.insert((lane, target), coverage);
+        if coverage != 0 {
+            for (c, bits) in rgba.iter().enumerate() {
+                self.outputs.insert((lane, target, c as u32), *bits);
+            }
+        }
+        Ok(())
     }
     fn texture(&mut self, _lane: usize, req: &TexRequest) -> Result<[u32; 4], IoError> {
         let t = self
@@ -541,7 +675,9 @@ impl Machine {
         SimError::Io { pc, message: e.0 }
     }
 
-    fn group_member(&self, op: &Operand, k: u32, pc: usize) -> Result<Operand, SimError> {
+    /// Member `k` of the register group that starts at `op` (the operand
+    /// `k` registers further, same modifiers).
+    pub fn group_member(&self, op: &Operand, k: u32, pc: usize) -> Result<Operand, SimError> {
         member(op, k).ok_or_else(|| SimError::Operand {
             pc,
             message: "a register group starts at an immediate".into(),
@@ -703,7 +839,8 @@ impl Machine {
     }
 
     /// `varying(MODE, DST, [COUNT], SLOT, IJ)` for one lane: IJ (two f32
-    /// components) is read only for barycentric interpolation. An
+    /// components) is read only for barycentric interpolation, which is at
+    /// the thread's own position when IJ is `none`. An
     /// interpolated value written to a half register is rounded to f16.
     #[allow(clippy::too_many_arguments)]
     pub fn io_varying(
@@ -718,6 +855,7 @@ impl Machine {
         pc: usize,
     ) -> Result<(), SimError> {
         let interp = match (barycentric, ij) {
+            (true, None) => Interp::Implicit,
             (true, Some(ij)) => {
                 let coord = |k| -> Result<f32, SimError> {
                     let b = self.group_get(ij, k, rep, lane, pc)?;
@@ -838,6 +976,50 @@ impl Machine {
             self.io
                 .output(lane, target as u32, k, bits)
                 .map_err(|e| Machine::io_err(pc, e))?;
+        }
+        Ok(())
+    }
+
+    /// `message(KIND, DST, [N], SRC, [M], A, B, C)` for one lane: the
+    /// values of the `M` registers from SRC go out, up to `N` result
+    /// registers from DST come back (see [`MsgKind`] for A, B, C).
+    #[allow(clippy::too_many_arguments)]
+    pub fn io_message(
+        &mut self,
+        kind: MsgKind,
+        dst: Option<(&Operand, u32)>,
+        src: Option<(&Operand, u32)>,
+        a: u64,
+        b: u64,
+        c: u64,
+        rep: u32,
+        lane: usize,
+        pc: usize,
+    ) -> Result<(), SimError> {
+        let data = match src {
+            Some((o, n)) => (0..n)
+                .map(|k| self.group_get(o, k, rep, lane, pc))
+                .collect::<Result<Vec<u32>, SimError>>()?,
+            None => Vec::new(),
+        };
+        let (a32, b32, c32) = (a as u32, b as u32, c as u32);
+        let out: Vec<u32> = match kind {
+            MsgKind::Attribute => self.io.attribute(lane, a32, b32, c32).map(|v| v.to_vec()),
+            MsgKind::Atest => self
+                .io
+                .atest(lane, a32, f32::from_bits(b32), c32)
+                .map(|v| vec![v]),
+            MsgKind::Blend => self.io.blend(lane, a32, b32, &data).map(|()| Vec::new()),
+        }
+        .map_err(|e| Machine::io_err(pc, e))?;
+        if let Some((o, n)) = dst {
+            for k in 0..n {
+                let bits = out.get(k as usize).copied().ok_or_else(|| SimError::Io {
+                    pc,
+                    message: format!("{} gave {} values, {n} wanted", kind.name(), out.len()),
+                })?;
+                self.group_set(o, k, rep, lane, pc, bits)?;
+            }
         }
         Ok(())
     }

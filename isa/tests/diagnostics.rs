@@ -367,3 +367,33 @@ fn an_idiom_outside_every_generation() {
         "idiom `later` covers no declared generation",
     );
 }
+
+#[test]
+fn semantics_reading_a_member_of_no_operand() {
+    expect(
+        "sem_member_unknown.isa",
+        28,
+        24,
+        "`Q[…]`: no register file and no operand of `add` has that name",
+    );
+}
+
+#[test]
+fn semantics_writing_a_member_at_an_unknown_index() {
+    expect(
+        "sem_member_index_unknown.isa",
+        28,
+        19,
+        "unknown name `K` (no field, derived value or param of `add`)",
+    );
+}
+
+#[test]
+fn semantics_declaring_undocumented_without_saying_why() {
+    expect(
+        "sem_undocumented_without_doc.isa",
+        28,
+        1,
+        "`add` is declared undocumented: say in a `///` comment what is known and why the behaviour is not",
+    );
+}

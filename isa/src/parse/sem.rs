@@ -141,9 +141,18 @@ impl Cx<'_> {
             }
             Rule::sem_write => {
                 let dst = self.name(it.next().expect("write target"));
+                let mut next = it.next().expect("write value");
+                let index = if next.as_rule() == Rule::expr {
+                    let i = self.expr(next)?;
+                    next = it.next().expect("write value");
+                    Some(i)
+                } else {
+                    None
+                };
                 Stmt::Write {
                     dst,
-                    value: self.sexpr(it.next().expect("write value"))?,
+                    index,
+                    value: self.sexpr(next)?,
                 }
             }
             r => unreachable!("grammar: semantics statement {r:?}"),
