@@ -305,7 +305,6 @@ struct Allocator<'s, 'a, O: Opcode, T: ?Sized> {
     /// First global unit of each file, and the units each may use.
     base: Vec<u32>,
     limit: Vec<u32>,
-    total_units: usize,
     info: Vec<Info>,
     /// Current state, indexed by original value.
     name: Vec<Value>,
@@ -343,6 +342,11 @@ struct Allocator<'s, 'a, O: Opcode, T: ?Sized> {
     /// instruction's operands, and those dying at it.
     operands: Vec<Value>,
     dead: Vec<Value>,
+    /// Per block: successors not entered yet (its exit snapshot is
+    /// dropped at 0), and predecessors not done yet (its entry snapshot is
+    /// emptied at 0).
+    succs_left: Vec<u32>,
+    preds_left: Vec<u32>,
     /// The register kept for the spill base (second run on targets that
     /// have one).
     spill_base: Option<SpillBase<O>>,
@@ -360,8 +364,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         options: RaOptions,
         keep_base: bool,
     ) -> Result<Self, RaError> {
-        prepare(s);
-        let cfg = Cfg::compute(s);
+        let cfg = prepare(s);
         let files = t.files();
         let mut base = Vec::with_capacity(files.len());
         let mut limit = Vec::with_capacity(files.len());
@@ -452,7 +455,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         let live = Liveness::compute(s, &cfg);
         for &b in cfg.rpo() {
             for v in live.live_in[b.index()].iter() {
-                if s.value_type(*v).is_vector() {
+                if info[v.index()].ty.is_vector() {
                     return Err(RaError::Unsupported(format!(
                         "a register group ({}) is live into block b{}: groups must die in \
                          the block that defines them, as moving one at a join would need a \
@@ -469,7 +472,6 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         Ok(Allocator {
             base,
             limit,
-            total_units: total as usize,
             info,
             name: (0..nv as u32).map(Value).collect(),
             unit: vec![None; nv],
@@ -499,6 +501,8 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             dead: Vec::new(),
             spill_base,
             needs_base: false,
+            succs_left: vec![0; nb],
+            preds_left: vec![0; nb],
             s,
             t,
         })
@@ -556,17 +560,14 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             });
         }
         self.remove_trivial_merges();
-        let mut used = vec![0u32; self.base.len()];
-        for (_, i) in self.s.insts_in_order() {
-            if let Some(r) = self.s.inst(i).result
-                && let Some(reg) = self.s.value_reg(r)
-            {
-                let units = self.info.get(r.index()).map_or(1, |x| x.units);
-                let f = reg.file as usize;
-                used[f] = used[f].max(reg.unit as u32 + units);
-            }
-        }
-        self.alloc.units_used = used;
+        // Every register given to a value went through `occupy` or a
+        // parking copy, both of which raise `high`.
+        self.alloc.units_used = self
+            .high
+            .iter()
+            .zip(&self.base)
+            .map(|(h, b)| h - b)
+            .collect();
         Ok(Outcome::Done(self.alloc))
     }
 
@@ -783,19 +784,36 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         // The state at the end, before the terminator (which has run its
         // operands already and defines nothing).
         let places = self.snapshot(&self.live.live_out[b.index()]);
+        // Leave the register file empty for the next block: what is still
+        // in a register is live out.
+        for p in &places {
+            if p.unit.is_some() {
+                self.release(p.value);
+            }
+        }
+        debug_assert!(self.owner.iter().all(Option::is_none));
         self.exit[b.index()] = Some(places);
         self.done[b.index()] = true;
         // Back edges: successors already entered need their copies now.
-        for s in self.cfg.succs(b).to_vec() {
-            if self.entry[s.index()].is_some() && self.is_join(s) {
+        let succs = distinct(self.cfg.succs(b));
+        let mut waiting = 0;
+        for &s in &succs {
+            if self.entry[s.index()].is_none() {
+                waiting += 1;
+            } else if self.is_join(s) {
                 self.fixup(b, s)?;
+                self.preds_left[s.index()] -= 1;
+                if self.preds_left[s.index()] == 0 {
+                    // Every predecessor has made its copies.
+                    self.entry[s.index()] = Some(Vec::new());
+                }
             }
         }
-        // Leave the register file empty for the next block.
-        for u in 0..self.total_units {
-            if let Some(v) = self.owner[u] {
-                self.release(v);
-            }
+        // Snapshots are dropped once nothing reads them, so the memory in
+        // use follows the live part of the program, not its size.
+        self.succs_left[b.index()] = waiting;
+        if waiting == 0 {
+            self.exit[b.index()] = None;
         }
         Ok(())
     }
@@ -834,9 +852,23 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
     /// Set up the state at the top of `b`: live-ins and phis placed.
     fn enter(&mut self, b: Block, insts: &[Inst], nu: &NextUses) -> Result<(), RaError> {
         let live_in = std::mem::take(&mut self.live.live_in[b.index()]);
-        let entered = self.enter_with(b, insts, nu, &live_in);
-        self.live.live_in[b.index()] = live_in;
-        entered
+        self.enter_with(b, insts, nu, &live_in)?;
+        let mut waiting = 0;
+        for p in distinct(self.cfg.preds(b)) {
+            if !self.done[p.index()] {
+                waiting += 1;
+                continue;
+            }
+            self.succs_left[p.index()] -= 1;
+            if self.succs_left[p.index()] == 0 {
+                self.exit[p.index()] = None;
+            }
+        }
+        self.preds_left[b.index()] = waiting;
+        if waiting == 0 {
+            self.entry[b.index()] = Some(Vec::new());
+        }
+        Ok(())
     }
 
     fn enter_with(
@@ -1536,6 +1568,8 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             match free_in(used).or_else(|| free_in(hi)) {
                 Some(t) => {
                     self.alloc.cycles_via_register += 1;
+                    let f = info.class.file.index();
+                    self.high[f] = self.high[f].max(t + info.units);
                     let i = self.copy_inst(m.name, m.value, t);
                     out.push(i);
                     pending[k].src = t;
@@ -1617,16 +1651,17 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         let nv = self.s.value_capacity();
         // `replace[v]` is what `v` stands for now (itself when kept).
         let mut replace: Vec<Value> = (0..nv as u32).map(Value).collect();
-        let mut users: Vec<Vec<Inst>> = vec![Vec::new(); nv];
+        // The merges reading each value, as (value, merge) pairs sorted by
+        // value: only merges are revisited, so only their operands count.
+        let mut users: Vec<(Value, Inst)> = Vec::new();
         let mut work: Vec<Inst> = Vec::new();
         for list in &self.merges {
             for &(_, i) in list {
-                for &a in self.s.inst(i).args.iter() {
-                    users[a.index()].push(i);
-                }
+                users.extend(self.s.inst(i).args.iter().map(|&a| (a, i)));
                 work.push(i);
             }
         }
+        users.sort_unstable();
         let mut removed: Vec<bool> = vec![false; self.s.inst_capacity()];
         let mut any = false;
         while let Some(i) = work.pop() {
@@ -1655,7 +1690,8 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 replace[r.index()] = first;
                 removed[i.index()] = true;
                 any = true;
-                work.extend(users[r.index()].iter().copied());
+                let from = users.partition_point(|u| u.0 < r);
+                work.extend(users[from..].iter().take_while(|u| u.0 == r).map(|u| u.1));
             }
         }
         if !any {
@@ -1691,6 +1727,14 @@ fn resolve(replace: &mut [Value], v: Value) -> Value {
         x = next;
     }
     root
+}
+
+/// The blocks of `list` without repeats.
+fn distinct(list: &[Block]) -> Vec<Block> {
+    let mut v = list.to_vec();
+    v.sort_unstable();
+    v.dedup();
+    v
 }
 
 /// The place of `v` in a snapshot (snapshots follow the liveness lists,
@@ -1791,8 +1835,9 @@ impl NextUses {
 }
 
 /// Split critical edges into joins and drop unreachable blocks, so every
-/// join's predecessors end in a plain jump.
-fn prepare<O: Opcode>(s: &mut Shader<'_, O>) {
+/// join's predecessors end in a plain jump; returns the control-flow
+/// graph of the result (computed again only when something changed).
+fn prepare<O: Opcode>(s: &mut Shader<'_, O>) -> Cfg {
     let cfg = Cfg::compute(s);
     let dead: Vec<Block> = s
         .layout()
@@ -1822,7 +1867,12 @@ fn prepare<O: Opcode>(s: &mut Shader<'_, O>) {
         }
         s.remove_blocks(&dead);
     }
-    let cfg = Cfg::compute(s);
+    let cfg = if dead.is_empty() {
+        cfg
+    } else {
+        Cfg::compute(s)
+    };
+    let mut split = false;
     for b in cfg.rpo().to_vec() {
         let Some(term) = s.terminator(b) else {
             continue;
@@ -1840,6 +1890,7 @@ fn prepare<O: Opcode>(s: &mut Shader<'_, O>) {
                 continue;
             }
             let n = s.add_block();
+            split = true;
             s.append_inst(n, Op::Jump, &[], &[t], None, None);
             s.inst_mut(term).targets[k] = n;
             // The first phi entry from `b` now comes from `n`.
@@ -1853,4 +1904,5 @@ fn prepare<O: Opcode>(s: &mut Shader<'_, O>) {
             }
         }
     }
+    if split { Cfg::compute(s) } else { cfg }
 }

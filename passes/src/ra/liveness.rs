@@ -46,7 +46,22 @@ impl Liveness {
                 }
             }
         }
-        uses.sort_unstable_by_key(|u| u.0);
+        // Grouped by value with a counting sort (linear, one sequential
+        // pass each way, where a comparison sort grew with the program).
+        let mut start = vec![0u32; nv + 1];
+        for u in &uses {
+            start[u.0.index() + 1] += 1;
+        }
+        for k in 0..nv {
+            start[k + 1] += start[k];
+        }
+        let mut sorted = vec![(Value(0), Block(0), false); uses.len()];
+        for u in uses {
+            let at = &mut start[u.0.index()];
+            sorted[*at as usize] = u;
+            *at += 1;
+        }
+        let uses = sorted;
         let mut work: Vec<Block> = Vec::new();
         for (v, b, at_end) in uses {
             let Some(db) = def_block.get(v.index()).copied().flatten() else {
