@@ -1194,3 +1194,67 @@ fn a_group_member_read_too_early_is_a_hazard() {
         "{err}"
     );
 }
+
+#[test]
+fn global_atomics_and_ssbo_words_go_through_the_harness() {
+    let mut h = prim::Harness::default();
+    let words = [5u32, 6, 7, 8, 9, 10, 11, 12];
+    h.write_words(prim::Space::Image, 2, 0, &words);
+    h.write_words(prim::Space::Global, 0, 0x3000, &[100, 0xffff_fff0]);
+    // Lane l loads words 2l and 2l+1 of SSBO 2, adds l + 1 to the global
+    // word at 0x3000, takes the signed max with the word at 0x3004, and
+    // stores the sum of its two words at word 8 + l.
+    let m = run_io(
+        "ldib.b.untyped.1d.u32.2.imm r1.x, r0.x, 2\n\
+         atomic.g.add.untyped.1d.u32.1.g r2.x, r4.x, r0.y\n\
+         atomic.g.max.untyped.1d.s32.1.g r2.y, r5.x, r0.w\n\
+         (sy)add.u r3.x, r1.x, r1.y\n\
+         (rpt5)nop\n\
+         stib.b.untyped.1d.u32.1.imm r3.x, r0.z, 2\n\
+         end\n",
+        h,
+        &[
+            ("r0.x", [0, 2, 4, 6]),
+            ("r0.y", [1, 2, 3, 4]),
+            ("r0.z", [8, 9, 10, 11]),
+            (
+                "r0.w",
+                [(-20i32) as u32, (-16i32) as u32, 3, (-1i32) as u32],
+            ),
+            ("r4.x", [0x3000; 4]),
+            ("r4.y", [0; 4]),
+            ("r5.x", [0x3004; 4]),
+            ("r5.y", [0; 4]),
+        ],
+    )
+    .unwrap();
+    let h = m.io_as::<prim::Harness>().unwrap();
+    let mut total = 100;
+    let mut max = -16i32;
+    for lane in 0..4 {
+        let (a, b) = (words[2 * lane], words[2 * lane + 1]);
+        assert_eq!((reg(&m, "r1.x", lane), reg(&m, "r1.y", lane)), (a, b));
+        // Lanes update in lane order: each sees the value before it.
+        assert_eq!(reg(&m, "r2.x", lane), total);
+        total += lane as u32 + 1;
+        assert_eq!(reg(&m, "r2.y", lane) as i32, max);
+        max = max.max(reg(&m, "r0.w", lane) as i32);
+        assert_eq!(
+            h.word(prim::Space::Image, 2, 0, 4 * (8 + lane as u64)),
+            a + b
+        );
+    }
+    assert_eq!(h.word(prim::Space::Global, 0, 0, 0x3000), total);
+    assert_eq!(h.word(prim::Space::Global, 0, 0, 0x3004) as i32, 3);
+    // The SSBO load's result needs (sy).
+    let err = run_io(
+        "ldib.b.untyped.1d.u32.2.imm r1.x, r0.x, 2\nadd.u r3.x, r1.x, r1.y\nend\n",
+        prim::Harness::default(),
+        &[],
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, sim::SimError::Hazard { consumer: 1, producer: 0, ref reg, .. } if reg == "r1.x"),
+        "{err}"
+    );
+}
