@@ -582,6 +582,11 @@ fn op_ident(name: &str) -> proc_macro2::Ident {
     format_ident!("op_{}", name.to_lowercase())
 }
 
+/// The local holding an operand's [`crate::sim::Place`] at this repetition.
+fn at_ident(name: &str) -> proc_macro2::Ident {
+    format_ident!("at_{}", name.to_lowercase())
+}
+
 /// Code of a value expression with alias choices fixed; its type.
 fn value(
     scope: &mut Scope,
@@ -598,8 +603,8 @@ fn value(
         SExprKind::Read { field, ty: t } => {
             let t = ty(&t.node);
             let tt = ty_tokens(t);
-            let op = op_ident(&field.node);
-            (quote! { m.read::<#tt>(&#op, rep, lane, pc)? }, t)
+            let (op, at) = (op_ident(&field.node), at_ident(&field.node));
+            (quote! { m.read_at::<#tt>(#at, &#op, rep, lane, pc)? }, t)
         }
         SExprKind::RegRead { file, index, ty: t } => {
             let t = ty(&t.node);
@@ -832,7 +837,7 @@ fn lane_stmts(
             } => {
                 let (code, t) = value(scope, types, locals, v);
                 let tt = ty_tokens(t);
-                let op = op_ident(&dst.node);
+                let (op, at) = (op_ident(&dst.node), at_ident(&dst.node));
                 match index {
                     Some(k) => {
                         let k = scope.expr(k);
@@ -842,7 +847,7 @@ fn lane_stmts(
                             m.write::<#tt>(&o, rep, lane, pc, v)?;
                         }}
                     }
-                    None => quote! { m.write::<#tt>(&#op, rep, lane, pc, #code)?; },
+                    None => quote! { m.write_at::<#tt>(#at, &#op, rep, lane, pc, #code)?; },
                 }
             }
             Stmt::Effect { name, args, .. } => {
@@ -1079,6 +1084,8 @@ fn expand_aliases(
 }
 
 /// The `exec` function of one instruction.
+/// The `prep` function (operands decoded once per program, with their
+/// modifiers) and the `exec` function of one instruction.
 fn exec_fn(isa: &Isa, leaf_id: EncId, class: Option<usize>, sync: u8) -> TokenStream {
     let blocks = isa.semantics.chain(isa, leaf_id);
     let mut leaf = Leaf {
@@ -1102,6 +1109,7 @@ fn exec_fn(isa: &Isa, leaf_id: EncId, class: Option<usize>, sync: u8) -> TokenSt
     }
     let mut scope = Scope::new(isa, leaf_id);
     let func = format_ident!("exec_{}", ident_part(&isa.encodings[leaf_id].name));
+    let prep = format_ident!("prep_{}", ident_part(&isa.encodings[leaf_id].name));
     let decls = leaf.operands.iter().map(|o| {
         let id = op_ident(o);
         let call = scope.operand_call(o);
@@ -1166,35 +1174,57 @@ fn exec_fn(isa: &Isa, leaf_id: EncId, class: Option<usize>, sync: u8) -> TokenSt
         .map(|e| scope.expr(e))
         .unwrap_or_else(|| quote! { 0i64 });
     let class_lit = class.map(|c| Literal::u16_unsuffixed(c as u16));
-    let consumer = match &class_lit {
-        Some(c) => quote! { Some(#c) },
-        None => quote! { None },
+    // The latency from a producer of class `p` to this reader of operand
+    // `name`, from the program's table.
+    let keys = latency_operands(isa);
+    let needed = |name: Option<&str>| {
+        let key = name
+            .and_then(|n| keys.iter().position(|k| k == n))
+            .unwrap_or(keys.len());
+        match &class_lit {
+            Some(c) => quote! { |p, switched| prog.latencies.get(#c, #key, p, switched) },
+            None => quote! { |_, _| None },
+        }
     };
     let checks = leaf
         .reads
         .iter()
         .map(|r| {
-            let id = op_ident(r);
-            quote! { m.check_read(&#id, rep, pc, |p, switched| needed(p, #consumer, Some(#r), switched, generation))?; }
+            let (id, at) = (op_ident(r), at_ident(r));
+            let needed = needed(Some(r));
+            quote! {
+                let #at = m.place(&#id, rep);
+                m.check_at(#at, &#id, rep, pc, #needed)?;
+            }
         })
         .collect::<Vec<_>>();
+    let places = leaf
+        .writes
+        .iter()
+        .filter(|w| !leaf.reads.contains(w))
+        .map(|o| {
+            let (id, at) = (op_ident(o), at_ident(o));
+            quote! { let #at = m.place(&#id, rep); }
+        });
+    let reg_needed = needed(None);
     let reg_checks = leaf.reg_reads.iter().map(|(f, e)| {
         let (fi, half) = file_ref(isa, f);
         let v = scope.expr(e);
         quote! {
             let op = ::lathe_isa::sim::Operand { half: #half, ..::lathe_isa::sim::Operand::at(::lathe_isa::sim::Loc::Reg { file: #fi, index: #v as u32 }) };
-            m.check_read(&op, rep, pc, |p, switched| needed(p, #consumer, None, switched, generation))?;
+            m.check_read(&op, rep, pc, #reg_needed)?;
         }
     }).collect::<Vec<_>>();
     let stamp_class = class_lit
+        .as_ref()
         .map(|c| quote! { #c })
         .unwrap_or_else(|| quote! { u16::MAX });
     let stamps = leaf
         .writes
         .iter()
         .map(|w| {
-            let id = op_ident(w);
-            quote! { m.stamp_write(&#id, rep, pc, #stamp_class, sync)?; }
+            let (id, at) = (op_ident(w), at_ident(w));
+            quote! { m.stamp_at(#at, &#id, rep, pc, #stamp_class, sync)?; }
         })
         .collect::<Vec<_>>();
     let mut count = |c: GroupCount, e: &Option<Expr>| match (c, e) {
@@ -1215,7 +1245,8 @@ fn exec_fn(isa: &Isa, leaf_id: EncId, class: Option<usize>, sync: u8) -> TokenSt
         .map(|(r, c, e)| {
             let id = op_ident(r);
             let n = count(*c, e);
-            quote! { m.check_group(&#id, #n, rep, pc, |p, switched| needed(p, #consumer, Some(#r), switched, generation))?; }
+            let needed = needed(Some(r));
+            quote! { m.check_group(&#id, #n, rep, pc, #needed)?; }
         })
         .collect::<Vec<_>>();
     let group_stamps = leaf
@@ -1236,13 +1267,25 @@ fn exec_fn(isa: &Isa, leaf_id: EncId, class: Option<usize>, sync: u8) -> TokenSt
     };
     let used = used_aliases(&leaf.body, &leaf.aliases);
     let lane_body = expand_aliases(&mut scope, &leaf, &used, &mut Vec::new());
+    let ids: Vec<_> = leaf.operands.iter().map(|o| op_ident(o)).collect();
+    let slots = (0..ids.len()).map(Literal::usize_unsuffixed);
     quote! {
         #[allow(unused_variables, unused_mut, unused_parens, clippy::all)]
-        fn #func(m: &mut ::lathe_isa::sim::Machine, w: u64, generation: u32, pc: usize) -> Result<(), ::lathe_isa::sim::SimError> {
+        fn #prep(w: u64, generation: u32, pc: usize, ops: &mut Vec<::lathe_isa::sim::Operand>) -> Result<::lathe_isa::sim::Exec, ::lathe_isa::sim::SimError> {
             let p: [i64; 0] = [];
             #(#decls)*
             #(#mods)*
             #(#refits)*
+            #(ops.push(#ids);)*
+            Ok(#func)
+        }
+
+        #[allow(unused_variables, unused_mut, unused_parens, clippy::all)]
+        fn #func(m: &mut ::lathe_isa::sim::Machine, prog: &::lathe_isa::sim::Program, s: &::lathe_isa::sim::Step, pc: usize) -> Result<(), ::lathe_isa::sim::SimError> {
+            let (w, generation) = (s.word, prog.generation);
+            let p: [i64; 0] = [];
+            let ops = prog.operands(s);
+            #(let #ids = ops[#slots];)*
             #(#waits)*
             let mut sync: u8 = #sync;
             #(#signals)*
@@ -1252,6 +1295,7 @@ fn exec_fn(isa: &Isa, leaf_id: EncId, class: Option<usize>, sync: u8) -> TokenSt
                 #(#checks)*
                 #(#reg_checks)*
                 #(#group_checks)*
+                #(#places)*
                 for lane in 0..m.lanes {
                     if #skip {
                         continue;
@@ -1265,6 +1309,21 @@ fn exec_fn(isa: &Isa, leaf_id: EncId, class: Option<usize>, sync: u8) -> TokenSt
             Ok(())
         }
     }
+}
+
+/// The operand names the latency rules distinguish, in rule order (the
+/// keys of `lathe_isa::sim::Latencies`; any other operand is the key
+/// after them).
+fn latency_operands(isa: &Isa) -> Vec<String> {
+    let mut keys: Vec<String> = Vec::new();
+    for r in &isa.latency.rules {
+        if let Some(f) = &r.field {
+            if !keys.contains(f) {
+                keys.push(f.clone());
+            }
+        }
+    }
+    keys
 }
 
 /// The 1-based index of sync kind `k` among the values of the sync key
@@ -1381,8 +1440,8 @@ pub fn sim_module(isa: &Isa) -> TokenStream {
             })
             .unwrap_or(0);
         execs.push(exec_fn(isa, leaf, class, sync));
-        let func = format_ident!("exec_{}", ident_part(&isa.encodings[leaf].name));
-        arms.push(quote! { Opcode::#opcode => #func(m, word, generation, pc), });
+        let prep = format_ident!("prep_{}", ident_part(&isa.encodings[leaf].name));
+        arms.push(quote! { Opcode::#opcode => #prep(word, generation, pc, ops), });
         covered.push(quote! { Opcode::#opcode });
     }
     let classes: Vec<_> = isa
@@ -1424,6 +1483,8 @@ pub fn sim_module(isa: &Isa) -> TokenStream {
         }
     };
     let kind_names = kinds.iter().map(|k| k.as_str());
+    let operand_keys = latency_operands(isa);
+    let class_count = isa.latency.classes.len();
     let covers = if covered.is_empty() {
         quote! { { let _ = opcode; false } }
     } else {
@@ -1464,9 +1525,12 @@ pub fn sim_module(isa: &Isa) -> TokenStream {
                 #covers
             }
 
-            /// Executes the instruction `word` (at index `pc`) for the
-            /// machine's active lanes.
-            pub fn step(m: &mut ::lathe_isa::sim::Machine, word: u64, generation: u32, pc: usize) -> Result<(), ::lathe_isa::sim::SimError> {
+            /// Operand names the latency rules distinguish (index: key).
+            static LATENCY_OPERANDS: &[&str] = &[#(#operand_keys),*];
+
+            /// Decodes the instruction `word` at index `pc`: appends its
+            /// operands to `ops` and returns its exec function.
+            fn prep(word: u64, generation: u32, pc: usize, ops: &mut Vec<::lathe_isa::sim::Operand>) -> Result<::lathe_isa::sim::Exec, ::lathe_isa::sim::SimError> {
                 let Some(opcode) = Opcode::decode(word, generation) else {
                     return Err(::lathe_isa::sim::SimError::Decode { pc, word });
                 };
@@ -1476,27 +1540,20 @@ pub fn sim_module(isa: &Isa) -> TokenStream {
                 }
             }
 
+            /// Decodes `program` once for [`::lathe_isa::sim::Program::run`]
+            /// (a word that does not decode, or has no semantics, is an
+            /// error when it executes).
+            pub fn prepare(program: &[u64], generation: u32) -> ::lathe_isa::sim::Program {
+                let latencies = ::lathe_isa::sim::Latencies::new(#class_count, LATENCY_OPERANDS.len() + 1, |c, key, p, switched| {
+                    needed(p, Some(c), LATENCY_OPERANDS.get(key).copied(), switched, generation)
+                });
+                ::lathe_isa::sim::Program::new(program, generation, latencies, prep)
+            }
+
             /// Runs `program` from index 0 until every lane stops (`end`, a
             /// kill, or running off the end), at most `max_steps` issues.
             pub fn run(m: &mut ::lathe_isa::sim::Machine, program: &[u64], generation: u32, max_steps: u64) -> Result<(), ::lathe_isa::sim::SimError> {
-                let mut steps = 0u64;
-                while let Some(pc) = m.schedule() {
-                    if pc >= program.len() {
-                        for l in 0..m.lanes {
-                            if m.active[l] {
-                                m.pc[l] = None;
-                            }
-                        }
-                        continue;
-                    }
-                    if steps >= max_steps {
-                        return Err(::lathe_isa::sim::SimError::Flow(format!("stopped after {max_steps} instructions")));
-                    }
-                    step(m, program[pc], generation, pc)?;
-                    m.advance();
-                    steps += 1;
-                }
-                Ok(())
+                prepare(program, generation).run(m, max_steps)
             }
         }
     }

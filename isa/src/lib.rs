@@ -52,6 +52,7 @@ pub mod semantics;
 pub mod sim;
 pub mod sim_io;
 pub mod sim_lanes;
+pub mod sim_program;
 pub mod source;
 
 pub use assemble::AsmError;

@@ -13,6 +13,7 @@ use std::fmt;
 
 pub use crate::sim_io::*;
 pub use crate::sim_lanes::*;
+pub use crate::sim_program::*;
 
 /// Binary16 value (its bits).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -823,6 +824,27 @@ impl Operand {
     }
 }
 
+/// Where a register operand is for every lane of one instruction (see
+/// [`Machine::place`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// Lane `l`'s unit is at `at + l * stride` of the machine's registers
+    /// (stride 0 in a uniform file); a half view's 16 bits start at bit
+    /// `shift`; a full write keeps the `mask` bits.
+    Unit {
+        file: u8,
+        at: usize,
+        stride: usize,
+        /// Index of the component's timing stamp (`usize::MAX`: none).
+        stamp: usize,
+        shift: u32,
+        mask: u32,
+        writable: bool,
+    },
+    /// Resolved lane by lane by [`Machine::read`] / [`Machine::write`].
+    General,
+}
+
 /// Why a simulation stopped.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SimError {
@@ -876,12 +898,18 @@ pub struct Machine {
     pub io: Box<dyn GpuIo>,
     pub files: &'static [FileInfo],
     pub lanes: usize,
-    storage: Vec<Vec<u32>>,
+    /// Every file's units in one array: file `f` starts at `base[f]`,
+    /// lane by lane (a uniform file has one copy).
+    regs: Vec<u32>,
+    base: Vec<usize>,
     /// Timing per component of the writable files (uniform files: none).
-    stamps: Vec<Vec<Stamp>>,
-    /// Components whose stamp may still wait for a sync (so a wait visits
-    /// only the outstanding results).
-    pending: Vec<(usize, usize)>,
+    /// Flat like `regs`, one copy per component: file `f` starts at
+    /// `stamp_base[f]`.
+    stamps: Vec<Stamp>,
+    stamp_base: Vec<usize>,
+    /// Indices of the stamps that may still wait for a sync (so a wait
+    /// visits only the outstanding results).
+    pending: Vec<usize>,
     /// Issue cycle of the instruction being executed.
     pub cycle: u64,
     /// Per lane: next instruction index, or None when stopped.
@@ -906,23 +934,22 @@ pub const MAX_CALL_DEPTH: usize = 256;
 
 impl Machine {
     pub fn new(files: &'static [FileInfo], lanes: usize) -> Machine {
-        let storage = files
-            .iter()
-            .map(|f| vec![0u32; f.len() as usize * if f.uniform { 1 } else { lanes }])
-            .collect();
-        let stamps = files
-            .iter()
-            .map(|f| {
-                let n = if f.uniform { 0 } else { f.len() as usize };
-                vec![Stamp::default(); n]
-            })
-            .collect();
+        let (mut base, mut stamp_base) = (Vec::new(), Vec::new());
+        let (mut units, mut timed) = (0, 0);
+        for f in files {
+            base.push(units);
+            stamp_base.push(timed);
+            units += f.len() as usize * if f.uniform { 1 } else { lanes };
+            timed += if f.uniform { 0 } else { f.len() as usize };
+        }
         Machine {
             io: Box::new(Harness::default()),
             files,
             lanes,
-            storage,
-            stamps,
+            regs: vec![0; units],
+            base,
+            stamps: vec![Stamp::default(); timed],
+            stamp_base,
             pending: Vec::new(),
             cycle: 0,
             pc: vec![Some(0); lanes],
@@ -955,25 +982,27 @@ impl Machine {
         })
     }
 
+    /// Where lane `lane`'s copy of a component is in `regs`, and the
+    /// shift of a half view's 16 bits.
     fn slot(&self, file: usize, half: bool, index: u32, lane: usize) -> Option<(usize, u32)> {
-        let f = &self.files[file];
+        let f = self.files.get(file)?;
         let comp = if half { index / 2 } else { index };
-        if comp >= f.len() {
+        if comp >= f.len() || lane >= self.lanes {
             return None;
         }
         let shift = if half { (index & 1) * 16 } else { 0 };
-        let base = if f.uniform {
+        let lane_base = if f.uniform {
             0
         } else {
             lane * f.len() as usize
         };
-        Some((base + comp as usize, shift))
+        Some((self.base[file] + lane_base + comp as usize, shift))
     }
 
     /// Raw bits of a register component (16 bits for a half view).
     pub fn get(&self, file: usize, half: bool, index: u32, lane: usize) -> Option<u32> {
         let (i, shift) = self.slot(file, half, index, lane)?;
-        let v = self.storage[file][i];
+        let v = self.regs[i];
         Some(if half { (v >> shift) & 0xffff } else { v })
     }
 
@@ -986,9 +1015,9 @@ impl Machine {
         lane: usize,
         bits: u32,
     ) -> Option<()> {
-        let width = self.files[file].bits;
         let (i, shift) = self.slot(file, half, index, lane)?;
-        let cell = &mut self.storage[file][i];
+        let width = self.files[file].bits;
+        let cell = &mut self.regs[i];
         if half {
             *cell = (*cell & !(0xffff << shift)) | ((bits & 0xffff) << shift);
         } else {
@@ -1053,7 +1082,6 @@ impl Machine {
     }
 
     /// Reads an operand as `T` after its modifiers.
-    #[inline]
     pub fn read<T: Value>(
         &self,
         op: &Operand,
@@ -1122,9 +1150,125 @@ impl Machine {
         self.read(&op, 0, lane, pc)
     }
 
+    /// The destination modifiers of `op` applied to `v`.
+    #[inline]
+    fn finish<T: Value>(op: &Operand, v: T) -> T {
+        let v = if op.sat { v.saturate() } else { v };
+        let v = if op.clamp_pos {
+            v.clamp_range(0.0, f64::INFINITY)
+        } else {
+            v
+        };
+        if op.clamp_snorm {
+            v.clamp_range(-1.0, 1.0)
+        } else {
+            v
+        }
+    }
+
+    /// Where a plain register operand is at `rep` for every lane, so the
+    /// lanes of one instruction read and write it without resolving it
+    /// again; [`Place::General`] for anything else (relative addressing,
+    /// immediates, a register out of range), which [`Machine::read_at`]
+    /// and [`Machine::write_at`] hand to [`Machine::read`] and
+    /// [`Machine::write`] (errors included).
+    #[inline]
+    pub fn place(&self, op: &Operand, rep: u32) -> Place {
+        let Loc::Reg { file, index } = op.loc else {
+            return Place::General;
+        };
+        let file = file as usize;
+        let Some(f) = self.files.get(file) else {
+            return Place::General;
+        };
+        let index = index as u64 + if op.repeat { rep as u64 } else { 0 };
+        if index >= f.limit(op.half) as u64 {
+            return Place::General;
+        }
+        let index = index as u32;
+        let (comp, shift) = if op.half {
+            (index / 2, (index & 1) * 16)
+        } else {
+            (index, 0)
+        };
+        Place::Unit {
+            file: file as u8,
+            at: self.base[file] + comp as usize,
+            stride: if f.uniform { 0 } else { f.len() as usize },
+            stamp: if f.uniform {
+                usize::MAX
+            } else {
+                self.stamp_base[file] + comp as usize
+            },
+            shift,
+            mask: if op.half || f.bits >= 32 {
+                u32::MAX
+            } else {
+                (1 << f.bits) - 1
+            },
+            writable: !f.uniform,
+        }
+    }
+
+    /// [`Machine::read`] of an operand whose [`Machine::place`] at `rep`
+    /// is `place`.
+    #[inline(always)]
+    pub fn read_at<T: Value>(
+        &self,
+        place: Place,
+        op: &Operand,
+        rep: u32,
+        lane: usize,
+        pc: usize,
+    ) -> Result<T, SimError> {
+        match place {
+            Place::Unit {
+                at, stride, shift, ..
+            } if op.half || (T::WORDS == 1 && op.swz == 0) => {
+                let v = self.regs[at + lane * stride];
+                let bits = if op.half { (v >> shift) & 0xffff } else { v };
+                Ok(T::from_reg(bits, op.half).modify(op.abs, op.neg))
+            }
+            _ => self.read(op, rep, lane, pc),
+        }
+    }
+
+    /// [`Machine::write`] to an operand whose [`Machine::place`] at `rep`
+    /// is `place`.
+    #[inline(always)]
+    pub fn write_at<T: Value>(
+        &mut self,
+        place: Place,
+        op: &Operand,
+        rep: u32,
+        lane: usize,
+        pc: usize,
+        v: T,
+    ) -> Result<(), SimError> {
+        match place {
+            Place::Unit {
+                at,
+                stride,
+                shift,
+                mask,
+                writable: true,
+                ..
+            } if op.half || (T::WORDS == 1 && op.wmask == 0) => {
+                let bits = Machine::finish(op, v).to_reg(op.half);
+                let cell = &mut self.regs[at + lane * stride];
+                *cell = if op.half {
+                    (*cell & !(0xffff << shift)) | ((bits & 0xffff) << shift)
+                } else {
+                    bits & mask
+                };
+                Ok(())
+            }
+            _ => self.write(op, rep, lane, pc, v),
+        }
+    }
+
     /// Writes `v` to an operand (converted to the operand's precision,
     /// saturated if it says so).
-    #[inline]
     pub fn write<T: Value>(
         &mut self,
         op: &Operand,
@@ -1142,17 +1286,7 @@ impl Machine {
                 &format!("write to read-only {}", self.name(file, op.half, index)),
             ));
         }
-        let v = if op.sat { v.saturate() } else { v };
-        let v = if op.clamp_pos {
-            v.clamp_range(0.0, f64::INFINITY)
-        } else {
-            v
-        };
-        let v = if op.clamp_snorm {
-            v.clamp_range(-1.0, 1.0)
-        } else {
-            v
-        };
+        let v = Machine::finish(op, v);
         if op.half || (T::WORDS == 1 && op.wmask == 0) {
             self.set(file, op.half, index, lane, v.to_reg(op.half));
             return Ok(());
@@ -1178,7 +1312,10 @@ impl Machine {
     /// uniform files and immediates have none). Relative operands use the
     /// first active lane's address.
     fn comps(&self, op: &Operand, rep: u32, pc: usize) -> Result<Option<(usize, u32)>, SimError> {
-        let lane = self.active.iter().position(|a| *a).unwrap_or(0);
+        let lane = match op.loc {
+            Loc::Rel { .. } => self.active.iter().position(|a| *a).unwrap_or(0),
+            _ => 0,
+        };
         Ok(match self.resolve(op, rep, lane, pc)? {
             Some((file, index)) if !self.files[file].uniform => {
                 Some((file, if op.half { index / 2 } else { index }))
@@ -1223,7 +1360,7 @@ impl Machine {
         let Some((file, comp)) = self.comps(op, rep, pc)? else {
             return Ok(());
         };
-        let s = self.stamps[file][comp as usize];
+        let s = self.stamps[self.stamp_base[file] + comp as usize];
         if !s.valid {
             return Ok(());
         }
@@ -1269,28 +1406,105 @@ impl Machine {
         sync: u8,
     ) -> Result<(), SimError> {
         if let Some((file, comp)) = self.comps(op, rep, pc)? {
-            let comp = comp as usize;
-            // An entry already exists while the old stamp waits for a sync.
-            if sync != 0 && self.stamps[file][comp].sync == 0 {
-                self.pending.push((file, comp));
-            }
-            self.stamps[file][comp] = Stamp {
-                cycle: self.cycle + rep as u64,
-                producer: pc as u32,
-                class: self.files[file].latency.unwrap_or(class),
+            self.stamp(
+                self.stamp_base[file] + comp as usize,
+                file,
+                op,
+                rep,
+                pc,
+                class,
                 sync,
-                half: op.half,
-                valid: true,
-            };
+            );
         }
         Ok(())
+    }
+
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    fn stamp(
+        &mut self,
+        at: usize,
+        file: usize,
+        op: &Operand,
+        rep: u32,
+        pc: usize,
+        class: u16,
+        sync: u8,
+    ) {
+        // An entry already exists while the old stamp waits for a sync.
+        if sync != 0 && self.stamps[at].sync == 0 {
+            self.pending.push(at);
+        }
+        self.stamps[at] = Stamp {
+            cycle: self.cycle + rep as u64,
+            producer: pc as u32,
+            class: self.files[file].latency.unwrap_or(class),
+            sync,
+            half: op.half,
+            valid: true,
+        };
+    }
+
+    /// [`Machine::check_read`] of an operand whose [`Machine::place`] at
+    /// `rep` is `place`.
+    #[inline]
+    pub fn check_at(
+        &self,
+        place: Place,
+        op: &Operand,
+        rep: u32,
+        pc: usize,
+        needed: impl Fn(u16, bool) -> Option<u32>,
+    ) -> Result<(), SimError> {
+        if let Place::Unit { file, stamp, .. } = place {
+            // Uniform files have no stamps: nothing to wait for.
+            let Some(s) = self.stamps.get(stamp) else {
+                return Ok(());
+            };
+            if !s.valid {
+                return Ok(());
+            }
+            if s.sync == 0 {
+                let slots = (self.cycle + rep as u64).saturating_sub(s.cycle + 1);
+                let switched = s.half != op.half && self.files[file as usize].half.is_some();
+                match needed(s.class, switched) {
+                    Some(n) if slots < n as u64 => {}
+                    _ => return Ok(()),
+                }
+            }
+        }
+        // A hazard (reported by the general path), or not a plain register.
+        self.check_read(op, rep, pc, needed)
+    }
+
+    /// [`Machine::stamp_write`] of an operand whose [`Machine::place`] at
+    /// `rep` is `place`.
+    #[inline]
+    pub fn stamp_at(
+        &mut self,
+        place: Place,
+        op: &Operand,
+        rep: u32,
+        pc: usize,
+        class: u16,
+        sync: u8,
+    ) -> Result<(), SimError> {
+        match place {
+            Place::Unit { file, stamp, .. } => {
+                if stamp < self.stamps.len() {
+                    self.stamp(stamp, file as usize, op, rep, pc, class, sync);
+                }
+                Ok(())
+            }
+            Place::General => self.stamp_write(op, rep, pc, class, sync),
+        }
     }
 
     /// A wait for sync kind `sync`: every result it covers is ready.
     pub fn wait(&mut self, sync: u8) {
         let stamps = &mut self.stamps;
-        self.pending.retain(|&(file, comp)| {
-            let s = &mut stamps[file][comp];
+        self.pending.retain(|&at| {
+            let s = &mut stamps[at];
             if s.sync == sync {
                 s.sync = 0;
             }
@@ -1306,8 +1520,10 @@ impl Machine {
             io: Box::new(Harness::default()),
             files: self.files,
             lanes: self.lanes,
-            storage: self.storage.clone(),
+            regs: self.regs.clone(),
+            base: self.base.clone(),
             stamps: self.stamps.clone(),
+            stamp_base: self.stamp_base.clone(),
             pending: self.pending.clone(),
             cycle: self.cycle,
             pc: self.pc.clone(),
@@ -1346,18 +1562,18 @@ impl Machine {
     /// lanes stopped.
     pub fn schedule(&mut self) -> Option<usize> {
         let pc = self.pc.iter().flatten().min().copied()?;
-        for l in 0..self.lanes {
-            self.active[l] = self.pc[l] == Some(pc);
-            self.next[l] = Some(pc + 1);
+        for ((active, next), at) in self.active.iter_mut().zip(&mut self.next).zip(&self.pc) {
+            *active = *at == Some(pc);
+            *next = Some(pc + 1);
         }
         Some(pc)
     }
 
     /// Moves the active lanes to where the instruction sent them.
     pub fn advance(&mut self) {
-        for l in 0..self.lanes {
-            if self.active[l] {
-                self.pc[l] = self.next[l];
+        for ((at, next), active) in self.pc.iter_mut().zip(&self.next).zip(&self.active) {
+            if *active {
+                *at = *next;
             }
         }
     }

@@ -28,7 +28,7 @@
 use super::Generation;
 use super::generated::{Opcode, sim as generated};
 
-pub use lathe_isa::sim::{Machine, SimError};
+pub use lathe_isa::sim::{Machine, Program, SimError};
 
 /// At most this many instructions issue in one [`run`] (loops that never
 /// end stop with [`SimError::Flow`]).
@@ -39,9 +39,22 @@ pub fn machine(lanes: usize) -> Machine {
     generated::machine(lanes)
 }
 
+/// Decodes `program` once, for running it on many machines with
+/// [`run_program`] (a word that does not decode or has no semantics is
+/// an error only when it executes).
+pub fn prepare(program: &[u64], generation: Generation) -> Program {
+    generated::prepare(program, generation.gpu_id())
+}
+
+/// Runs a [`prepare`]d `program` from its first instruction until every
+/// thread ends.
+pub fn run_program(m: &mut Machine, program: &Program) -> Result<(), SimError> {
+    program.run(m, MAX_STEPS)
+}
+
 /// Runs `program` from its first instruction until every thread ends.
 pub fn run(m: &mut Machine, program: &[u64], generation: Generation) -> Result<(), SimError> {
-    generated::run(m, program, generation.gpu_id(), MAX_STEPS)
+    run_program(m, &prepare(program, generation))
 }
 
 /// Whether the spec gives `opcode` semantics the simulator executes.

@@ -25,7 +25,7 @@
 use super::Arch;
 use super::generated::{Opcode, sim as generated};
 
-pub use lathe_isa::sim::{Machine, SimError};
+pub use lathe_isa::sim::{Machine, Program, SimError};
 
 /// At most this many instructions issue in one [`run`] (loops that never
 /// end stop with [`SimError::Flow`]).
@@ -36,10 +36,23 @@ pub fn machine(lanes: usize) -> Machine {
     generated::machine(lanes)
 }
 
+/// Decodes `program` once, for running it on many machines with
+/// [`run_program`] (a word that does not decode or has no semantics is
+/// an error only when it executes).
+pub fn prepare(program: &[u64], arch: Arch) -> Program {
+    generated::prepare(program, arch.generation())
+}
+
+/// Runs a [`prepare`]d `program` from its first instruction until every
+/// thread ends (`.end` flow, a discard, or running off the end).
+pub fn run_program(m: &mut Machine, program: &Program) -> Result<(), SimError> {
+    program.run(m, MAX_STEPS)
+}
+
 /// Runs `program` from its first instruction until every thread ends
 /// (`.end` flow, a discard, or running off the end).
 pub fn run(m: &mut Machine, program: &[u64], arch: Arch) -> Result<(), SimError> {
-    generated::run(m, program, arch.generation(), MAX_STEPS)
+    run_program(m, &prepare(program, arch))
 }
 
 /// Whether the spec gives `opcode` semantics the simulator executes.
