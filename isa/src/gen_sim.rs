@@ -1544,8 +1544,11 @@ pub fn sim_module(isa: &Isa) -> TokenStream {
             /// (a word that does not decode, or has no semantics, is an
             /// error when it executes).
             pub fn prepare(program: &[u64], generation: u32) -> ::lathe_isa::sim::Program {
-                let latencies = ::lathe_isa::sim::Latencies::new(#class_count, LATENCY_OPERANDS.len() + 1, |c, key, p, switched| {
-                    needed(p, Some(c), LATENCY_OPERANDS.get(key).copied(), switched, generation)
+                static TABLES: ::std::sync::Mutex<Vec<(u32, ::lathe_isa::sim::Latencies)>> = ::std::sync::Mutex::new(Vec::new());
+                let latencies = ::lathe_isa::sim::Latencies::cached(&TABLES, generation, || {
+                    ::lathe_isa::sim::Latencies::new(#class_count, LATENCY_OPERANDS.len() + 1, |c, key, p, switched| {
+                        needed(p, Some(c), LATENCY_OPERANDS.get(key).copied(), switched, generation)
+                    })
                 });
                 ::lathe_isa::sim::Program::new(program, generation, latencies, prep)
             }

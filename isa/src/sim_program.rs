@@ -6,6 +6,8 @@
 //! rules. Re-exported from [`crate::sim`]; `isa!` generates `prepare`,
 //! which builds a [`Program`] from words.
 
+use std::sync::Mutex;
+
 use crate::sim::{Machine, Operand, SimError};
 
 /// The generated function that executes one decoded instruction at its
@@ -58,6 +60,25 @@ impl Latencies {
             keys,
             cycles,
         }
+    }
+
+    /// The table of `generation` from `cache`, built by `build` the first
+    /// time (a one-instruction program is prepared for every instruction
+    /// some callers run; the cache keeps a few generations).
+    pub fn cached(
+        cache: &Mutex<Vec<(u32, Latencies)>>,
+        generation: u32,
+        build: impl FnOnce() -> Latencies,
+    ) -> Latencies {
+        let mut tables = cache.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, t)) = tables.iter().find(|(g, _)| *g == generation) {
+            return t.clone();
+        }
+        let t = build();
+        if tables.len() < 16 {
+            tables.push((generation, t.clone()));
+        }
+        t
     }
 
     /// Slots a reader of class `consumer` (operand key `key`) waits after
