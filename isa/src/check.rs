@@ -443,7 +443,9 @@ impl<'a> Checker<'a> {
     fn meta(&mut self, leaf: EncId) {
         let isa = self.isa;
         for enc in isa.chain(leaf) {
-            for (k, v, span) in &isa.encodings[enc].meta {
+            let e = &isa.encodings[enc];
+            let variants = e.whens.iter().flat_map(|w| w.meta.iter());
+            for (k, v, span) in e.meta.iter().chain(variants) {
                 let Some(key) = isa.meta_keys.iter().find(|m| m.name == *k) else {
                     self.err(
                         *span,

@@ -827,6 +827,7 @@ impl Resolver {
                     span,
                 } => {
                     let mut level = Level::default();
+                    let mut meta: Vec<(String, ast::MetaValue, Span)> = Vec::new();
                     for b in body {
                         match b {
                             BodyItem::Field { .. }
@@ -848,8 +849,14 @@ impl Resolver {
                                     self.err(n.span, "`params` is not allowed inside `when`")
                                 }
                             }
-                            BodyItem::Meta { key, .. } => {
-                                self.err(key.span, "`meta` is not allowed inside `when`")
+                            BodyItem::Meta { key, value } => {
+                                if meta.iter().any(|(k, _, _)| *k == key.node) {
+                                    self.err(
+                                        key.span,
+                                        format!("metadata `{}` is given twice", key.node),
+                                    );
+                                }
+                                meta.push((key.node.clone(), value.node.clone(), value.span));
                             }
                             BodyItem::Overlaps(names) => {
                                 if let Some(n) = names.first() {
@@ -862,6 +869,7 @@ impl Resolver {
                         doc: doc.clone(),
                         cond: cond.clone(),
                         level,
+                        meta,
                         span: *span,
                     });
                 }

@@ -286,10 +286,11 @@ impl<S: MachineSpec> MachineOp<S> {
         let leaf = t.leaves.iter().position(|l| l.enc == enc)? as u16;
         let info = &t.leaves[leaf as usize];
         let mut op = Self::new(leaf, word, 0);
+        let fixed = asserted_bits(isa, enc, word, generation);
         for (i, o) in info.operands.iter().enumerate() {
             if o.files.is_empty() || is_literal_value(isa, &o.field, word, generation) {
                 op.literal |= 1 << i;
-            } else {
+            } else if o.field.mask() & !fixed != 0 {
                 op.word = clear_register(isa, &o.field, op.word, generation);
             }
         }
@@ -340,6 +341,32 @@ impl<S: MachineSpec> MachineOp<S> {
         S::isa().meta(self.encoding(), key)
     }
 
+    /// A metadata value of the instruction as its word reads at
+    /// `generation`: at each level from the leaf up, the active `when`
+    /// variant's `meta` before the encoding's own (mova, a variant of
+    /// `mov`, says its result is in the address register).
+    pub fn variant_meta(&self, key: &str, generation: u32) -> Option<&'static MetaValue> {
+        let isa = S::isa();
+        let leaf = self.encoding();
+        let active = active_variants(isa, leaf, self.word, generation);
+        for enc in isa.chain(leaf) {
+            let e = &isa.encodings[enc];
+            let variant = active
+                .iter()
+                .find(|(a, _)| *a == enc)
+                .map(|&(_, j)| &e.whens[j]);
+            let found = variant
+                .into_iter()
+                .flat_map(|w| w.meta.iter())
+                .chain(e.meta.iter())
+                .find(|(k, _, _)| k == key);
+            if let Some((_, v, _)) = found {
+                return Some(v);
+            }
+        }
+        None
+    }
+
     /// The instruction word with register numbers filled in, the inverse
     /// of [`MachineOp::from_word`]'s clearing: `sources[k]` for IR operand
     /// `k`, `destinations[k]` for the `k`-th destination field. A number
@@ -349,10 +376,12 @@ impl<S: MachineSpec> MachineOp<S> {
     pub fn encode(&self, sources: &[u32], destinations: &[u32], generation: u32) -> u64 {
         let isa = S::isa();
         let mut word = self.word;
+        let fixed = asserted_bits(isa, self.encoding(), word, generation);
         let fields = self
             .value_operands(Role::Src)
             .zip(sources)
-            .chain(self.value_operands(Role::Dst).zip(destinations));
+            .chain(self.value_operands(Role::Dst).zip(destinations))
+            .filter(|(o, _)| o.field.mask() & !fixed != 0);
         for (o, &number) in fields {
             let value = o.field.extract(word);
             let set = set_in_form(isa, &o.field.ty, value, u64::from(number), generation, 0);
@@ -423,6 +452,27 @@ fn set_in_form(
         }
     }
     value
+}
+
+/// The active `when` of each level of `leaf`'s chain for `word`, leaf
+/// first: `(encoding, when index)`.
+fn active_variants(isa: &Isa, leaf: EncId, word: u64, generation: u32) -> Vec<(EncId, usize)> {
+    let scope = crate::display::Scope::new(isa, leaf, word, generation, None);
+    isa.chain(leaf)
+        .take(crate::display::MAX_DEPTH)
+        .enumerate()
+        .filter_map(|(k, enc)| scope.active_when(k, enc).map(|j| (enc, j)))
+        .collect()
+}
+
+/// The bits of `word` that the active `when` variants of `leaf` assert:
+/// an operand inside them is part of the instruction (mova's `a0.x`),
+/// not a register number the allocator chooses.
+fn asserted_bits(isa: &Isa, leaf: EncId, word: u64, generation: u32) -> u64 {
+    active_variants(isa, leaf, word, generation)
+        .into_iter()
+        .flat_map(|(enc, j)| isa.encodings[enc].whens[j].level.asserts.iter())
+        .fold(0, |m, a| m | a.mask)
 }
 
 /// Does the operand field's value in `word` name something other than a

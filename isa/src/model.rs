@@ -250,6 +250,9 @@ pub struct When {
     pub doc: String,
     pub cond: Expr,
     pub level: Level,
+    /// `meta KEY = VALUE;` of the variant: while it is active they
+    /// shadow the encoding's own (`Isa::variant_meta`).
+    pub meta: Vec<(String, crate::ast::MetaValue, Span)>,
     pub span: Span,
 }
 

@@ -397,3 +397,13 @@ fn semantics_declaring_undocumented_without_saying_why() {
         "`add` is declared undocumented: say in a `///` comment what is known and why the behaviour is not",
     );
 }
+
+#[test]
+fn variant_metadata_is_checked_like_the_encodings() {
+    expect(
+        "when_meta.isa",
+        11,
+        21,
+        "metadata key `pipe` is not declared in the `isa` block",
+    );
+}

@@ -138,6 +138,18 @@ impl Ir3Target {
         }
     }
 
+    /// The file the spec's `result_regfile` metadata names for `m`'s word.
+    fn result_file(&self, m: &MachineOp) -> Option<FileId> {
+        let Some(lathe_isa::ast::MetaValue::Ident(name)) =
+            m.variant_meta("result_regfile", self.generation)
+        else {
+            return None;
+        };
+        let spec = Spec::isa().regfile(name)?;
+        let index = self.spec_files.iter().position(|&f| f == spec)?;
+        Some(FileId(index as u8))
+    }
+
     /// The latency class index of a machine instruction.
     fn class(m: &MachineOp) -> Option<usize> {
         match m.meta("latency") {
@@ -263,8 +275,18 @@ impl TargetFacts<MachineOp> for Ir3Target {
         self.class_of(ty)
     }
 
-    fn result_class(&self, _op: &Op<MachineOp>, ty: Type) -> RegClass {
-        self.class_of(ty)
+    /// The general class of the value's width, unless the instruction (or
+    /// the variant its word selects) names its result's file in the spec
+    /// (`meta result_regfile`: mova's a0.x, mova1's a1.x).
+    fn result_class(&self, op: &Op<MachineOp>, ty: Type) -> RegClass {
+        match Self::op_info(op).and_then(|m| self.result_file(m)) {
+            Some(file) => RegClass {
+                file,
+                lane_units: 1,
+                align: 1,
+            },
+            None => self.class_of(ty),
+        }
     }
 
     /// Inputs and outputs have no fixed registers in machine IR text yet
