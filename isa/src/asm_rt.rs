@@ -4,12 +4,18 @@
 //! per combination of its `when`s, into a static [`Form`]: the pieces in
 //! order with each name already resolved to where its value goes (bit
 //! ranges of the word, a sub-encoding tree, a param bound by the caller,
-//! or a derived value that is only shown). Mnemonics are found through a
-//! generated perfect hash, so a line only tries the forms whose mnemonic
-//! it contains. Reading a form fills the word directly: literals are
-//! compared, flags and enum texts looked up, numbers parsed and inserted
-//! into their bit ranges, sub-encoding operands read the same way and
-//! placed into their field.
+//! or a derived value that is only shown). Mnemonics are found in a
+//! generated table sorted by their bytes (one walk per token, indexed by
+//! its first byte; no allocation), so a line only tries the forms whose
+//! mnemonic it contains, and a sub-encoding operand only the forms whose
+//! text can start with the byte at hand (first-byte sets worked out at
+//! expansion time for each call site's binds). Reading a form fills the
+//! word directly: literals are compared, flags and enum texts looked up,
+//! numbers parsed and inserted into their bit ranges, sub-encoding
+//! operands read the same way and placed into their field. A value with
+//! only one reading is read on in a loop; only a choice (several
+//! readings, sub-encoding forms) recurses and saves the scopes it may
+//! have to restore.
 //!
 //! Bits the text does not show are mostly resolved by facts the generator
 //! worked out from the spec: a `when` that must hold (or must not) pins
@@ -135,11 +141,14 @@ pub enum Op {
     /// The sub-encoding's param number `n`.
     Param(u16),
     /// A sub-encoding operand: the forms of its tree, the field's ranges,
-    /// and the binds of the tree's params in order.
+    /// the binds of the tree's params in order, and per form the bytes its
+    /// text can start with given those binds (all bytes if it can be
+    /// empty or is not known; empty slice: nothing known).
     Sub {
         forms: &'static [Form],
         ranges: &'static [(u32, u32)],
         binds: &'static [Bind],
+        firsts: &'static [[u64; 4]],
     },
 }
 
@@ -173,10 +182,11 @@ pub struct Table {
     pub forms: &'static [Form],
     /// Forms tried for every line (their mnemonic is not a token of its own).
     pub always: &'static [u16],
-    /// Perfect hash of the mnemonics: (mnemonic, its forms), `""` if
-    /// empty; a bucket's displacement is the seed of its keys' slot hash.
-    pub slots: &'static [(&'static str, &'static [u16])],
-    pub displace: &'static [u64],
+    /// The mnemonics (dispatch keys) sorted by their bytes, with their
+    /// forms, and for each byte the index of the first key that starts
+    /// with it or a greater byte.
+    pub keys: &'static [(&'static str, &'static [u16])],
+    pub starts: [u16; 257],
     /// Bytes that occur in mnemonics.
     pub charset: [u64; 4],
     /// Bytes of `charset` some text before a key may end with (a number
@@ -184,18 +194,6 @@ pub struct Table {
     /// also looked up after such a byte inside a token.
     pub after: [u64; 4],
     pub late_first: [u64; 4],
-    pub min_len: usize,
-    pub max_len: usize,
-}
-
-/// The hash the generated mnemonic table was built with.
-pub fn mnemonic_hash(seed: u64, s: &[u8]) -> u64 {
-    let mut h = 0xcbf2_9ce4_8422_2325u64 ^ seed;
-    for &b in s {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h ^ (h >> 29)
 }
 
 /// Whether byte `b` is in `set`.
@@ -204,20 +202,64 @@ pub fn in_set(set: &[u64; 4], b: u8) -> bool {
     set[usize::from(b >> 6)] >> (b & 63) & 1 != 0
 }
 
-impl Table {
-    fn lookup(&self, s: &[u8]) -> Option<&'static [u16]> {
-        let b = (mnemonic_hash(0, s) as usize) & (self.displace.len() - 1);
-        let i = (mnemonic_hash(self.displace[b], s) as usize) & (self.slots.len() - 1);
-        let (m, forms) = self.slots[i];
-        (m.as_bytes() == s).then_some(forms)
+/// Whether a form whose text starts with a byte of `first` (every byte:
+/// it may also be empty) can be read at byte `pos` of `text`.
+#[inline]
+fn can_start(first: &[u64; 4], text: &[u8], pos: usize) -> bool {
+    match text.get(pos) {
+        Some(&b) => in_set(first, b),
+        None => *first == [u64::MAX; 4],
     }
+}
 
-    /// The forms of every key that is a prefix of `token`, into `out`.
-    fn lookups(&self, token: &[u8], out: &mut Vec<u16>) {
-        let top = token.len().min(self.max_len);
-        for len in self.min_len..=top {
-            if let Some(forms) = self.lookup(&token[..len]) {
-                out.extend_from_slice(forms);
+/// Most candidate forms kept on the stack; a line with more (none of the
+/// specs comes close) tries every form.
+const MAX_PICKS: usize = 256;
+
+/// The candidate forms of one line, without heap allocation.
+struct Picks {
+    ids: [u16; MAX_PICKS],
+    len: usize,
+    overflow: bool,
+}
+
+impl Picks {
+    fn extend(&mut self, ids: &[u16]) {
+        match self.ids.get_mut(self.len..self.len + ids.len()) {
+            Some(dst) => {
+                dst.copy_from_slice(ids);
+                self.len += ids.len();
+            }
+            None => self.overflow = true,
+        }
+    }
+}
+
+impl Table {
+    /// The forms of every key that is a prefix of `token`, into `out`:
+    /// one walk down the sorted keys, narrowing the range of keys that
+    /// share the prefix read so far.
+    fn lookups(&self, token: &[u8], out: &mut Picks) {
+        let Some(&first) = token.first() else {
+            return;
+        };
+        let (mut lo, mut hi) = (
+            usize::from(self.starts[usize::from(first)]),
+            usize::from(self.starts[usize::from(first) + 1]),
+        );
+        for (k, &c) in token.iter().enumerate() {
+            if k > 0 {
+                let range = &self.keys[lo..hi];
+                // Keys of length `k` sort first, then by byte `k`.
+                lo += range.partition_point(|(s, _)| s.len() <= k || s.as_bytes()[k] < c);
+                hi = lo + self.keys[lo..hi].partition_point(|(s, _)| s.as_bytes()[k] == c);
+            }
+            if lo == hi {
+                return;
+            }
+            let (s, forms) = self.keys[lo];
+            if s.len() == k + 1 {
+                out.extend(forms);
             }
         }
     }
@@ -225,7 +267,7 @@ impl Table {
     /// The forms worth trying for `text`, in the engine's order, into
     /// `out`: those whose mnemonic starts some token of the text (any
     /// prefix of it), and the forms tried for every line.
-    fn candidates(&self, text: &str, out: &mut Vec<u16>) {
+    fn candidates(&self, text: &str, out: &mut Picks) {
         let b = text.as_bytes();
         let mut i = 0;
         while i < b.len() {
@@ -245,9 +287,17 @@ impl Table {
             }
             i = end;
         }
-        out.extend_from_slice(self.always);
-        out.sort_unstable();
-        out.dedup();
+        out.extend(self.always);
+        let ids = &mut out.ids[..out.len];
+        ids.sort_unstable();
+        let mut n = 0;
+        for j in 0..ids.len() {
+            if j == 0 || ids[j] != ids[n - 1] {
+                ids[n] = ids[j];
+                n += 1;
+            }
+        }
+        out.len = n;
     }
 }
 
@@ -339,14 +389,11 @@ struct Run<'t, 'c> {
     found: Option<u64>,
 }
 
-/// Whether `here` starts with `t`; the first byte is compared inline, as
-/// most tries fail there.
+/// Whether `here` starts with `t`, byte by byte (the texts are short and
+/// most tries fail at the first byte).
 #[inline(always)]
 fn has_prefix(here: &[u8], t: &[u8]) -> bool {
-    match t.first() {
-        None => true,
-        Some(&c) => here.len() >= t.len() && here[0] == c && here[..t.len()] == *t,
-    }
+    here.len() >= t.len() && here.iter().zip(t).all(|(a, b)| a == b)
 }
 
 /// Every reading of `read` at the start of `here`: (value, bytes).
@@ -427,20 +474,35 @@ impl Run<'_, '_> {
                     }
                     pos += s.len();
                 }
-                Op::Value { read, width, to } => {
-                    return self.value(read, width, to, depth, ops, at, depth, pos, up);
-                }
-                Op::Param(n) => {
-                    let Some((d, read, width, to)) = self.param(n, depth) else {
-                        return false;
+                Op::Value { .. } | Op::Param(..) => {
+                    let (into, read, width, to) = match *op {
+                        Op::Value { read, width, to } => (depth, read, width, to),
+                        Op::Param(n) => match self.param(n, depth) {
+                            // The item lives in the scope that bound the param.
+                            Some((d, read, width, to)) => (d - 1, read, width, to),
+                            None => return false,
+                        },
+                        _ => unreachable!("matched above"),
                     };
-                    // The item lives in the scope that bound the param.
-                    return self.value(read, width, to, d - 1, ops, at, depth, pos, up);
+                    let mut rs = [(0u64, 0usize); MAX_READINGS];
+                    let n = readings(read, width, &self.text[pos..], &mut rs);
+                    // One reading needs no choice point: read on in this
+                    // loop. What it sets is undone by the last choice
+                    // point, which saved every scope up to its depth.
+                    if n == 1 && !matches!(to, To::Table(..)) {
+                        if !self.store(rs[0].0, to, into) {
+                            return false;
+                        }
+                        pos += rs[0].1;
+                        continue;
+                    }
+                    return self.value(&rs[..n], to, into, ops, at, depth, pos, up);
                 }
                 Op::Sub {
                     forms,
                     ranges,
                     binds,
+                    firsts,
                 } => {
                     if depth + 1 >= MAX_NEST {
                         return false;
@@ -455,8 +517,14 @@ impl Run<'_, '_> {
                     // changes scopes up to `depth + 1` only.
                     let mut saved = [Scope::default(); MAX_NEST];
                     saved[..=depth + 1].copy_from_slice(&self.scopes[..=depth + 1]);
-                    for form in forms {
+                    for (i, form) in forms.iter().enumerate() {
                         if !(form.gen_min <= self.generation && self.generation <= form.gen_max) {
+                            continue;
+                        }
+                        if firsts
+                            .get(i)
+                            .is_some_and(|f| !can_start(f, self.text.as_bytes(), pos))
+                        {
                             continue;
                         }
                         // A form that starts with text the line does not
@@ -533,13 +601,35 @@ impl Run<'_, '_> {
                 .is_some_and(|b| b >> (idx % 64) & 1 == 1)
     }
 
-    /// Tries each reading of one value (stored into scope `into`), then
-    /// the rest of the form.
+    /// Stores value `v` read for `to` into scope `into`; `false` if it
+    /// contradicts what is known (the scope may then be partly changed).
+    fn store(&mut self, v: u64, to: To, into: usize) -> bool {
+        let scope = &mut self.scopes[into];
+        match to {
+            To::Drop => true,
+            To::Field(ranges) => scope.set(ranges_mask(ranges), deposit(ranges, v)),
+            To::Parts(parts) => parts.iter().all(|&(shift, width, ranges)| {
+                let part =
+                    v.checked_shr(shift).unwrap_or(0) & (u64::MAX >> (64 - width.clamp(1, 64)));
+                scope.set(ranges_mask(ranges), deposit(ranges, part))
+            }),
+            To::Add(add, width, ranges) => {
+                let f = (v as i64).wrapping_sub(add) as u64;
+                (width >= 64 || f >> width == 0)
+                    && scope.set(ranges_mask(ranges), deposit(ranges, f))
+            }
+            To::Table(..) => false,
+            To::Const(c) => v == c,
+        }
+    }
+
+    /// Tries each of the readings `rs` of one value (stored into scope
+    /// `into`), then the rest of the form; every scope up to `depth` is
+    /// restored after each failed reading.
     #[allow(clippy::too_many_arguments)]
     fn value(
         &mut self,
-        read: Read,
-        width: u32,
+        rs: &[(u64, usize)],
         to: To,
         into: usize,
         ops: &'static [Op],
@@ -548,44 +638,31 @@ impl Run<'_, '_> {
         pos: usize,
         up: Option<&Resume<'_>>,
     ) -> bool {
-        let mut rs = [(0u64, 0usize); MAX_READINGS];
-        let n = readings(read, width, &self.text[pos..], &mut rs);
-        let saved = self.scopes[into];
-        for (k, &(v, len)) in rs[..n].iter().enumerate() {
+        let mut saved = [Scope::default(); MAX_NEST];
+        saved[..=depth].copy_from_slice(&self.scopes[..=depth]);
+        for (k, &(v, len)) in rs.iter().enumerate() {
             if let To::Table(mask, entries) = to {
                 for &(_, bits) in entries.iter().filter(|&&(key, _)| key == v) {
                     if self.scopes[into].set(mask, bits) && self.seq(ops, at, depth, pos + len, up)
                     {
                         return true;
                     }
-                    self.scopes[into] = saved;
+                    self.scopes[..=depth].copy_from_slice(&saved[..=depth]);
                     if self.steps > STEP_BUDGET {
                         return false;
                     }
                 }
                 continue;
             }
+            // A shown derived value: only how much text it takes matters.
             let ok = match to {
-                // A shown derived value: only how much text it takes matters.
                 To::Drop => !rs[..k].iter().any(|&(_, l)| l == len),
-                To::Field(ranges) => self.scopes[into].set(ranges_mask(ranges), deposit(ranges, v)),
-                To::Parts(parts) => parts.iter().all(|&(shift, width, ranges)| {
-                    let part =
-                        v.checked_shr(shift).unwrap_or(0) & (u64::MAX >> (64 - width.clamp(1, 64)));
-                    self.scopes[into].set(ranges_mask(ranges), deposit(ranges, part))
-                }),
-                To::Add(add, width, ranges) => {
-                    let f = (v as i64).wrapping_sub(add) as u64;
-                    (width >= 64 || f >> width == 0)
-                        && self.scopes[into].set(ranges_mask(ranges), deposit(ranges, f))
-                }
-                To::Table(..) => false,
-                To::Const(c) => v == c,
+                _ => self.store(v, to, into),
             };
             if ok && self.seq(ops, at, depth, pos + len, up) {
                 return true;
             }
-            self.scopes[into] = saved;
+            self.scopes[..=depth].copy_from_slice(&saved[..=depth]);
             if self.steps > STEP_BUDGET {
                 return false;
             }
@@ -663,8 +740,19 @@ pub fn assemble(
     generation: u32,
     confirm: &mut dyn FnMut(u64) -> bool,
 ) -> Option<u64> {
-    let mut candidates = Vec::with_capacity(16);
-    table.candidates(text, &mut candidates);
+    let mut picks = Picks {
+        ids: [0; MAX_PICKS],
+        len: 0,
+        overflow: false,
+    };
+    table.candidates(text, &mut picks);
+    let all: Vec<u16>;
+    let candidates: &[u16] = if picks.overflow {
+        all = (0..table.forms.len() as u16).collect();
+        &all
+    } else {
+        &picks.ids[..picks.len]
+    };
     let mut run = Run {
         text,
         generation,
@@ -680,7 +768,7 @@ pub fn assemble(
     for vary in [false, true] {
         run.vary = vary;
         run.steps = 0;
-        for &i in &candidates {
+        for &i in candidates {
             let form = &table.forms[usize::from(i)];
             if !(form.gen_min <= generation && generation <= form.gen_max) {
                 continue;

@@ -1,7 +1,7 @@
 //! Assembly as generated code: every display template, per leaf and per
 //! combination of its `when`s, becomes a static form (see
 //! [`crate::asm_rt`]) whose names are resolved here, at expansion time,
-//! exactly as the engine resolves them; mnemonics go into a perfect hash.
+//! exactly as the engine resolves them; mnemonics go into a sorted table.
 //! The engine stays the oracle: the `lathe-adreno` / `lathe-mali`
 //! differential tests compare both on every line the disassembler prints.
 
@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 
-use crate::asm_rt::{in_set, mnemonic_hash};
+use crate::asm_rt::in_set;
 use crate::display::MAX_DEPTH;
 use crate::expr::{BinOp, Expr, ExprEnv, ExprKind, UnOp};
 use crate::model::{EncId, Field, FieldType, Isa, ItemRef, Level, Piece};
@@ -688,6 +688,112 @@ struct Gen<'a> {
     isa: &'a Isa,
     /// Sub-encoding trees used, to emit their forms once.
     trees: BTreeSet<EncId>,
+    /// The forms of each sub-encoding tree, once made.
+    tree_forms: BTreeMap<EncId, Vec<FormCode>>,
+    /// Trees whose forms are being made (a tree that contains itself).
+    making: BTreeSet<EncId>,
+}
+
+/// The bytes a text can start with, and whether it can be empty.
+#[derive(Clone, Copy, PartialEq)]
+struct First {
+    bytes: [u64; 4],
+    empty: bool,
+}
+
+impl First {
+    /// Anything (also what is not known).
+    const ANY: First = First {
+        bytes: [u64::MAX; 4],
+        empty: true,
+    };
+    const EMPTY: First = First {
+        bytes: [0; 4],
+        empty: true,
+    };
+
+    fn of_bytes(bytes: &[u8], empty: bool) -> First {
+        let mut f = First {
+            bytes: [0; 4],
+            empty,
+        };
+        for &b in bytes {
+            f.bytes[usize::from(b >> 6)] |= 1 << (b & 63);
+        }
+        f
+    }
+
+    /// A text that starts with `t` (which may be empty).
+    fn of_text(t: &str) -> First {
+        match t.as_bytes().first() {
+            Some(&b) => First::of_bytes(&[b], false),
+            None => First::EMPTY,
+        }
+    }
+
+    fn or(self, o: First) -> First {
+        let mut bytes = self.bytes;
+        for (a, b) in bytes.iter_mut().zip(o.bytes) {
+            *a |= b;
+        }
+        First {
+            bytes,
+            empty: self.empty || o.empty,
+        }
+    }
+
+    /// As the run time reads it: every byte when the text may be empty.
+    fn tokens(self) -> TokenStream {
+        let bytes = if self.empty {
+            [u64::MAX; 4]
+        } else {
+            self.bytes
+        };
+        let b = bytes.iter().map(|w| Literal::u64_unsuffixed(*w));
+        quote! { [#(#b),*] }
+    }
+}
+
+const DIGIT_BYTES: &[u8] = b"0123456789";
+
+/// The bytes the text of a `width`-bit value of scalar type `ty` can
+/// start with (a superset of what `format::read_scalar` and the enum
+/// reading accept).
+fn scalar_first(isa: &Isa, ty: &FieldType, width: u32) -> First {
+    match ty {
+        FieldType::Uint | FieldType::AbsBranch => First::of_bytes(DIGIT_BYTES, false),
+        FieldType::Int | FieldType::Branch => {
+            First::of_bytes(DIGIT_BYTES, false).or(First::of_bytes(b"-", false))
+        }
+        FieldType::Hex | FieldType::HexUpper => {
+            First::of_bytes(b"0123456789abcdefABCDEF", false)
+        }
+        FieldType::Offset => First::of_bytes(b"+-", true),
+        FieldType::Uoffset => First::of_bytes(b"+", true),
+        FieldType::Float | FieldType::Fixed(_) => {
+            First::of_bytes(b"0123456789+-.in", false)
+        }
+        FieldType::Bool(None) => First::of_bytes(b"01", false),
+        FieldType::Bool(Some(t)) | FieldType::BoolInv(t) => First::of_text(t).or(First::EMPTY),
+        // Listed texts, or a number for a value without one.
+        FieldType::Enum(e) => {
+            let values = &isa.enums[*e].values;
+            let covered =
+                width < 16 && (0..1u64 << width).all(|v| values.iter().any(|(x, _, _)| *x == v));
+            let numbers = if covered {
+                First {
+                    bytes: [0; 4],
+                    empty: false,
+                }
+            } else {
+                First::of_bytes(DIGIT_BYTES, false)
+            };
+            values
+                .iter()
+                .fold(numbers, |f, (_, t, _)| f.or(First::of_text(t)))
+        }
+        FieldType::Sub(..) => First::ANY,
+    }
 }
 
 /// A form's code and, for instructions, its mnemonic.
@@ -699,6 +805,109 @@ struct FormCode {
 }
 
 impl Gen<'_> {
+    /// The bytes the text of `leaf` in variant `var` can start with, its
+    /// params reading as `params` say.
+    fn form_first(&self, leaf: EncId, var: &Variant, params: &[First], depth: usize) -> First {
+        let isa = self.isa;
+        let Some(t) = levels(isa, leaf, var)
+            .into_iter()
+            .find_map(|l| l.display.as_ref())
+        else {
+            return First::ANY;
+        };
+        let mut acc = First::EMPTY;
+        for p in &t.pieces {
+            let f = match p {
+                Piece::Lit(s) => First::of_text(s),
+                Piece::Mnemonic => First::of_text(&self.mnemonic(leaf, var)),
+                Piece::Field(name, _) => match resolve(isa, leaf, var, name) {
+                    Some(Resolved::Param(i)) => params.get(i).copied().unwrap_or(First::ANY),
+                    Some(Resolved::Item(ItemRef::Field(Field {
+                        ty: FieldType::Sub(tree, binds),
+                        ..
+                    }))) => self.tree_first(leaf, var, *tree, binds, params, depth + 1),
+                    Some(Resolved::Item(it)) => scalar_first(isa, it.ty(), it.width()),
+                    None => First::ANY,
+                },
+            };
+            acc = First {
+                bytes: acc.or(f).bytes,
+                empty: f.empty,
+            };
+            if !f.empty {
+                return acc;
+            }
+        }
+        acc
+    }
+
+    /// The bytes a sub-encoding operand of `tree` shown by `leaf`/`var`
+    /// (whose own params read as `params`) can start with.
+    fn tree_first(
+        &self,
+        leaf: EncId,
+        var: &Variant,
+        tree: EncId,
+        binds: &[(String, String)],
+        params: &[First],
+        depth: usize,
+    ) -> First {
+        if depth >= MAX_DEPTH {
+            return First::ANY;
+        }
+        let inner = self.sub_params(leaf, var, tree, binds, params);
+        let mut f = First {
+            bytes: [0; 4],
+            empty: false,
+        };
+        for l in self.isa.leaves(tree) {
+            for v in variants(self.isa, l) {
+                f = f.or(self.form_first(l, &v, &inner, depth));
+            }
+        }
+        f
+    }
+
+    /// How the params of `tree` read, as bound by `leaf`/`var`.
+    fn sub_params(
+        &self,
+        leaf: EncId,
+        var: &Variant,
+        tree: EncId,
+        binds: &[(String, String)],
+        params: &[First],
+    ) -> Vec<First> {
+        let isa = self.isa;
+        isa.encodings[tree]
+            .params
+            .iter()
+            .map(|p| {
+                let Some((_, caller)) = binds.iter().find(|(x, _)| x == p) else {
+                    return First::ANY;
+                };
+                match resolve(isa, leaf, var, caller) {
+                    Some(Resolved::Param(j)) => params.get(j).copied().unwrap_or(First::ANY),
+                    Some(Resolved::Item(it)) => scalar_first(isa, it.ty(), it.width()),
+                    None => First::ANY,
+                }
+            })
+            .collect()
+    }
+
+    /// The forms of sub-encoding tree `tree` (made once), as (leaf,
+    /// variant); `None` while they are being made.
+    fn sub_forms(&mut self, tree: EncId) -> Option<Vec<(EncId, Variant)>> {
+        if !self.tree_forms.contains_key(&tree) {
+            if !self.making.insert(tree) {
+                return None;
+            }
+            let fs = self.forms_of(self.isa.leaves(tree).collect());
+            self.making.remove(&tree);
+            self.tree_forms.insert(tree, fs);
+        }
+        Some(self.tree_forms[&tree].iter().map(|f| (f.leaf, f.var)).collect())
+    }
+
     fn mnemonic(&self, leaf: EncId, var: &Variant) -> String {
         levels(self.isa, leaf, var)
             .into_iter()
@@ -853,8 +1062,20 @@ impl Gen<'_> {
                             self.trees.insert(*tree);
                             let forms = format_ident!("SUB_{}", tree);
                             let ranges = ranges_tokens(&f.ranges);
+                            // What each form's text can start with here,
+                            // so forms the text cannot be are skipped.
+                            // The caller's own params are not known.
+                            let firsts = match self.sub_forms(*tree) {
+                                Some(list) => {
+                                    let ps = self.sub_params(leaf, var, *tree, binds, &[]);
+                                    list.iter()
+                                        .map(|(l, v)| self.form_first(*l, v, &ps, 0).tokens())
+                                        .collect()
+                                }
+                                None => Vec::new(),
+                            };
                             let binds = self.binds(leaf, var, *tree, binds);
-                            quote! { Op::Sub { forms: &#forms, ranges: #ranges, binds: &[#(#binds),*] } }
+                            quote! { Op::Sub { forms: &#forms, ranges: #ranges, binds: &[#(#binds),*], firsts: &[#(#firsts),*] } }
                         }
                         ty => {
                             let read = read_tokens(ty)?;
@@ -964,51 +1185,13 @@ impl Gen<'_> {
     }
 }
 
-/// A perfect hash of `keys` by hash and displace: keys fall into
-/// buckets by one hash; each bucket, largest first, gets the first
-/// displacement that puts all its keys into free slots. Returns the
-/// displacements and the slots (key indices).
-fn perfect_hash(keys: &[&str]) -> (Vec<u64>, Vec<Option<usize>>) {
-    let size = (keys.len() * 2).next_power_of_two().max(2);
-    let nb = (keys.len() / 2).next_power_of_two().max(1);
-    let mut buckets: Vec<Vec<usize>> = vec![Vec::new(); nb];
-    for (i, k) in keys.iter().enumerate() {
-        buckets[(mnemonic_hash(0, k.as_bytes()) as usize) & (nb - 1)].push(i);
-    }
-    let mut order: Vec<usize> = (0..nb).collect();
-    order.sort_by_key(|&b| std::cmp::Reverse(buckets[b].len()));
-    let mut slots: Vec<Option<usize>> = vec![None; size];
-    let mut disp = vec![0u64; nb];
-    for b in order {
-        if buckets[b].is_empty() {
-            continue;
-        }
-        for d in 1u64.. {
-            let places: Vec<usize> = buckets[b]
-                .iter()
-                .map(|&i| (mnemonic_hash(d, keys[i].as_bytes()) as usize) & (size - 1))
-                .collect();
-            let distinct = places
-                .iter()
-                .enumerate()
-                .all(|(j, p)| !places[..j].contains(p));
-            if distinct && places.iter().all(|&p| slots[p].is_none()) {
-                for (&i, &p) in buckets[b].iter().zip(&places) {
-                    slots[p] = Some(i);
-                }
-                disp[b] = d;
-                break;
-            }
-        }
-    }
-    (disp, slots)
-}
-
 /// The `asm` module of an `isa!` expansion.
 pub(crate) fn asm_module(isa: &Isa) -> TokenStream {
     let mut g = Gen {
         isa,
         trees: BTreeSet::new(),
+        tree_forms: BTreeMap::new(),
+        making: BTreeSet::new(),
     };
     let forms = g.forms_of(isa.instructions().collect());
 
@@ -1046,25 +1229,27 @@ pub(crate) fn asm_module(isa: &Isa) -> TokenStream {
         .iter()
         .map(|(k, v)| (k.as_str(), v.clone()))
         .collect();
-    let keys: Vec<&str> = by_mnemonic.keys().copied().collect();
-    let (disp, slots) = perfect_hash(&keys);
-    let slot_code = slots.iter().map(|s| match s {
-        Some(k) => {
-            let m = keys[*k];
-            let ids = &by_mnemonic[m];
-            quote! { (#m, &[#(#ids),*]) }
-        }
-        None => quote! { ("", &[]) },
+    // Sorted by bytes (the order of a `BTreeMap` of strings), indexed by
+    // their first byte.
+    let key_code = by_mnemonic.iter().map(|(m, ids)| quote! { (#m, &[#(#ids),*]) });
+    let starts = (0..=256usize).map(|b| {
+        let n = by_mnemonic
+            .keys()
+            .filter(|m| m.as_bytes().first().is_some_and(|&c| usize::from(c) < b))
+            .count();
+        Literal::u16_unsuffixed(n as u16)
     });
-    let min_len = keys.iter().map(|k| k.len()).min().unwrap_or(1);
-    let max_len = keys.iter().map(|k| k.len()).max().unwrap_or(0);
 
     // Sub-encoding trees, transitively.
     let mut done: BTreeSet<EncId> = BTreeSet::new();
     let mut subs = TokenStream::new();
     while let Some(&tree) = g.trees.iter().find(|t| !done.contains(t)) {
         done.insert(tree);
-        let fs = g.forms_of(isa.leaves(tree).collect());
+        if !g.tree_forms.contains_key(&tree) {
+            let fs = g.forms_of(isa.leaves(tree).collect());
+            g.tree_forms.insert(tree, fs);
+        }
+        let fs = &g.tree_forms[&tree];
         let n = fs.len();
         let name = format_ident!("SUB_{}", tree);
         let codes = fs.iter().map(|f| &f.code);
@@ -1087,16 +1272,15 @@ pub(crate) fn asm_module(isa: &Isa) -> TokenStream {
 
     let nforms = forms.len();
     let codes = forms.iter().map(|f| &f.code);
-    let nslots = slots.len();
+    let nkeys = by_mnemonic.len();
     let nalways = always.len();
     let cs = charset.iter().map(|w| Literal::u64_unsuffixed(*w));
     let after = after.iter().map(|w| Literal::u64_unsuffixed(*w));
     let late_first = late_first.iter().map(|w| Literal::u64_unsuffixed(*w));
-    let disp = disp.iter().map(|d| Literal::u64_unsuffixed(*d));
 
     quote! {
         /// Assembly as generated code: static forms read from the display
-        /// templates, mnemonics by perfect hash, every word confirmed by
+        /// templates, mnemonics by a sorted table, every word confirmed by
         /// the generated disassembler. No spec at run time.
         pub mod asm {
             #![allow(clippy::all)]
@@ -1106,17 +1290,15 @@ pub(crate) fn asm_module(isa: &Isa) -> TokenStream {
             #subs
             static FORMS: [Form; #nforms] = [#(#codes),*];
             static ALWAYS: [u16; #nalways] = [#(#always),*];
-            static SLOTS: [(&str, &[u16]); #nslots] = [#(#slot_code),*];
+            static KEYS: [(&str, &[u16]); #nkeys] = [#(#key_code),*];
             static TABLE: Table = Table {
                 forms: &FORMS,
                 always: &ALWAYS,
-                slots: &SLOTS,
-                displace: &[#(#disp),*],
+                keys: &KEYS,
+                starts: [#(#starts),*],
                 charset: [#(#cs),*],
                 after: [#(#after),*],
                 late_first: [#(#late_first),*],
-                min_len: #min_len,
-                max_len: #max_len,
             };
 
             /// The word whose text at `generation` is exactly `text`, read

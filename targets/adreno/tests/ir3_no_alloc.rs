@@ -1,10 +1,11 @@
-//! Disassembly into a caller's reused buffer makes no heap allocation per
-//! instruction: counted with a global allocator over every vector word.
+//! Disassembly into a caller's reused buffer, and assembly, make no heap
+//! allocation per instruction: counted with a global allocator over every
+//! vector word and line.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use lathe_adreno::ir3::{Generation, disassemble_into};
+use lathe_adreno::ir3::{Generation, assemble, disassemble_into};
 
 /// Forwards to the system allocator and counts allocations.
 struct Counting;
@@ -72,4 +73,30 @@ fn disassembling_into_a_reused_buffer_does_not_allocate() {
         "allocations while disassembling {} words",
         words.len()
     );
+}
+
+#[test]
+fn assembling_a_line_does_not_allocate() {
+    let lines: Vec<(&str, Generation)> = VECTORS
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let cols: Vec<&str> = line.split('\t').collect();
+            let generation = Generation::from_gpu_id(cols.get(2)?.parse().ok()?)?;
+            Some((*cols.get(4)?, generation))
+        })
+        .collect();
+    assert!(lines.len() > 200);
+    // Warm-up: the per-thread confirmation buffer grows once.
+    let assembled = lines
+        .iter()
+        .filter(|(text, g)| assemble(text, *g).is_ok())
+        .count();
+    assert_eq!(assembled, lines.len());
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    for (text, g) in &lines {
+        let _ = assemble(text, *g);
+    }
+    let after = ALLOCATIONS.load(Ordering::Relaxed);
+    assert_eq!(after - before, 0, "allocations while assembling {} lines", lines.len());
 }

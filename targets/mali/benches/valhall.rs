@@ -1,7 +1,12 @@
 //! Valhall decoding, disassembly and assembly throughput over Mesa's 172
 //! vectors.
 //!
-//! `cargo bench -p lathe-mali --bench valhall`
+//! Each row gives wall time and this thread's CPU time per item (from
+//! `/proc/thread-self/schedstat`, Linux): on a shared, loaded machine the
+//! CPU-time rate is the comparable one. An argument runs only the rows
+//! whose name contains it.
+//!
+//! `cargo bench -p lathe-mali --bench valhall [-- FILTER]`
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -11,9 +16,19 @@ use lathe_mali::valhall::{Arch, Instr, assemble, disassemble, isa};
 
 const CASES: &str = include_str!("../tests/valhall-data/assembler-cases.txt");
 
-/// Runs `f` over all items repeatedly for at least `budget` and returns
-/// nanoseconds per item.
-fn time_per_item<T>(items: &[T], budget: Duration, mut f: impl FnMut(&T)) -> f64 {
+/// Nanoseconds this thread has run on a CPU, if the kernel says.
+fn thread_cpu_ns() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    s.split(' ').next()?.parse().ok()
+}
+
+/// Runs `f` over all items repeatedly for at least `budget` of wall time
+/// and prints wall and CPU nanoseconds per item, and the CPU-time rate.
+fn measure<T>(name: &str, filter: &str, items: &[T], budget: Duration, mut f: impl FnMut(&T)) {
+    if !name.contains(filter) {
+        return;
+    }
+    let cpu = thread_cpu_ns();
     let start = Instant::now();
     let mut n = 0u64;
     while start.elapsed() < budget {
@@ -22,14 +37,25 @@ fn time_per_item<T>(items: &[T], budget: Duration, mut f: impl FnMut(&T)) -> f64
         }
         n += items.len() as u64;
     }
-    start.elapsed().as_nanos() as f64 / n as f64
-}
-
-fn report(what: &str, ns: f64) {
-    println!("{what:<32} {ns:>10.0} ns/op {:>12.0} ops/s", 1e9 / ns);
+    let wall = start.elapsed().as_nanos() as f64 / n as f64;
+    match (cpu, thread_cpu_ns()) {
+        (Some(a), Some(b)) => {
+            let cpu = (b - a) as f64 / n as f64;
+            println!(
+                "{name:<34} {wall:>9.1} ns wall {cpu:>9.1} ns CPU /item  {:>7.2} M/s CPU",
+                1e3 / cpu
+            );
+        }
+        _ => println!("{name:<34} {wall:>9.1} ns wall /item (CPU time unavailable)"),
+    }
 }
 
 fn main() {
+    // `cargo bench` passes `--bench`; the first other argument filters.
+    let filter = std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with("--"))
+        .unwrap_or_default();
     let cases: Vec<(u64, &str)> = CASES
         .lines()
         .map(|line| {
@@ -64,13 +90,12 @@ fn main() {
         start.elapsed().as_secs_f64() * 1e3
     );
 
-    let ns = time_per_item(&cases, budget, |(w, _)| {
+    measure("decode to opcode (generated)", &filter, &cases, budget, |(w, _)| {
         black_box(Instr::decode(black_box(*w), Arch::V10.generation()));
     });
-    report("decode to opcode (generated)", ns);
 
     let mut text = String::with_capacity(256);
-    let ns = time_per_item(&cases, budget, |(w, _)| {
+    measure("decode + disassemble (generated)", &filter, &cases, budget, |(w, _)| {
         text.clear();
         black_box(
             push_word(
@@ -83,27 +108,22 @@ fn main() {
             .ok(),
         );
     });
-    report("decode + disassemble (generated)", ns);
 
     // The run-time engine over the spec, which the generated code replaced
     // and which the differential tests use as the oracle.
     let spec = isa();
-    let ns = time_per_item(&cases, budget, |(w, _)| {
+    measure("decode + disassemble (engine)", &filter, &cases, budget, |(w, _)| {
         text.clear();
         black_box(
             spec.disassemble_into(black_box(*w), Arch::V10.generation(), &mut text)
                 .ok(),
         );
     });
-    report("decode + disassemble (engine)", ns);
 
-    let ns = time_per_item(&cases, budget, |(_, t)| {
+    measure("assemble (generated)", &filter, &cases, budget, |(_, t)| {
         black_box(assemble(black_box(t), Arch::V10).ok());
     });
-    report("assemble (generated, 172 vectors)", ns);
-
-    let ns = time_per_item(&cases, budget, |(_, t)| {
+    measure("assemble (engine)", &filter, &cases, budget, |(_, t)| {
         black_box(spec.assemble(black_box(t), Arch::V10.generation()).ok());
     });
-    report("assemble (engine)", ns);
 }

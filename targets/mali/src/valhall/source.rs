@@ -65,9 +65,16 @@ pub fn assemble_source(source: &str, arch: Arch) -> Result<Vec<u64>, SourceError
     lathe_isa::source::assemble_lines(source, |text| assemble_line(text, arch))
 }
 
-/// Appends the listing line of `word`: its disassembly, or for a word that
-/// is not a valid instruction `raw 0x…` followed by the reason as a `;`
-/// comment (so the listing still assembles back to the same words).
+/// Appends the listing line of `word`: its disassembly (with a `\t; `
+/// note naming set don't-care bits), or `raw 0x…` followed by the reason
+/// as a `;` comment for a word that matches no instruction (so such lines
+/// still assemble back to the same words).
+///
+/// A word that decodes but breaks one of the spec's `check` rules (the FAU
+/// limits, an odd staging register) is shown as decoded, as Mesa's
+/// disassembler shows it (it has no validity rules), with the broken rule
+/// in the note. The assembler enforces those rules, so such a line does
+/// not assemble back: its error names the same rule.
 ///
 /// ```
 /// use lathe_mali::valhall::{write_line, Arch};
@@ -80,24 +87,24 @@ pub fn assemble_source(source: &str, arch: Arch) -> Result<Vec<u64>, SourceError
 /// assert!(out.starts_with("raw 0xffffffffffffffff ; "));
 /// ```
 pub fn write_line(word: u64, arch: Arch, out: &mut String) {
-    let shown =
-        generated::display::push_word(word, arch.generation(), true, true, out).map_err(|source| {
-            match source {
-                lathe_isa::DisasmError::NoMatch { .. } => Error::Undefined { word, arch },
-                source => Error::Disassemble { word, arch, source },
+    let start = out.len();
+    let g = arch.generation();
+    let reason = match generated::display::push_word(word, g, true, true, out) {
+        Ok(_) => return,
+        Err(lathe_isa::DisasmError::NoMatch { .. }) => Error::Undefined { word, arch }.to_string(),
+        Err(broken @ lathe_isa::DisasmError::Check { .. }) => {
+            // Shown without the rules, the rule named in the note.
+            if generated::display::push_word(word, g, false, true, out).is_ok() {
+                let note = if out[start..].contains("\t; ") { ", " } else { "\t; " };
+                let _ = write!(out, "{note}{broken}");
+                return;
             }
-        });
-    match shown {
-        Ok(_) => {}
-        Err(e) => {
-            let reason = match e {
-                Error::Disassemble { source, .. } => source.to_string(),
-                other => other.to_string(),
-            };
-            // Writing into a String cannot fail.
-            let _ = write!(out, "raw 0x{word:016x} ; {reason}");
+            broken.to_string()
         }
-    }
+        Err(source) => source.to_string(),
+    };
+    // Writing into a String cannot fail.
+    let _ = write!(out, "raw 0x{word:016x} ; {reason}");
 }
 
 #[cfg(test)]
@@ -110,7 +117,6 @@ mod tests {
             0x0091_c100_0000_0002,
             0x7800_c000_0000_0000,
             0xffff_ffff_ffff_ffff,
-            0x00a4_c000_0000_8480, // FADD.f32 r0, u0, u4: two FAU slots
         ];
         let mut listing = String::new();
         for w in words {
@@ -118,7 +124,19 @@ mod tests {
             listing.push('\n');
         }
         assert_eq!(assemble_source(&listing, Arch::V9).unwrap(), words);
-        assert!(listing.contains("FAU slot"), "{listing}");
+    }
+
+    #[test]
+    fn words_breaking_a_rule_show_as_decoded_with_the_rule_in_the_note() {
+        // FADD.f32 r0, u0, u4: two FAU slots.
+        let mut line = String::new();
+        write_line(0x00a4_c000_0000_8480, Arch::V9, &mut line);
+        let (text, note) = line.split_once("\t; ").expect("a note");
+        assert_eq!(text, "FADD.f32 r0, u0, u4");
+        assert!(note.contains("FAU slot"), "{line}");
+        // The assembler enforces the rule: the line does not assemble back.
+        let err = assemble_source(&line, Arch::V9).unwrap_err();
+        assert!(err.message.contains("FAU slot"), "{}", err.message);
     }
 
     #[test]
