@@ -765,14 +765,10 @@ fn scalar_first(isa: &Isa, ty: &FieldType, width: u32) -> First {
         FieldType::Int | FieldType::Branch => {
             First::of_bytes(DIGIT_BYTES, false).or(First::of_bytes(b"-", false))
         }
-        FieldType::Hex | FieldType::HexUpper => {
-            First::of_bytes(b"0123456789abcdefABCDEF", false)
-        }
+        FieldType::Hex | FieldType::HexUpper => First::of_bytes(b"0123456789abcdefABCDEF", false),
         FieldType::Offset => First::of_bytes(b"+-", true),
         FieldType::Uoffset => First::of_bytes(b"+", true),
-        FieldType::Float | FieldType::Fixed(_) => {
-            First::of_bytes(b"0123456789+-.in", false)
-        }
+        FieldType::Float | FieldType::Fixed(_) => First::of_bytes(b"0123456789+-.in", false),
         FieldType::Bool(None) => First::of_bytes(b"01", false),
         FieldType::Bool(Some(t)) | FieldType::BoolInv(t) => First::of_text(t).or(First::EMPTY),
         // Listed texts, or a number for a value without one.
@@ -905,7 +901,12 @@ impl Gen<'_> {
             self.making.remove(&tree);
             self.tree_forms.insert(tree, fs);
         }
-        Some(self.tree_forms[&tree].iter().map(|f| (f.leaf, f.var)).collect())
+        Some(
+            self.tree_forms[&tree]
+                .iter()
+                .map(|f| (f.leaf, f.var))
+                .collect(),
+        )
     }
 
     fn mnemonic(&self, leaf: EncId, var: &Variant) -> String {
@@ -1231,7 +1232,9 @@ pub(crate) fn asm_module(isa: &Isa) -> TokenStream {
         .collect();
     // Sorted by bytes (the order of a `BTreeMap` of strings), indexed by
     // their first byte.
-    let key_code = by_mnemonic.iter().map(|(m, ids)| quote! { (#m, &[#(#ids),*]) });
+    let key_code = by_mnemonic
+        .iter()
+        .map(|(m, ids)| quote! { (#m, &[#(#ids),*]) });
     let starts = (0..=256usize).map(|b| {
         let n = by_mnemonic
             .keys()

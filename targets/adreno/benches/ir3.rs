@@ -92,11 +92,17 @@ fn main() {
     measure("decode", &filter, &rows, budget, |(g, w, _)| {
         black_box(lathe_adreno::ir3::decode_opcode(black_box(*w), *g));
     });
-    measure("decode + disassemble (generated)", &filter, &rows, budget, |(g, w, _)| {
-        line.clear();
-        let _ = disassemble_into(black_box(*w), *g, &mut line);
-        black_box(&line);
-    });
+    measure(
+        "decode + disassemble (generated)",
+        &filter,
+        &rows,
+        budget,
+        |(g, w, _)| {
+            line.clear();
+            let _ = disassemble_into(black_box(*w), *g, &mut line);
+            black_box(&line);
+        },
+    );
     // The run-time engine over the spec, which the generated code replaced
     // and which the differential tests use as the oracle.
     let spec = lathe_adreno::ir3::generated::isa();
@@ -111,9 +117,15 @@ fn main() {
             black_box(&line);
         },
     );
-    measure("assemble (generated)", &filter, &rows, budget, |(g, _, t)| {
-        black_box(assemble(black_box(t), *g).ok());
-    });
+    measure(
+        "assemble (generated)",
+        &filter,
+        &rows,
+        budget,
+        |(g, _, t)| {
+            black_box(assemble(black_box(t), *g).ok());
+        },
+    );
     measure("assemble (engine)", &filter, &rows, budget, |(g, _, t)| {
         black_box(spec.assemble(black_box(t), g.gpu_id()).ok());
     });

@@ -98,5 +98,10 @@ fn assembling_a_line_does_not_allocate() {
         let _ = assemble(text, *g);
     }
     let after = ALLOCATIONS.load(Ordering::Relaxed);
-    assert_eq!(after - before, 0, "allocations while assembling {} lines", lines.len());
+    assert_eq!(
+        after - before,
+        0,
+        "allocations while assembling {} lines",
+        lines.len()
+    );
 }

@@ -90,35 +90,53 @@ fn main() {
         start.elapsed().as_secs_f64() * 1e3
     );
 
-    measure("decode to opcode (generated)", &filter, &cases, budget, |(w, _)| {
-        black_box(Instr::decode(black_box(*w), Arch::V10.generation()));
-    });
+    measure(
+        "decode to opcode (generated)",
+        &filter,
+        &cases,
+        budget,
+        |(w, _)| {
+            black_box(Instr::decode(black_box(*w), Arch::V10.generation()));
+        },
+    );
 
     let mut text = String::with_capacity(256);
-    measure("decode + disassemble (generated)", &filter, &cases, budget, |(w, _)| {
-        text.clear();
-        black_box(
-            push_word(
-                black_box(*w),
-                Arch::V10.generation(),
-                true,
-                false,
-                &mut text,
-            )
-            .ok(),
-        );
-    });
+    measure(
+        "decode + disassemble (generated)",
+        &filter,
+        &cases,
+        budget,
+        |(w, _)| {
+            text.clear();
+            black_box(
+                push_word(
+                    black_box(*w),
+                    Arch::V10.generation(),
+                    true,
+                    false,
+                    &mut text,
+                )
+                .ok(),
+            );
+        },
+    );
 
     // The run-time engine over the spec, which the generated code replaced
     // and which the differential tests use as the oracle.
     let spec = isa();
-    measure("decode + disassemble (engine)", &filter, &cases, budget, |(w, _)| {
-        text.clear();
-        black_box(
-            spec.disassemble_into(black_box(*w), Arch::V10.generation(), &mut text)
-                .ok(),
-        );
-    });
+    measure(
+        "decode + disassemble (engine)",
+        &filter,
+        &cases,
+        budget,
+        |(w, _)| {
+            text.clear();
+            black_box(
+                spec.disassemble_into(black_box(*w), Arch::V10.generation(), &mut text)
+                    .ok(),
+            );
+        },
+    );
 
     measure("assemble (generated)", &filter, &cases, budget, |(_, t)| {
         black_box(assemble(black_box(t), Arch::V10).ok());

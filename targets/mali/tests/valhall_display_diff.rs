@@ -80,11 +80,17 @@ fn flipped_words_print_raw_only_when_nothing_matches() {
         line.clear();
         write_line(w, Arch::V10, &mut line);
         let Some(instr) = Instr::decode(w, 10) else {
-            assert!(line.starts_with("raw "), "0x{w:016x} matches nothing but prints `{line}`");
+            assert!(
+                line.starts_with("raw "),
+                "0x{w:016x} matches nothing but prints `{line}`"
+            );
             raw += 1;
             continue;
         };
-        assert!(!line.starts_with("raw "), "0x{w:016x} decodes but prints `{line}`");
+        assert!(
+            !line.starts_with("raw "),
+            "0x{w:016x} decodes but prints `{line}`"
+        );
         let rule = instr.validate().err();
         let unexpected = !instr.warnings().is_empty() || rule.is_some();
         assert_eq!(line.contains("\t; "), unexpected, "0x{w:016x}: `{line}`");

@@ -95,7 +95,11 @@ pub fn write_line(word: u64, arch: Arch, out: &mut String) {
         Err(broken @ lathe_isa::DisasmError::Check { .. }) => {
             // Shown without the rules, the rule named in the note.
             if generated::display::push_word(word, g, false, true, out).is_ok() {
-                let note = if out[start..].contains("\t; ") { ", " } else { "\t; " };
+                let note = if out[start..].contains("\t; ") {
+                    ", "
+                } else {
+                    "\t; "
+                };
                 let _ = write!(out, "{note}{broken}");
                 return;
             }
