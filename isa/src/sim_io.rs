@@ -613,8 +613,10 @@ impl GpuIo for Harness {
                 let x = (c(0) * t.width as f32 - 0.5).floor() as i64;
                 let y = (c(1) * t.height as f32 - 0.5).floor() as i64;
                 let ch = ch as usize;
-                [(x, y + 1), (x + 1, y + 1), (x + 1, y), (x, y)]
-                    .map(|(x, y)| float(t.texel(x, y)[ch]))
+                // Saturating: a huge coordinate floors to i64::MAX and the
+                // texel lookup clamps to the edge anyway.
+                let (x1, y1) = (x.saturating_add(1), y.saturating_add(1));
+                [(x, y1), (x1, y1), (x1, y), (x, y)].map(|(x, y)| float(t.texel(x, y)[ch]))
             }
             TexOp::Size => [t.width, t.height, 1, 0],
             TexOp::Levels => [1, 0, 0, 0],
@@ -1038,5 +1040,31 @@ impl Machine {
     pub fn io_as_mut<T: GpuIo>(&mut self) -> Option<&mut T> {
         let any: &mut dyn std::any::Any = &mut *self.io;
         any.downcast_mut()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Fuzz finding (session 6): a gather at a coordinate too large for
+    /// i64 overflowed computing the footprint's second column.
+    #[test]
+    fn gather_at_a_huge_coordinate_clamps_to_the_edge() {
+        let mut h = Harness::default();
+        h.textures.push(Texture {
+            width: 2,
+            height: 2,
+            texels: vec![[1.0, 2.0, 3.0, 4.0]; 4],
+        });
+        let req = TexRequest {
+            op: TexOp::Gather(1),
+            texture: 0,
+            sampler: 0,
+            coords: vec![f32::MAX.to_bits(), f32::INFINITY.to_bits()],
+            extra: Vec::new(),
+            half: false,
+        };
+        assert_eq!(h.texture(0, &req).unwrap(), [2.0f32.to_bits(); 4]);
     }
 }
