@@ -722,7 +722,7 @@ pub const EFFECTS: &[(&str, usize, usize, &str)] = &[
         "undocumented",
         0,
         0,
-        "undocumented(): no public source says what the instruction computes (the vendor's tools name it, Mesa never emits it); the simulator stops with `undocumented:`; the block's doc comment says what is known",
+        "undocumented(): no public source says what the instruction (or, under an `if`, that form of it) computes; the simulator stops with `undocumented:`; the block's doc comment says what is known",
     ),
 ];
 
@@ -922,13 +922,47 @@ impl Semantics {
 }
 
 impl Semantics {
-    /// Whether the instruction `enc` is declared `undocumented` (its
-    /// simulation stops; the block's doc comment says why).
+    /// Whether the instruction `enc` is declared `undocumented` in every
+    /// form (a block of its chain says so outside any `if`): its
+    /// simulation stops; the block's doc comment says why.
     pub fn undocumented(&self, isa: &Isa, enc: EncId) -> bool {
         self.chain(isa, enc)
             .iter()
-            .any(|b| body_has(&b.body, "undocumented"))
+            .any(|b| top_level_has(&b.body, "undocumented"))
     }
+
+    /// Whether some forms of the instruction `enc` (field values chosen
+    /// by an `if`) are declared `undocumented` while the others compute.
+    pub fn partly_undocumented(&self, isa: &Isa, enc: EncId) -> bool {
+        !self.undocumented(isa, enc)
+            && self
+                .chain(isa, enc)
+                .iter()
+                .any(|b| body_has(&b.body, "undocumented"))
+    }
+}
+
+/// Whether `body` has the effect `name` outside any `if`.
+fn top_level_has(body: &[Stmt], name: &str) -> bool {
+    body.iter()
+        .any(|s| matches!(s, Stmt::Effect { name: n, .. } if n.node == name))
+}
+
+/// Whether `body` computes something besides declaring itself undocumented:
+/// a write, or an effect other than the issue and stop effects.
+fn body_computes(body: &[Stmt]) -> bool {
+    body.iter().any(|s| match s {
+        Stmt::Write { .. } => true,
+        Stmt::Effect { name, .. } => {
+            !ISSUE_EFFECTS.contains(&name.node.as_str())
+                && !matches!(
+                    name.node.as_str(),
+                    "undefined" | "unmodelled" | "undocumented"
+                )
+        }
+        Stmt::If { then, els, .. } => body_computes(then) || body_computes(els),
+        _ => false,
+    })
 }
 
 /// Effects that shape the issue (timing), not what the instruction does.
@@ -1079,6 +1113,16 @@ pub fn resolve(
                     b.span,
                     format!(
                         "`{}` is declared undocumented: say in a `///` comment what is known and why the behaviour is not",
+                        enc.name
+                    ),
+                );
+            }
+            if top_level_has(&b.body, "undocumented") && body_computes(&b.body) {
+                err(
+                    &mut errors,
+                    b.span,
+                    format!(
+                        "`{}` is declared undocumented in every form, yet its block computes: put `do undocumented();` under the `if` of the forms no source describes",
                         enc.name
                     ),
                 );
@@ -2210,6 +2254,10 @@ pub fn write_doc(isa: &Isa, leaf: EncId, o: &mut String) {
         }
     );
     for b in blocks {
+        // The block's doc comment says where its facts come from.
+        for line in b.doc.lines() {
+            let _ = writeln!(o, "/// {line}");
+        }
         let _ = writeln!(o, "{}", source_text(isa, b.span));
     }
     let _ = writeln!(o, "```\n");

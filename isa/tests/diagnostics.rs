@@ -399,6 +399,16 @@ fn semantics_declaring_undocumented_without_saying_why() {
 }
 
 #[test]
+fn semantics_undocumented_in_every_form_yet_computing() {
+    expect(
+        "sem_undocumented_yet_computes.isa",
+        29,
+        1,
+        "`add` is declared undocumented in every form, yet its block computes: put `do undocumented();` under the `if` of the forms no source describes",
+    );
+}
+
+#[test]
 fn variant_metadata_is_checked_like_the_encodings() {
     expect(
         "when_meta.isa",
