@@ -648,7 +648,18 @@ fn madsh_m16_completes_mesas_32_bit_multiply() {
 #[test]
 fn mask_generation_and_leading_bit_counts_follow_mesas_description() {
     let mut rng = Rng(17);
-    let edges = [0u32, 1, 0xffff_ffff, 0x8000_0000, 0x7fff_ffff, 0xffff, 0x8000, 31, 32, 16];
+    let edges = [
+        0u32,
+        1,
+        0xffff_ffff,
+        0x8000_0000,
+        0x7fff_ffff,
+        0xffff,
+        0x8000,
+        31,
+        32,
+        16,
+    ];
     for round in 0..100 {
         let ops: [[u32; 3]; 4] = std::array::from_fn(|lane| {
             let pick = |r: u64| {
@@ -661,7 +672,10 @@ fn mask_generation_and_leading_bit_counts_follow_mesas_description() {
             [pick(rng.next()), pick(rng.next()), 0]
         });
         // hr2.x and hr4.x are the low halves of r1.x and r2.x.
-        for (bits, [d, a, b]) in [(32u32, ["r0.x", "r1.x", "r2.x"]), (16, ["hr0.x", "hr2.x", "hr4.x"])] {
+        for (bits, [d, a, b]) in [
+            (32u32, ["r0.x", "r1.x", "r2.x"]),
+            (16, ["hr0.x", "hr2.x", "hr4.x"]),
+        ] {
             let mask = if bits == 32 { u32::MAX } else { 0xffff };
             let mgen = run_on(&format!("mgen.b {d}, {a}, {b}\nend\n"), ops);
             let clzb = run_on(&format!("clz.b {d}, {a}\nend\n"), ops);
@@ -671,7 +685,11 @@ fn mask_generation_and_leading_bit_counts_follow_mesas_description() {
                 let ones = (1u64 << (a % bits)) - 1;
                 let want = ((ones << (b % bits)) as u32) & mask;
                 assert_eq!(mgen[lane] & mask, want, "mgen.b{bits} {a:#x} {b:#x}");
-                let lz = if a == 0 { mask } else { a.leading_zeros() - (32 - bits) };
+                let lz = if a == 0 {
+                    mask
+                } else {
+                    a.leading_zeros() - (32 - bits)
+                };
                 assert_eq!(clzb[lane] & mask, lz, "clz.b{bits} {a:#x}");
                 let sign = a >> (bits - 1) & 1 == 1;
                 let same = if sign { !a & mask } else { a };
