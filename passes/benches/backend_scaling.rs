@@ -17,11 +17,9 @@
 mod common;
 
 use lathe_ir::GenericOp;
-use lathe_ir::{Bump, Shader, parse};
 use lathe_passes::Registry;
 use lathe_passes::target::TargetFacts;
 use lathe_passes::target::test_target::TestTarget;
-use std::hint::black_box;
 use std::rc::Rc;
 
 /// A flat shader of about `n` instructions.
@@ -97,49 +95,6 @@ const STAGES: [&[&str]; 4] = [
     &["group", "depth", "sched"],
 ];
 
-/// Nanoseconds of CPU time this thread has used.
-fn thread_cpu_ns() -> u64 {
-    #[repr(C)]
-    struct Timespec {
-        sec: i64,
-        nsec: i64,
-    }
-    /// Linux's `CLOCK_THREAD_CPUTIME_ID`.
-    const THREAD_CPUTIME: i32 = 3;
-    unsafe extern "C" {
-        fn clock_gettime(clock: i32, tp: *mut Timespec) -> i32;
-    }
-    let mut t = Timespec { sec: 0, nsec: 0 };
-    // SAFETY: `t` is a valid, writable timespec for the call.
-    let rc = unsafe { clock_gettime(THREAD_CPUTIME, &mut t) };
-    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
-    t.sec as u64 * 1_000_000_000 + t.nsec as u64
-}
-
-/// Like `common::row`, in thread CPU time: the fastest of several fresh
-/// parses and runs, in ns per instruction.
-fn cpu_row(label: &str, registry: &Registry<GenericOp>, stage: &[&str], texts: &[String]) {
-    print!("{label:<24}");
-    let mut per_inst = Vec::with_capacity(texts.len());
-    for text in texts {
-        let mut best = f64::MAX;
-        for _ in 0..7 {
-            let arena = Bump::new();
-            let mut shader: Shader<GenericOp> = parse(&arena, text).expect("parses");
-            let insts = shader.len().max(1) as f64;
-            let mut pm = registry.pipeline(stage).expect("known passes");
-            pm.verify = false;
-            let start = thread_cpu_ns();
-            black_box(pm.run(&mut shader).expect("runs"));
-            best = best.min((thread_cpu_ns() - start) as f64 / insts);
-        }
-        per_inst.push(best);
-        print!(" {best:>10.1}");
-    }
-    let ratio = per_inst.last().unwrap_or(&0.0) / per_inst.first().unwrap_or(&1.0);
-    println!("   {ratio:>6.2}x");
-}
-
 fn main() {
     let target: Rc<dyn TargetFacts<GenericOp>> = Rc::new(TestTarget::realistic());
     let registry = Registry::with_target(target);
@@ -152,6 +107,13 @@ fn main() {
     println!();
     common::header("pass (CPU ns/inst, flat)", 24, &sizes);
     for stage in STAGES {
-        cpu_row(&stage.join(","), &registry, stage, &texts);
+        common::row_on(
+            common::Clock::ThreadCpu,
+            &stage.join(","),
+            24,
+            &registry,
+            stage,
+            &texts,
+        );
     }
 }

@@ -8,7 +8,8 @@
 //!    small register files.
 //! 3. Allocation time per instruction at about 1k, 10k and 100k
 //!    instructions (pressure programs with at most 48 values live at once,
-//!    on the realistic file): the cost per instruction must stay flat.
+//!    on the realistic file), in wall-clock and in thread CPU time: the
+//!    cost per instruction must stay flat.
 //!
 //! Bench builds have no debug assertions, so the checker is off here; the
 //! tests run it on every allocation.
@@ -117,13 +118,14 @@ fn scaling() {
         .collect();
     let sizes: Vec<usize> = texts.iter().map(|t| t.lines().count()).collect();
     println!("allocation time, realistic file, at most 48 values live:");
-    common::header("pass (ns/inst)", 24, &sizes);
-    common::row("ra", 24, &registry, &["ra"], &texts);
-    common::row(
-        "group,depth,sched,ra",
-        24,
-        &registry,
-        &["group", "depth", "sched", "ra"],
-        &texts,
-    );
+    let pipelines: [&[&str]; 2] = [&["ra"], &["group", "depth", "sched", "ra"]];
+    for (title, clock) in [
+        ("pass (wall ns/inst)", common::Clock::Wall),
+        ("pass (CPU ns/inst)", common::Clock::ThreadCpu),
+    ] {
+        common::header(title, 24, &sizes);
+        for stage in pipelines {
+            common::row_on(clock, &stage.join(","), 24, &registry, stage, &texts);
+        }
+    }
 }

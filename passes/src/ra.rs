@@ -28,8 +28,11 @@
 //! first visited predecessor decides where each live value enters, and
 //! every other predecessor ends with a parallel copy (plus stores and
 //! fills) that puts its values there, with new phis naming the merged
-//! values. Critical edges into joins are split first so those copies have a
-//! place. Parallel copies are sequentialised with the fewest instructions:
+//! values. Such a phi is a placeholder name until the join's last
+//! predecessor is done, and is made only if its operands differ (most
+//! values entering a loop come back unchanged); the few instructions that
+//! read a placeholder are rewritten at the end. Critical edges into joins
+//! are split first so those copies have a place. Parallel copies are sequentialised with the fewest instructions:
 //! one move per value outside cycles, and k - 1 two-result `swap`s for a
 //! cycle of k values of one width (a target lowers `swap` to its exchange
 //! instruction, see [`TargetFacts::swap`]). A cycle mixing widths (halves
@@ -290,13 +293,72 @@ struct Place {
     in_memory: bool,
 }
 
-/// A value the allocator tracks: its class and scratch slot.
+/// No unit, no slot, no block.
+const NONE: u32 = u32::MAX;
+
+/// Names from this one up stand for allocator phis not made yet (see
+/// [`JoinMerges`]); the instructions that read one are listed and
+/// rewritten once the phis are settled.
+const PENDING: u32 = 1 << 31;
+
+fn is_pending(v: Value) -> bool {
+    v.0 >= PENDING
+}
+
+/// What the allocator knows of one original value, in one record: the
+/// values live at a point are scattered over the program, so one table
+/// per field would cost a cache line per field and value.
 #[derive(Clone, Copy, Debug)]
-struct Info {
+struct Val {
+    /// Its current SSA name.
+    name: Value,
+    /// Its first global unit, or [`NONE`] when not in a register.
+    unit: u32,
+    /// The last block it was found live out of.
+    out_stamp: u32,
+    /// Its spill slot (an index in `Allocator::slots`), or [`NONE`].
+    slot: u32,
+    /// Its uses in the current block: the block they were gathered for,
+    /// and where their positions are in `Allocator::positions`.
+    uses_block: u32,
+    uses_start: u32,
+    uses_end: u32,
     class: RegClass,
     ty: Type,
-    units: u32,
-    slot: Option<SpillSlot>,
+    /// Units it takes.
+    units: u16,
+    /// A copy is in its spill slot.
+    in_mem: bool,
+}
+
+impl Val {
+    fn unit(&self) -> Option<u32> {
+        (self.unit != NONE).then_some(self.unit)
+    }
+}
+
+/// Allocator phis at a join while its predecessors are fixed up: every
+/// value entering in a register is named by one (its uses in the blocks
+/// after read the placeholder name `PENDING + id`), and most turn out to
+/// have one operand only, so none is made until the join is complete.
+#[derive(Default)]
+struct JoinMerges {
+    /// (original value, placeholder id, unit), sorted by value.
+    list: Vec<(Value, u32, u32)>,
+    /// Operands, one per predecessor of the join, merge after merge.
+    args: Vec<Value>,
+}
+
+/// An allocator phi with more than one distinct operand when its join was
+/// complete; made at the end unless it turns out trivial after all (an
+/// operand that was pending then may have become the phi itself).
+struct KeptMerge {
+    id: u32,
+    block: Block,
+    value: Value,
+    unit: u32,
+    /// Its operands in `Allocator::kept_args`.
+    args: (u32, u32),
 }
 
 struct Allocator<'s, 'a, O: Opcode, T: ?Sized> {
@@ -305,11 +367,10 @@ struct Allocator<'s, 'a, O: Opcode, T: ?Sized> {
     /// First global unit of each file, and the units each may use.
     base: Vec<u32>,
     limit: Vec<u32>,
-    info: Vec<Info>,
-    /// Current state, indexed by original value.
-    name: Vec<Value>,
-    unit: Vec<Option<u32>>,
-    in_mem: Vec<bool>,
+    /// Per original value.
+    vals: Vec<Val>,
+    /// Spill slots, indexed by `Val::slot`.
+    slots: Vec<SpillSlot>,
     /// Which original value holds each global unit.
     owner: Vec<Option<Value>>,
     /// Values in registers (may hold stale entries; checked against `unit`).
@@ -317,8 +378,14 @@ struct Allocator<'s, 'a, O: Opcode, T: ?Sized> {
     exit: Vec<Option<Vec<Place>>>,
     /// Instruction list being built for each block.
     lists: Vec<Vec<Inst>>,
-    /// Phis created at each join for merged values: (original value, phi).
-    merges: Vec<Vec<(Value, Inst)>>,
+    /// Pending allocator phis at each join.
+    merges: Vec<JoinMerges>,
+    /// What each placeholder stands for (itself while undecided).
+    merge_names: Vec<Value>,
+    kept: Vec<KeptMerge>,
+    kept_args: Vec<Value>,
+    /// Instructions that read a placeholder name.
+    reads_pending: Vec<Inst>,
     done: Vec<bool>,
     live: Liveness,
     cfg: Cfg,
@@ -329,22 +396,23 @@ struct Allocator<'s, 'a, O: Opcode, T: ?Sized> {
     /// A slot was needed at or beyond the target's scratch reach.
     scratch_past_reach: bool,
     alloc: Allocation,
-    /// Per block: is each value live out (stamp = block index).
-    out_stamp: Vec<u32>,
     /// Registers of operands dying at the current instruction: free for its
     /// result, but not for values moved before it.
     dying: Vec<(u32, u32)>,
     /// One past the highest global unit used so far, per file.
     high: Vec<u32>,
-    /// Next uses inside the current block (kept to reuse its storage).
-    next_uses: NextUses,
+    /// The block whose uses `Val::uses_*` describe, their positions, and
+    /// the (position, value) pairs they were gathered from.
+    uses_block: u32,
+    positions: Vec<u32>,
+    block_uses: Vec<(u32, Value)>,
     /// Scratch lists reused from instruction to instruction: the current
     /// instruction's operands, and those dying at it.
     operands: Vec<Value>,
     dead: Vec<Value>,
     /// Per block: successors not entered yet (its exit snapshot is
     /// dropped at 0), and predecessors not done yet (its entry snapshot is
-    /// emptied at 0).
+    /// emptied and its allocator phis settled at 0).
     succs_left: Vec<u32>,
     preds_left: Vec<u32>,
     /// The register kept for the spill base (second run on targets that
@@ -417,8 +485,19 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             None => None,
         };
         let nv = s.value_capacity();
-        let mut info = vec![
-            Info {
+        debug_assert!(
+            nv < PENDING as usize,
+            "value handles stay below the placeholders"
+        );
+        let mut vals: Vec<Val> = (0..nv as u32)
+            .map(|v| Val {
+                name: Value(v),
+                unit: NONE,
+                out_stamp: NONE,
+                slot: NONE,
+                uses_block: NONE,
+                uses_start: 0,
+                uses_end: 0,
                 class: RegClass {
                     file: FileId(0),
                     lane_units: 1,
@@ -426,10 +505,9 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 },
                 ty: Type::F32,
                 units: 1,
-                slot: None,
-            };
-            nv
-        ];
+                in_mem: false,
+            })
+            .collect();
         let original_operands = OriginalOperands::record(s);
         for &b in cfg.rpo() {
             for &i in s.block_insts(b) {
@@ -443,19 +521,17 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                             d.op.name()
                         )));
                     }
-                    info[r.index()] = Info {
-                        class,
-                        ty,
-                        units: class.units(ty),
-                        slot: None,
-                    };
+                    let val = &mut vals[r.index()];
+                    val.class = class;
+                    val.ty = ty;
+                    val.units = class.units(ty) as u16;
                 }
             }
         }
         let live = Liveness::compute(s, &cfg);
         for &b in cfg.rpo() {
             for v in live.live_in[b.index()].iter() {
-                if info[v.index()].ty.is_vector() {
+                if vals[v.index()].ty.is_vector() {
                     return Err(RaError::Unsupported(format!(
                         "a register group ({}) is live into block b{}: groups must die in \
                          the block that defines them, as moving one at a join would need a \
@@ -472,15 +548,17 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         Ok(Allocator {
             base,
             limit,
-            info,
-            name: (0..nv as u32).map(Value).collect(),
-            unit: vec![None; nv],
-            in_mem: vec![false; nv],
+            vals,
+            slots: Vec::new(),
             owner: vec![None; total as usize],
             entry: vec![None; nb],
             exit: vec![None; nb],
             lists: vec![Vec::new(); nb],
-            merges: vec![Vec::new(); nb],
+            merges: (0..nb).map(|_| JoinMerges::default()).collect(),
+            merge_names: Vec::new(),
+            kept: Vec::new(),
+            kept_args: Vec::new(),
+            reads_pending: Vec::new(),
             done: vec![false; nb],
             live,
             cfg,
@@ -493,10 +571,11 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 original_operands,
                 ..Allocation::default()
             },
-            out_stamp: vec![u32::MAX; nv],
             dying: Vec::new(),
             high,
-            next_uses: NextUses::new(nv),
+            uses_block: NONE,
+            positions: Vec::new(),
+            block_uses: Vec::new(),
             operands: Vec::new(),
             dead: Vec::new(),
             spill_base,
@@ -518,17 +597,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 .create_inst(Op::Opcode(base.op), &[], &[], None, Some(Type::U32));
             let r = self.s.inst(i).result.unwrap_or(Value(0));
             base.value = Some(r);
-            let info = Info {
-                class: base.class,
-                ty: Type::U32,
-                units: base.units,
-                slot: None,
-            };
             let unit = base.unit;
-            if self.info.len() <= r.index() {
-                self.info.resize(r.index() + 1, info);
-            }
-            self.info[r.index()] = info;
             let f = base.class.file.index();
             self.high[f] = self.high[f].max(unit + base.units);
             self.s.set_value_reg(r, Some(self.to_reg(unit)));
@@ -549,6 +618,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 self.t.scratch_reach()
             )));
         }
+        self.settle_merges();
         for &b in &rpo {
             let list = std::mem::take(&mut self.lists[b.index()]);
             self.s.set_block_insts(b, &list);
@@ -559,7 +629,6 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 len: len.max(1),
             });
         }
-        self.remove_trivial_merges();
         // Every register given to a value went through `occupy` or a
         // parking copy, both of which raise `high`.
         self.alloc.units_used = self
@@ -578,19 +647,33 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         (self.base[f], self.base[f] + self.limit[f])
     }
 
+    fn val(&self, v: Value) -> &Val {
+        &self.vals[v.index()]
+    }
+
+    fn unit_of(&self, v: Value) -> Option<u32> {
+        self.vals[v.index()].unit()
+    }
+
+    fn units_of(&self, v: Value) -> u32 {
+        self.vals[v.index()].units as u32
+    }
+
     fn occupy(&mut self, v: Value, unit: u32) {
-        let n = self.info[v.index()].units;
+        let val = &mut self.vals[v.index()];
+        val.unit = unit;
+        let (n, f) = (val.units as u32, val.class.file.index());
         for u in unit..unit + n {
             self.owner[u as usize] = Some(v);
         }
-        self.unit[v.index()] = Some(unit);
-        let f = self.info[v.index()].class.file.index();
         self.high[f] = self.high[f].max(unit + n);
     }
 
     fn release(&mut self, v: Value) {
-        if let Some(unit) = self.unit[v.index()].take() {
-            let n = self.info[v.index()].units;
+        let val = &mut self.vals[v.index()];
+        if val.unit != NONE {
+            let (unit, n) = (val.unit, val.units as u32);
+            val.unit = NONE;
             for u in unit..unit + n {
                 if self.owner[u as usize] == Some(v) {
                     self.owner[u as usize] = None;
@@ -607,6 +690,14 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         }
     }
 
+    /// Note that `i` reads `args`: if one is a placeholder, `i` is
+    /// rewritten when the allocator phis are settled.
+    fn note_reads(&mut self, i: Inst, args: &[Value]) {
+        if args.iter().any(|&a| is_pending(a)) {
+            self.reads_pending.push(i);
+        }
+    }
+
     /// A new instruction defining a new name for original value `v` at
     /// global unit `unit`.
     fn new_def(
@@ -617,24 +708,13 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         unit: u32,
         edit: Edit,
     ) -> Inst {
-        let ty = self.info[v.index()].ty;
+        let ty = self.val(v).ty;
         let i = self.s.create_inst(op, args, &[], address, Some(ty));
+        self.note_reads(i, args);
         let r = self.s.inst(i).result.unwrap_or(Value(0));
-        self.grow(r, v);
         self.s.set_value_reg(r, Some(self.to_reg(unit)));
         self.alloc.record(i, edit);
         i
-    }
-
-    /// Track a new value `r` standing for original `v`.
-    fn grow(&mut self, r: Value, v: Value) {
-        if self.info.len() <= r.index() {
-            self.info.resize(r.index() + 1, self.info[v.index()]);
-        }
-        self.info[r.index()] = Info {
-            slot: None,
-            ..self.info[v.index()]
-        };
     }
 
     /// A new scratch slot for a value of type `ty`.
@@ -667,17 +747,19 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
 
     /// The slot original value `v` is spilled to.
     fn slot(&mut self, v: Value) -> SpillSlot {
-        if let Some(s) = self.info[v.index()].slot {
-            return s;
+        let k = self.val(v).slot;
+        if k != NONE {
+            return self.slots[k as usize];
         }
-        let slot = self.fresh_slot(self.info[v.index()].ty);
-        self.info[v.index()].slot = Some(slot);
+        let slot = self.fresh_slot(self.val(v).ty);
+        self.vals[v.index()].slot = self.slots.len() as u32;
+        self.slots.push(slot);
         slot
     }
 
     /// Store `name` (a name of original `v`) to `slot`.
     fn store_inst(&mut self, v: Value, name: Value, slot: SpillSlot) -> Inst {
-        let ty = self.info[v.index()].ty;
+        let ty = self.val(v).ty;
         let op = Op::Opcode(self.t.spill(ty, slot));
         let i = match self.base_value() {
             Some(base) if self.t.spill_base_operand() == BaseOperand::First => {
@@ -685,6 +767,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             }
             base => self.s.create_inst(op, &[name], &[], base, None),
         };
+        self.note_reads(i, &[name]);
         self.alloc.record(i, Edit::Spill(slot));
         self.alloc.spills += 1;
         i
@@ -692,7 +775,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
 
     /// Load original `v` from `slot` into global unit `unit`.
     fn fill_inst(&mut self, v: Value, slot: SpillSlot, unit: u32) -> Inst {
-        let ty = self.info[v.index()].ty;
+        let ty = self.val(v).ty;
         let op = Op::Opcode(self.t.fill(ty, slot));
         let base = self.base_value();
         let operands: (&[Value], Option<Value>) = match base {
@@ -705,7 +788,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
     }
 
     fn copy_inst(&mut self, from: Value, v: Value, unit: u32) -> Inst {
-        let ty = self.info[v.index()].ty;
+        let ty = self.val(v).ty;
         let op = Op::Opcode(self.t.copy(ty));
         self.alloc.copies += 1;
         self.new_def(op, (&[from], None), v, unit, Edit::Copy)
@@ -762,28 +845,84 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             .count() as u32
     }
 
+    // ----- next uses -----
+
+    /// Gather the uses in block `b`'s instructions `insts` (phis read at
+    /// the predecessors' ends, not here): each value's positions, in order,
+    /// in one flat array.
+    fn gather_uses(&mut self, b: Block, insts: &[Inst]) {
+        let block = b.0;
+        self.uses_block = block;
+        let mut uses = std::mem::take(&mut self.block_uses);
+        uses.clear();
+        for (k, &i) in insts.iter().enumerate() {
+            let d = self.s.inst(i);
+            if !d.op.is_phi() {
+                uses.extend(d.operands().map(|v| (k as u32, v)));
+            }
+        }
+        // Count, lay the ranges out, then place the positions in order.
+        for &(_, v) in &uses {
+            let val = &mut self.vals[v.index()];
+            if val.uses_block != block {
+                val.uses_block = block;
+                val.uses_start = NONE;
+                val.uses_end = 0;
+            }
+            val.uses_end += 1;
+        }
+        let mut next = 0;
+        for &(_, v) in &uses {
+            let val = &mut self.vals[v.index()];
+            if val.uses_start == NONE {
+                // `uses_end` held the count; it becomes the cursor.
+                val.uses_start = next;
+                next += val.uses_end;
+                val.uses_end = val.uses_start;
+            }
+        }
+        self.positions.clear();
+        self.positions.resize(next as usize, 0);
+        for &(k, v) in &uses {
+            let val = &mut self.vals[v.index()];
+            self.positions[val.uses_end as usize] = k;
+            val.uses_end += 1;
+        }
+        self.block_uses = uses;
+    }
+
+    /// The first use of `v` in the current block at or after `pos`.
+    fn next_use(&self, v: Value, pos: u32) -> Option<u32> {
+        let val = self.vals.get(v.index())?;
+        if val.uses_block != self.uses_block {
+            return None;
+        }
+        let p = &self.positions[val.uses_start as usize..val.uses_end as usize];
+        let k = p.partition_point(|&q| q < pos);
+        p.get(k).copied()
+    }
+
     // ----- blocks -----
 
     fn block(&mut self, b: Block) -> Result<(), RaError> {
         let insts = self.s.block_insts(b).to_vec();
         let bi = b.index() as u32;
         for &v in &self.live.live_out[b.index()] {
-            self.out_stamp[v.index()] = bi;
+            self.vals[v.index()].out_stamp = bi;
         }
-        let mut next_uses = std::mem::take(&mut self.next_uses);
-        next_uses.fill(self.s, b, &insts);
-        self.enter(b, &insts, &next_uses)?;
+        self.gather_uses(b, &insts);
+        self.enter(b, &insts)?;
         let phis = insts
             .iter()
             .take_while(|&&i| self.s.inst(i).op.is_phi())
             .count();
         for (pos, &i) in insts.iter().enumerate().skip(phis) {
-            self.instruction(b, i, pos as u32, &next_uses)?;
+            self.instruction(b, i, pos as u32)?;
         }
-        self.next_uses = next_uses;
         // The state at the end, before the terminator (which has run its
         // operands already and defines nothing).
-        let places = self.snapshot(&self.live.live_out[b.index()]);
+        let live_out = std::mem::take(&mut self.live.live_out[b.index()]);
+        let places = self.snapshot(&live_out);
         // Leave the register file empty for the next block: what is still
         // in a register is live out.
         for p in &places {
@@ -806,6 +945,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 if self.preds_left[s.index()] == 0 {
                     // Every predecessor has made its copies.
                     self.entry[s.index()] = Some(Vec::new());
+                    self.finish_join(s);
                 }
             }
         }
@@ -822,19 +962,23 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         debug_assert!(values.is_sorted(), "liveness lists are sorted by value");
         values
             .iter()
-            .map(|&v| Place {
-                value: v,
-                name: self.name[v.index()],
-                unit: self.unit[v.index()],
-                in_memory: self.in_mem[v.index()],
+            .map(|&v| {
+                let val = self.val(v);
+                Place {
+                    value: v,
+                    name: val.name,
+                    unit: val.unit(),
+                    in_memory: val.in_mem,
+                }
             })
             .collect()
     }
 
     fn restore_one(&mut self, p: &Place) {
-        self.name[p.value.index()] = p.name;
-        self.in_mem[p.value.index()] = p.in_memory;
-        self.unit[p.value.index()] = None;
+        let val = &mut self.vals[p.value.index()];
+        val.name = p.name;
+        val.in_mem = p.in_memory;
+        val.unit = NONE;
         if let Some(u) = p.unit {
             self.occupy(p.value, u);
         }
@@ -850,9 +994,9 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
     }
 
     /// Set up the state at the top of `b`: live-ins and phis placed.
-    fn enter(&mut self, b: Block, insts: &[Inst], nu: &NextUses) -> Result<(), RaError> {
+    fn enter(&mut self, b: Block, insts: &[Inst]) -> Result<(), RaError> {
         let live_in = std::mem::take(&mut self.live.live_in[b.index()]);
-        self.enter_with(b, insts, nu, &live_in)?;
+        self.enter_with(b, insts, &live_in)?;
         let mut waiting = 0;
         for p in distinct(self.cfg.preds(b)) {
             if !self.done[p.index()] {
@@ -866,18 +1010,15 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         }
         self.preds_left[b.index()] = waiting;
         if waiting == 0 {
+            // Only joins with a predecessor still to come keep their entry
+            // state; the others just note that they were entered.
             self.entry[b.index()] = Some(Vec::new());
+            self.finish_join(b);
         }
         Ok(())
     }
 
-    fn enter_with(
-        &mut self,
-        b: Block,
-        insts: &[Inst],
-        nu: &NextUses,
-        live_in: &[Value],
-    ) -> Result<(), RaError> {
+    fn enter_with(&mut self, b: Block, insts: &[Inst], live_in: &[Value]) -> Result<(), RaError> {
         if !self.is_join(b) {
             if let Some(&p) = self.cfg.preds(b).first() {
                 // Both lists are sorted by value: walk them together.
@@ -893,7 +1034,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 }
                 self.exit[p.index()] = Some(exit);
             }
-            self.entry[b.index()] = Some(self.snapshot(live_in));
+            self.entry[b.index()] = Some(Vec::new());
             return Ok(());
         }
         let preds = self.cfg.preds(b).to_vec();
@@ -917,7 +1058,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         let mut placed: Vec<Value> = Vec::with_capacity(phis.len());
         for &i in &phis {
             let r = self.s.inst(i).result.unwrap_or(Value(0));
-            let info = self.info[r.index()];
+            let (class, units) = (self.val(r).class, self.units_of(r));
             // Prefer the register its first predecessor's operand is in.
             let hint = first.and_then(|p| {
                 let d = self.s.inst(i);
@@ -925,25 +1066,25 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 let arg = d.args[k];
                 place_of(&from, arg).and_then(|x| x.unit)
             });
-            let unit = match hint.filter(|&u| self.is_free(u, info.units, &[])) {
+            let unit = match hint.filter(|&u| self.is_free(u, units, &[])) {
                 Some(u) => u,
                 None => loop {
-                    if let Some(u) = self.find_free(info.class, info.units, &[]) {
+                    if let Some(u) = self.find_free(class, units, &[]) {
                         break u;
                     }
-                    let victim = self.victim(info.class, &placed, nu, 0).ok_or_else(|| {
+                    let victim = self.victim(class, &placed, 0).ok_or_else(|| {
                         RaError::Unsupported(format!(
                             "block b{} has more phis than file {} has units ({}): phis \
                              are always given registers (spill slots as phi sources and \
                              destinations are not implemented)",
                             b.index(),
-                            self.t.files()[info.class.file.index()].name,
-                            self.limit[info.class.file.index()]
+                            self.t.files()[class.file.index()].name,
+                            self.limit[class.file.index()]
                         ))
                     })?;
                     // Live-ins leave registers by being stored on every
                     // incoming edge (the fix-up copies do it).
-                    self.in_mem[victim.index()] = true;
+                    self.vals[victim.index()].in_mem = true;
                     self.release(victim);
                 },
             };
@@ -955,10 +1096,11 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         if let Some(p) = first {
             self.exit[p.index()] = Some(from);
         }
-        // Values entering in a register get a phi naming them, unless every
-        // predecessor is done and agrees already.
+        // Values entering in a register get an allocator phi naming them,
+        // unless every predecessor is done and agrees already. The phi is
+        // only a placeholder until the join is complete.
         let mut entry = self.snapshot(live_in);
-        let mut merge_insts = Vec::new();
+        let mut merges = std::mem::take(&mut self.merges[b.index()]);
         for p in entry.iter_mut() {
             let Some(unit) = p.unit else { continue };
             let agree = all_done
@@ -971,24 +1113,20 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             if agree {
                 continue;
             }
-            let ty = self.info[p.value.index()].ty;
-            let args = vec![p.name; preds.len()];
-            let i = self.s.create_inst(Op::Phi, &args, &preds, None, Some(ty));
-            let r = self.s.inst(i).result.unwrap_or(Value(0));
-            self.grow(r, p.value);
-            self.s.set_value_reg(r, Some(self.to_reg(unit)));
-            self.alloc.record(i, Edit::Merge);
-            self.merges[b.index()].push((p.value, i));
-            merge_insts.push(i);
-            p.name = r;
-            self.name[p.value.index()] = r;
+            let id = self.merge_names.len() as u32;
+            let name = Value(PENDING + id);
+            self.merge_names.push(name);
+            merges.list.push((p.value, id, unit));
+            merges.args.extend(std::iter::repeat_n(p.name, preds.len()));
+            p.name = name;
+            self.vals[p.value.index()].name = name;
         }
-        self.lists[b.index()].splice(0..0, merge_insts);
+        self.merges[b.index()] = merges;
         self.entry[b.index()] = Some(entry);
         // Phi results nobody reads free their registers at once.
         for &i in &phis {
             let r = self.s.inst(i).result.unwrap_or(Value(0));
-            if nu.next(r, 0).is_none() && self.out_stamp[r.index()] != b.index() as u32 {
+            if self.next_use(r, 0).is_none() && self.val(r).out_stamp != b.index() as u32 {
                 self.release(r);
             }
         }
@@ -1002,18 +1140,15 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
 
     /// The live value (not in `pinned`) in `class`'s file whose next use
     /// is furthest from `pos`.
-    fn victim(&self, class: RegClass, pinned: &[Value], nu: &NextUses, pos: u32) -> Option<Value> {
+    fn victim(&self, class: RegClass, pinned: &[Value], pos: u32) -> Option<Value> {
         let (lo, hi) = self.file_range(class);
         let mut best: Option<(u32, Value)> = None;
         let mut u = lo;
         while u < hi {
             if let Some(v) = self.owner[u as usize] {
-                let n = self.info[v.index()].units;
-                if self.unit[v.index()] == Some(u)
-                    && !pinned.contains(&v)
-                    && !self.info[v.index()].ty.is_vector()
-                {
-                    let d = nu.next(v, pos).unwrap_or(FAR);
+                let n = self.units_of(v);
+                if self.val(v).unit == u && !pinned.contains(&v) && !self.val(v).ty.is_vector() {
+                    let d = self.next_use(v, pos).unwrap_or(FAR);
                     if best.is_none_or(|(bd, _)| d > bd) {
                         best = Some((d, v));
                     }
@@ -1029,11 +1164,11 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
     /// Spill `v` out of its register (storing it first if needed) at the
     /// end of `b`'s list so far.
     fn spill(&mut self, b: Block, v: Value) {
-        if !self.in_mem[v.index()] {
+        if !self.val(v).in_mem {
             let slot = self.slot(v);
-            let i = self.store_inst(v, self.name[v.index()], slot);
+            let i = self.store_inst(v, self.val(v).name, slot);
             self.lists[b.index()].push(i);
-            self.in_mem[v.index()] = true;
+            self.vals[v.index()].in_mem = true;
         }
         self.release(v);
     }
@@ -1046,7 +1181,6 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         class: RegClass,
         n: u32,
         pinned: &[Value],
-        nu: &NextUses,
         pos: u32,
     ) -> Result<u32, RaError> {
         loop {
@@ -1060,7 +1194,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                     return Ok(u);
                 }
             }
-            let victim = self.victim(class, pinned, nu, pos).ok_or_else(|| {
+            let victim = self.victim(class, pinned, pos).ok_or_else(|| {
                 RaError::Unsupported(format!(
                     "an instruction needs more than the {} units of file {}",
                     self.limit[class.file.index()],
@@ -1085,7 +1219,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             let mut ok = true;
             for w in u..u + n {
                 if let Some(v) = self.owner[w as usize] {
-                    if self.info[v.index()].ty.is_vector() {
+                    if self.val(v).ty.is_vector() {
                         ok = false;
                         break;
                     }
@@ -1107,9 +1241,9 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         let mut avoid = self.dying.clone();
         avoid.push((start, n));
         for &v in &movers {
-            let info = self.info[v.index()];
-            let home = self.find_free(info.class, info.units, &avoid)?;
-            avoid.push((home, info.units));
+            let info = *self.val(v);
+            let home = self.find_free(info.class, info.units as u32, &avoid)?;
+            avoid.push((home, info.units as u32));
             homes.push(home);
         }
         for (&v, &home) in movers.iter().zip(&homes) {
@@ -1120,18 +1254,18 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
 
     /// Copy live `v` to `home`, renaming it there.
     fn move_value(&mut self, b: Block, v: Value, home: u32) {
-        let from = self.name[v.index()];
+        let from = self.val(v).name;
         self.release(v);
         let i = self.copy_inst(from, v, home);
         self.lists[b.index()].push(i);
-        self.name[v.index()] = self.s.inst(i).result.unwrap_or(Value(0));
+        self.vals[v.index()].name = self.s.inst(i).result.unwrap_or(Value(0));
         self.occupy(v, home);
     }
 
     /// Move live `o` to a free place outside `avoid`; false if none.
     fn relocate(&mut self, b: Block, o: Value, avoid: (u32, u32)) -> bool {
-        let info = self.info[o.index()];
-        match self.find_free(info.class, info.units, &[avoid]) {
+        let info = *self.val(o);
+        match self.find_free(info.class, info.units as u32, &[avoid]) {
             Some(home) => {
                 self.move_value(b, o, home);
                 true
@@ -1146,35 +1280,34 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         b: Block,
         v: Value,
         pinned: &[Value],
-        nu: &NextUses,
         pos: u32,
     ) -> Result<(), RaError> {
-        if self.unit[v.index()].is_some() {
+        if self.unit_of(v).is_some() {
             return Ok(());
         }
-        let info = self.info[v.index()];
-        let u = self.make_room(b, info.class, info.units, pinned, nu, pos)?;
+        let info = *self.val(v);
+        let u = self.make_room(b, info.class, info.units as u32, pinned, pos)?;
         let slot = self.slot(v);
         let i = self.fill_inst(v, slot, u);
         self.lists[b.index()].push(i);
         let r = self.s.inst(i).result.unwrap_or(Value(0));
-        self.name[v.index()] = r;
+        self.vals[v.index()].name = r;
         self.occupy(v, u);
         Ok(())
     }
 
     /// Move `v` (in a register) to `unit`, moving whatever is there away.
     fn move_to(&mut self, b: Block, v: Value, unit: u32, pinned: &[Value]) -> Result<(), RaError> {
-        if self.unit[v.index()] == Some(unit) {
+        if self.unit_of(v) == Some(unit) {
             return Ok(());
         }
-        let n = self.info[v.index()].units;
+        let n = self.units_of(v);
         let occupants: Vec<Value> = (unit..unit + n)
             .filter_map(|w| self.owner[w as usize])
             .filter(|&o| o != v)
             .collect();
         for o in occupants {
-            if self.unit[o.index()].is_none() || self.relocate(b, o, (unit, n)) {
+            if self.unit_of(o).is_none() || self.relocate(b, o, (unit, n)) {
                 continue;
             }
             if pinned.contains(&o) {
@@ -1188,7 +1321,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         Ok(())
     }
 
-    fn instruction(&mut self, b: Block, i: Inst, pos: u32, nu: &NextUses) -> Result<(), RaError> {
+    fn instruction(&mut self, b: Block, i: Inst, pos: u32) -> Result<(), RaError> {
         let d = self.s.inst(i);
         let op = d.op;
         let mut operands = std::mem::take(&mut self.operands);
@@ -1196,7 +1329,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         operands.extend(d.operands());
         let nargs = d.args.len();
         let result = d.result;
-        let done = self.instruction_with(b, i, pos, nu, op, &operands, nargs, result);
+        let done = self.instruction_with(b, i, pos, op, &operands, nargs, result);
         self.operands = operands;
         done
     }
@@ -1207,7 +1340,6 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         b: Block,
         i: Inst,
         pos: u32,
-        nu: &NextUses,
         op: Op<O>,
         operands: &[Value],
         nargs: usize,
@@ -1217,12 +1349,12 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         // spilled to make room for another.
         let pinned = operands;
         for &v in operands {
-            self.ensure_in_reg(b, v, pinned, nu, pos)?;
+            self.ensure_in_reg(b, v, pinned, pos)?;
         }
         for (k, &v) in operands.iter().enumerate() {
-            let ty = self.info[v.index()].ty;
+            let ty = self.val(v).ty;
             let want = self.t.operand_class(&op, k, ty);
-            let have = self.info[v.index()].class;
+            let have = self.val(v).class;
             if want.file != have.file || want.lane_units != have.lane_units {
                 let files = self.t.files();
                 return Err(RaError::Unsupported(format!(
@@ -1236,40 +1368,40 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                     have.lane_units
                 )));
             }
-            let unit = self.unit[v.index()].unwrap_or(0);
+            let unit = self.unit_of(v).unwrap_or(0);
             let aligned = (unit - self.base[want.file.index()]) % want.align.max(1) as u32 == 0;
             if !aligned {
-                let u = self.make_room(b, want, self.info[v.index()].units, pinned, nu, pos)?;
+                let u = self.make_room(b, want, self.units_of(v), pinned, pos)?;
                 self.move_to(b, v, u, pinned)?;
             }
         }
         if let Op::Output { index } = op
             && let Some(&v) = operands.first()
-            && let Some(fixed) = self.t.output_register(index, self.info[v.index()].ty)
+            && let Some(fixed) = self.t.output_register(index, self.val(v).ty)
         {
             let unit = self.base[fixed.file.index()] + fixed.unit as u32;
-            self.outside_base(unit, self.info[v.index()].units)?;
+            self.outside_base(unit, self.units_of(v))?;
             self.move_to(b, v, unit, pinned)?;
         }
         // Operands dying here free their registers for the result.
         let bi = b.index() as u32;
-        let dies = |v: Value| nu.next(v, pos + 1).is_none() && self.out_stamp[v.index()] != bi;
         let mut dead = std::mem::take(&mut self.dead);
         dead.clear();
+        let dies = |v: Value| self.next_use(v, pos + 1).is_none() && self.val(v).out_stamp != bi;
         dead.extend(operands.iter().copied().filter(|&v| dies(v)));
         dead.sort_unstable();
         dead.dedup();
         let is_terminator = op.is_terminator();
         if !is_terminator {
             for &v in &dead {
-                if let Some(u) = self.unit[v.index()] {
-                    self.dying.push((u, self.info[v.index()].units));
+                if let Some(u) = self.unit_of(v) {
+                    self.dying.push((u, self.units_of(v)));
                 }
                 self.release(v);
             }
         }
         if let Some(r) = result {
-            let info = self.info[r.index()];
+            let info = *self.val(r);
             let fixed = match op {
                 Op::Input { index } => self.t.input_register(index, info.ty),
                 _ => None,
@@ -1277,12 +1409,13 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             let unit = match fixed {
                 Some(PhysReg { file, unit }) => {
                     let u = self.base[file.index()] + unit as u32;
-                    self.outside_base(u, info.units)?;
-                    let occupants: Vec<Value> = (u..u + info.units)
+                    self.outside_base(u, info.units as u32)?;
+                    let occupants: Vec<Value> = (u..u + info.units as u32)
                         .filter_map(|w| self.owner[w as usize])
                         .collect();
                     for o in occupants {
-                        if self.unit[o.index()].is_some() && !self.relocate(b, o, (u, info.units)) {
+                        if self.unit_of(o).is_some() && !self.relocate(b, o, (u, info.units as u32))
+                        {
                             self.spill(b, o);
                         }
                     }
@@ -1290,7 +1423,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 }
                 None => match self.coalesce_hint(op, operands, info) {
                     Some(u) => u,
-                    None => self.make_room(b, info.class, info.units, operands, nu, pos)?,
+                    None => self.make_room(b, info.class, info.units as u32, operands, pos)?,
                 },
             };
             self.occupy(r, unit);
@@ -1300,19 +1433,25 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         // Rewrite the operands to their current names (moves above may
         // have renamed live ones).
         {
-            let name = &self.name;
+            let vals = &self.vals;
             let data = self.s.inst_mut(i);
+            let mut pending = false;
             for (a, v) in data.args.iter_mut().zip(operands) {
-                *a = name[v.index()];
+                *a = vals[v.index()].name;
+                pending |= is_pending(*a);
             }
             if let Some(a) = data.address.as_mut() {
-                *a = name[operands[nargs].index()];
+                *a = vals[operands[nargs].index()].name;
+                pending |= is_pending(*a);
+            }
+            if pending {
+                self.reads_pending.push(i);
             }
         }
         self.lists[b.index()].push(i);
         if let Some(r) = result
-            && nu.next(r, pos + 1).is_none()
-            && self.out_stamp[r.index()] != bi
+            && self.next_use(r, pos + 1).is_none()
+            && self.val(r).out_stamp != bi
         {
             self.release(r);
         }
@@ -1327,16 +1466,18 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
 
     /// A free register that saves a move: a collect's group where its
     /// first operand already sits, or a dying operand's register.
-    fn coalesce_hint(&self, op: Op<O>, operands: &[Value], info: Info) -> Option<u32> {
+    fn coalesce_hint(&self, op: Op<O>, operands: &[Value], info: Val) -> Option<u32> {
         if let Op::Collect = op {
             let first = *operands.first()?;
-            let u = self.unit[first.index()]?;
+            let u = self.unit_of(first)?;
             let (lo, _) = self.file_range(info.class);
-            if (u - lo) % info.class.align.max(1) as u32 == 0 && self.is_free(u, info.units, &[]) {
+            if (u - lo) % info.class.align.max(1) as u32 == 0
+                && self.is_free(u, info.units as u32, &[])
+            {
                 return Some(u);
             }
         }
-        self.find_free(info.class, info.units, &[])
+        self.find_free(info.class, info.units as u32, &[])
     }
 
     /// Make the end of `p` (a predecessor of join `s`) agree with `s`'s
@@ -1344,11 +1485,9 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
     fn fixup(&mut self, p: Block, s: Block) -> Result<(), RaError> {
         let exit = self.exit[p.index()].take().unwrap_or_default();
         let entry = self.entry[s.index()].take().unwrap_or_default();
-        let merges = std::mem::take(&mut self.merges[s.index()]);
-        let fixed = self.fixup_with(p, s, &exit, &entry, &merges);
+        let fixed = self.fixup_with(p, s, &exit, &entry);
         self.exit[p.index()] = Some(exit);
         self.entry[s.index()] = Some(entry);
-        self.merges[s.index()] = merges;
         fixed
     }
 
@@ -1358,15 +1497,20 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         s: Block,
         exit: &[Place],
         entry: &[Place],
-        merges: &[(Value, Inst)],
     ) -> Result<(), RaError> {
-        let find = |v: Value| place_of(exit, v).copied();
         let mut stores: Vec<Inst> = Vec::new();
         let mut moves: Vec<Move> = Vec::new();
         let mut fills: Vec<(Value, u32, PhiArg)> = Vec::new();
-        // Merged live-ins.
+        let preds = self.cfg.preds(s);
+        let (npreds, k) = (preds.len(), preds.iter().position(|&q| q == p).unwrap_or(0));
+        // Merged live-ins. The entry, the exit and the join's allocator
+        // phis are all sorted by value: walk them together.
+        let (mut at_exit, mut at_merge) = (0, 0);
         for want in entry {
-            let Some(have) = find(want.value) else {
+            while exit.get(at_exit).is_some_and(|x| x.value < want.value) {
+                at_exit += 1;
+            }
+            let Some(&have) = exit.get(at_exit).filter(|x| x.value == want.value) else {
                 continue;
             };
             if want.in_memory && !have.in_memory {
@@ -1374,10 +1518,16 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 stores.push(self.store_inst(want.value, have.name, slot));
             }
             if let Some(unit) = want.unit {
-                let phi = merges
-                    .binary_search_by_key(&want.value, |m| m.0)
-                    .ok()
-                    .map(|k| (merges[k].1, self.pred_index(merges[k].1, p)));
+                let list = &self.merges[s.index()].list;
+                while list.get(at_merge).is_some_and(|m| m.0 < want.value) {
+                    at_merge += 1;
+                }
+                let phi = match list.get(at_merge) {
+                    Some(m) if m.0 == want.value => {
+                        PhiArg::Merge(s, (at_merge * npreds + k) as u32)
+                    }
+                    _ => PhiArg::None,
+                };
                 match have.unit {
                     Some(src) => moves.push(Move {
                         value: want.value,
@@ -1412,7 +1562,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 continue;
             };
             let dst = self.base[reg.file as usize] + reg.unit as u32;
-            let Some(have) = find(arg) else {
+            let Some(&have) = place_of(exit, arg) else {
                 return Err(RaError::Unsupported(format!(
                     "a phi operand is not live out of its predecessor b{} (liveness and \
                      the phi disagree)",
@@ -1425,9 +1575,9 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                     name: have.name,
                     src,
                     dst,
-                    phi: Some((i, k)),
+                    phi: PhiArg::Phi(i, k),
                 }),
-                None => fills.push((arg, dst, Some((i, k)))),
+                None => fills.push((arg, dst, PhiArg::Phi(i, k))),
             }
         }
         let mut out: Vec<Inst> = stores;
@@ -1455,7 +1605,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
     /// through a free register (one the shader uses already if possible),
     /// or through scratch memory when every register is taken.
     fn sequentialise(&mut self, moves: Vec<Move>, out: &mut Vec<Inst>) -> Result<(), RaError> {
-        let size = |v: Value, me: &Self| me.info[v.index()].units;
+        let size = |v: Value, me: &Self| me.units_of(v);
         let overlaps = |a: u32, n: u32, b: u32, m: u32| a < b + m && b < a + n;
         let mut pending: Vec<Move> = Vec::with_capacity(moves.len());
         // Units a value parked in a free register must not take: values
@@ -1546,7 +1696,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 .find(|&k| waited_for(k, self))
                 .unwrap_or(0);
             let m = pending[k];
-            let info = self.info[m.value.index()];
+            let info = *self.val(m.value);
             let mut avoid = busy.clone();
             for o in &pending {
                 avoid.push((o.src, size(o.value, self)));
@@ -1557,8 +1707,11 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             let align = info.class.align.max(1) as u32;
             let free_in = |top: u32| {
                 let mut u = lo;
-                while u + info.units <= top {
-                    if avoid.iter().all(|&(a, n)| !overlaps(u, info.units, a, n)) {
+                while u + info.units as u32 <= top {
+                    if avoid
+                        .iter()
+                        .all(|&(a, n)| !overlaps(u, info.units as u32, a, n))
+                    {
                         return Some(u);
                     }
                     u += align;
@@ -1569,7 +1722,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 Some(t) => {
                     self.alloc.cycles_via_register += 1;
                     let f = info.class.file.index();
-                    self.high[f] = self.high[f].max(t + info.units);
+                    self.high[f] = self.high[f].max(t + info.units as u32);
                     let i = self.copy_inst(m.name, m.value, t);
                     out.push(i);
                     pending[k].src = t;
@@ -1599,7 +1752,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
     /// Can the registers of `a` and `b` be exchanged by one swap: scalars
     /// of one width taking the same units.
     fn swappable(&self, a: Value, b: Value) -> bool {
-        let (x, y) = (self.info[a.index()], self.info[b.index()]);
+        let (x, y) = (self.val(a), self.val(b));
         x.ty.is_scalar()
             && y.ty.is_scalar()
             && x.ty.scalar.bits() == y.ty.scalar.bits()
@@ -1610,14 +1763,13 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
     /// Exchange `m`'s value (at `m.src`) with `o`'s (at `m.dst`): the new
     /// names of `m`'s value (now at `m.dst`) and `o`'s (now at `m.src`).
     fn swap_inst(&mut self, m: Move, o: Move, out: &mut Vec<Inst>) -> (Value, Value) {
-        let (tm, to) = (self.info[m.value.index()].ty, self.info[o.value.index()].ty);
+        let (tm, to) = (self.val(m.value).ty, self.val(o.value).ty);
         let i = self
             .s
             .create_inst(Op::Swap, &[m.name, o.name], &[], None, Some(tm));
+        self.note_reads(i, &[m.name, o.name]);
         let a = self.s.inst(i).result.unwrap_or(Value(0));
         let b = self.s.add_second_result(i, to);
-        self.grow(a, m.value);
-        self.grow(b, o.value);
         self.s.set_value_reg(a, Some(self.to_reg(m.dst)));
         self.s.set_value_reg(b, Some(self.to_reg(m.src)));
         self.alloc.record(i, Edit::Swap);
@@ -1626,105 +1778,224 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         (a, b)
     }
 
-    fn pred_index(&self, phi: Inst, p: Block) -> usize {
-        self.s
-            .inst(phi)
-            .targets
-            .iter()
-            .position(|&t| t == p)
-            .unwrap_or(0)
-    }
-
     fn set_phi_arg(&mut self, phi: PhiArg, v: Value) {
-        if let Some((i, k)) = phi
-            && let Some(a) = self.s.inst_mut(i).args.get_mut(k)
-        {
-            *a = v;
+        match phi {
+            PhiArg::None => {}
+            PhiArg::Phi(i, k) => {
+                if let Some(a) = self.s.inst_mut(i).args.get_mut(k) {
+                    *a = v;
+                }
+                self.note_reads(i, &[v]);
+            }
+            PhiArg::Merge(b, at) => self.merges[b.index()].args[at as usize] = v,
         }
     }
 
-    /// Drop allocator phis whose operands are all one value (in the same
-    /// register by construction). A worklist revisits a phi only when one
-    /// of its operands was replaced, and replacement chains are compressed
-    /// as they are followed, so this is linear in the phis' size.
-    fn remove_trivial_merges(&mut self) {
-        let nv = self.s.value_capacity();
-        // `replace[v]` is what `v` stands for now (itself when kept).
-        let mut replace: Vec<Value> = (0..nv as u32).map(Value).collect();
-        // The merges reading each value, as (value, merge) pairs sorted by
-        // value: only merges are revisited, so only their operands count.
-        let mut users: Vec<(Value, Inst)> = Vec::new();
-        let mut work: Vec<Inst> = Vec::new();
-        for list in &self.merges {
-            for &(_, i) in list {
-                users.extend(self.s.inst(i).args.iter().map(|&a| (a, i)));
-                work.push(i);
-            }
-        }
-        users.sort_unstable();
-        let mut removed: Vec<bool> = vec![false; self.s.inst_capacity()];
-        let mut any = false;
-        while let Some(i) = work.pop() {
-            let d = self.s.inst(i);
-            let Some(r) = d.result else { continue };
-            if removed[i.index()] {
-                continue;
-            }
-            let mut first = None;
-            let mut trivial = true;
-            for &a in d.args.iter() {
-                let a = resolve(&mut replace, a);
-                if a == r {
-                    continue;
-                }
-                match first {
-                    None => first = Some(a),
-                    Some(f) if f == a => {}
-                    Some(_) => {
-                        trivial = false;
-                        break;
-                    }
-                }
-            }
-            if let (true, Some(first)) = (trivial, first) {
-                replace[r.index()] = first;
-                removed[i.index()] = true;
-                any = true;
-                let from = users.partition_point(|u| u.0 < r);
-                work.extend(users[from..].iter().take_while(|u| u.0 == r).map(|u| u.1));
-            }
-        }
-        if !any {
+    /// Decide the allocator phis of join `b` once every predecessor has
+    /// given its operands: a phi whose operands are one value (besides
+    /// itself) stands for that value from now on; the others are kept.
+    fn finish_join(&mut self, b: Block) {
+        let JoinMerges { list, args } = std::mem::take(&mut self.merges[b.index()]);
+        if list.is_empty() {
             return;
         }
-        self.s.rewrite_operands(|v| resolve(&mut replace, v));
-        for (b, list) in self.merges.iter().enumerate() {
-            if list.iter().any(|&(_, i)| removed[i.index()]) {
-                self.s
-                    .retain_insts(Block(b as u32), |x, _| !removed[x.index()]);
+        let n = args.len() / list.len();
+        for (k, &(value, id, unit)) in list.iter().enumerate() {
+            let ops = &args[k * n..(k + 1) * n];
+            match single_operand(&mut self.merge_names, id, ops) {
+                Some(x) => self.merge_names[id as usize] = x,
+                None => {
+                    let start = self.kept_args.len() as u32;
+                    self.kept_args.extend_from_slice(ops);
+                    self.kept.push(KeptMerge {
+                        id,
+                        block: b,
+                        value,
+                        unit,
+                        args: (start, self.kept_args.len() as u32),
+                    });
+                }
             }
         }
-        let first_new = self.alloc.first_new_inst as usize;
-        for (k, _) in removed.iter().enumerate().filter(|x| *x.1) {
-            if let Some(e) = self.alloc.edits.get_mut(k - first_new) {
-                *e = None;
+    }
+
+    /// Make the allocator phis that stay and give every instruction that
+    /// read a placeholder the name it stands for. A kept phi may still be
+    /// trivial (an operand pending when its join was complete may have
+    /// become the phi itself): a worklist revisits the phis reading a
+    /// decided one, so this is linear in the kept phis' size (times the
+    /// depth of phis deciding into each other).
+    fn settle_merges(&mut self) {
+        debug_assert!(self.merges.iter().all(|m| m.list.is_empty()));
+        let kept = std::mem::take(&mut self.kept);
+        let mut kept_args = std::mem::take(&mut self.kept_args);
+        // Every placeholder not kept is decided: operands are real values
+        // or kept phis from here on.
+        for a in kept_args.iter_mut() {
+            *a = resolve(&mut self.merge_names, *a);
+        }
+        let mut by_id: Vec<(u32, u32)> = (0..kept.len() as u32)
+            .map(|k| (kept[k as usize].id, k))
+            .collect();
+        by_id.sort_unstable();
+        let index_of = |v: Value| {
+            let id = v.0 - PENDING;
+            by_id
+                .binary_search_by_key(&id, |x| x.0)
+                .ok()
+                .map(|at| by_id[at].1 as usize)
+        };
+        // The phis reading each kept phi, as linked lists (a decided phi's
+        // readers join those of the phi it became).
+        let mut users = Users::new(kept.len());
+        for (k, m) in kept.iter().enumerate() {
+            for &a in kept_args[m.args.0 as usize..m.args.1 as usize].iter() {
+                if let Some(j) = is_pending(a).then(|| index_of(a)).flatten() {
+                    users.add(j, k as u32);
+                }
             }
+        }
+        let mut trivial = vec![false; kept.len()];
+        let mut work: Vec<u32> = (0..kept.len() as u32).collect();
+        while let Some(k) = work.pop() {
+            let m = &kept[k as usize];
+            if trivial[k as usize] {
+                continue;
+            }
+            let ops = &kept_args[m.args.0 as usize..m.args.1 as usize];
+            if let Some(x) = single_operand(&mut self.merge_names, m.id, ops) {
+                self.merge_names[m.id as usize] = x;
+                trivial[k as usize] = true;
+                users.visit(k as usize, |u| work.push(u));
+                if let Some(j) = is_pending(x).then(|| index_of(x)).flatten() {
+                    users.append(k as usize, j);
+                }
+            }
+        }
+        let ops = |m: &KeptMerge| &kept_args[m.args.0 as usize..m.args.1 as usize];
+        // The phis that stay go to the top of their joins (a join's kept
+        // phis are next to each other).
+        let mut made: Vec<Inst> = Vec::new();
+        for (k, m) in kept.iter().enumerate() {
+            if !trivial[k] {
+                let args: Vec<Value> = ops(m)
+                    .iter()
+                    .map(|&a| resolve(&mut self.merge_names, a))
+                    .collect();
+                let preds = self.cfg.preds(m.block);
+                let ty = self.val(m.value).ty;
+                let i = self.s.create_inst(Op::Phi, &args, preds, None, Some(ty));
+                self.note_reads(i, &args);
+                let r = self.s.inst(i).result.unwrap_or(Value(0));
+                self.s.set_value_reg(r, Some(self.to_reg(m.unit)));
+                self.alloc.record(i, Edit::Merge);
+                self.merge_names[m.id as usize] = r;
+                made.push(i);
+            }
+            if kept.get(k + 1).is_none_or(|next| next.block != m.block) {
+                self.lists[m.block.index()].splice(0..0, made.drain(..));
+            }
+        }
+        let names = &mut self.merge_names;
+        for &i in &self.reads_pending {
+            let d = self.s.inst_mut(i);
+            for a in d.args.iter_mut() {
+                *a = resolve(names, *a);
+            }
+            if let Some(a) = d.address.as_mut() {
+                *a = resolve(names, *a);
+            }
+            debug_assert!(!d.operands().any(is_pending), "a placeholder is left");
         }
     }
 }
 
-/// What `v` stands for after trivial phis were replaced, shortening the
-/// chain it followed so later lookups take one step.
-fn resolve(replace: &mut [Value], v: Value) -> Value {
+/// The phis reading each kept allocator phi, as linked lists that join in
+/// constant time.
+struct Users {
+    head: Vec<u32>,
+    tail: Vec<u32>,
+    /// (reader, next entry).
+    entries: Vec<(u32, u32)>,
+}
+
+impl Users {
+    fn new(phis: usize) -> Users {
+        Users {
+            head: vec![NONE; phis],
+            tail: vec![NONE; phis],
+            entries: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, of: usize, reader: u32) {
+        let e = self.entries.len() as u32;
+        self.entries.push((reader, NONE));
+        match self.tail[of] {
+            NONE => self.head[of] = e,
+            t => self.entries[t as usize].1 = e,
+        }
+        self.tail[of] = e;
+    }
+
+    fn visit(&self, of: usize, mut f: impl FnMut(u32)) {
+        let mut e = self.head[of];
+        while e != NONE {
+            f(self.entries[e as usize].0);
+            e = self.entries[e as usize].1;
+        }
+    }
+
+    /// Move the readers of `from` to the end of those of `to`.
+    fn append(&mut self, from: usize, to: usize) {
+        if self.head[from] == NONE || from == to {
+            return;
+        }
+        match self.tail[to] {
+            NONE => self.head[to] = self.head[from],
+            t => self.entries[t as usize].1 = self.head[from],
+        }
+        self.tail[to] = self.tail[from];
+        self.head[from] = NONE;
+        self.tail[from] = NONE;
+    }
+}
+
+/// The one value an allocator phi's operands `ops` name besides the phi
+/// itself (placeholder `id`), if there is exactly one.
+fn single_operand(names: &mut [Value], id: u32, ops: &[Value]) -> Option<Value> {
+    let me = Value(PENDING + id);
+    let mut first = None;
+    for &a in ops {
+        let a = resolve(names, a);
+        if a == me {
+            continue;
+        }
+        match first {
+            None => first = Some(a),
+            Some(f) if f == a => {}
+            Some(_) => return None,
+        }
+    }
+    first
+}
+
+/// What name `v` stands for now: itself, unless it is a placeholder that
+/// was decided. Chains are shortened as they are followed, so later
+/// lookups take one step.
+fn resolve(names: &mut [Value], v: Value) -> Value {
     let mut root = v;
-    while replace[root.index()] != root {
-        root = replace[root.index()];
+    while is_pending(root) {
+        let next = names[(root.0 - PENDING) as usize];
+        if next == root {
+            break;
+        }
+        root = next;
     }
     let mut x = v;
-    while replace[x.index()] != root && x != root {
-        let next = replace[x.index()];
-        replace[x.index()] = root;
-        x = next;
+    while is_pending(x) && x != root {
+        let slot = &mut names[(x.0 - PENDING) as usize];
+        x = std::mem::replace(slot, root);
     }
     root
 }
@@ -1746,8 +2017,15 @@ fn place_of(places: &[Place], v: Value) -> Option<&Place> {
         .map(|k| &places[k])
 }
 
-/// The phi operand (instruction, operand index) a join move feeds.
-type PhiArg = Option<(Inst, usize)>;
+/// The phi operand a join move feeds.
+#[derive(Clone, Copy, Debug)]
+enum PhiArg {
+    None,
+    /// Operand k of an original phi.
+    Phi(Inst, usize),
+    /// An allocator phi's operand: its index in the join's `JoinMerges::args`.
+    Merge(Block, u32),
+}
 
 /// One value to move at a join.
 #[derive(Clone, Copy, Debug)]
@@ -1757,81 +2035,6 @@ struct Move {
     src: u32,
     dst: u32,
     phi: PhiArg,
-}
-
-/// Uses of each value inside one block, by position: one flat array of
-/// positions grouped by value, with dense per-value ranges reused from
-/// block to block (a stamp tells whose range is current).
-#[derive(Default)]
-struct NextUses {
-    /// The block each value's range was last filled for.
-    stamp: Vec<u32>,
-    /// Start and end of each value's positions in `positions`.
-    range: Vec<(u32, u32)>,
-    positions: Vec<u32>,
-    block: u32,
-}
-
-impl NextUses {
-    fn new(values: usize) -> NextUses {
-        NextUses {
-            stamp: vec![u32::MAX; values],
-            range: vec![(0, 0); values],
-            positions: Vec::new(),
-            block: u32::MAX,
-        }
-    }
-
-    /// Record the uses in block `b`'s instructions `insts`.
-    fn fill<O: Opcode>(&mut self, s: &Shader<'_, O>, b: Block, insts: &[Inst]) {
-        self.block = b.0;
-        let uses = || {
-            insts
-                .iter()
-                .enumerate()
-                .filter(|(_, i)| !s.inst(**i).op.is_phi())
-                .flat_map(|(k, &i)| s.inst(i).operands().map(move |v| (k as u32, v)))
-        };
-        // Count, lay the ranges out, then place the positions in order.
-        for (_, v) in uses() {
-            let x = v.index();
-            if self.stamp[x] != self.block {
-                self.stamp[x] = self.block;
-                self.range[x] = (0, 0);
-            }
-            self.range[x].1 += 1;
-        }
-        let mut next = 0;
-        for (_, v) in uses() {
-            let r = &mut self.range[v.index()];
-            if r.0 == 0 {
-                // First sight: reserve `count` slots. Starts are 1-based
-                // (0 marks "not laid out yet"); `.1` becomes the cursor.
-                let count = r.1;
-                *r = (next + 1, next + 1);
-                next += count;
-            }
-        }
-        self.positions.clear();
-        self.positions.resize(next as usize, 0);
-        for (k, v) in uses() {
-            let r = &mut self.range[v.index()];
-            self.positions[(r.1 - 1) as usize] = k;
-            r.1 += 1;
-        }
-    }
-
-    /// The first use of `v` at or after `pos`.
-    fn next(&self, v: Value, pos: u32) -> Option<u32> {
-        let x = v.index();
-        if self.stamp.get(x) != Some(&self.block) {
-            return None;
-        }
-        let (start, end) = self.range[x];
-        let p = &self.positions[(start - 1) as usize..(end - 1) as usize];
-        let k = p.partition_point(|&q| q < pos);
-        p.get(k).copied()
-    }
 }
 
 /// Split critical edges into joins and drop unreachable blocks, so every

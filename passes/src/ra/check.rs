@@ -3,15 +3,19 @@
 //! named.
 //!
 //! It is a forward dataflow over "which original value (and which unit of
-//! it) does each register unit and each scratch slot hold", in the manner
-//! of regalloc2's symbolic checker. Original instructions define their
-//! results; inserted copies, spills and fills move whatever their source
-//! *actually* holds (not what the allocator claims); at a join the states
-//! of the predecessors meet (disagreeing units hold nothing); an original
-//! phi checks, at the end of each predecessor, that its register holds that
-//! predecessor's operand. Allocator-made phis are transparent. Then every
-//! operand of every original instruction is checked against the operand it
-//! had before allocation.
+//! it) does each register unit and each scratch slot hold, under which SSA
+//! name", in the manner of regalloc2's symbolic checker. Original
+//! instructions define their results; inserted copies, spills and fills
+//! move whatever their source *actually* holds (not what the allocator
+//! claims) under their own name; at a join the states of the predecessors
+//! meet (disagreeing units hold nothing); a phi (original or made by the
+//! allocator) names what its register holds, after checking at the end of
+//! each predecessor that the register holds that predecessor's operand.
+//! Every operand of every instruction must find its own name in its
+//! register (so an allocator phi that is missing at a join where names
+//! differ is caught even though the bits would be the same), and every
+//! operand of an original instruction must hold the value it had before
+//! allocation.
 
 use super::{Allocation, Edit};
 use crate::target::TargetFacts;
@@ -32,8 +36,12 @@ pub struct CheckError {
 enum Cell {
     /// Not reached yet (the identity of the meet).
     Unknown,
-    /// Unit `part` of original value `value`.
-    Holds(Value, u16),
+    /// Unit `part` of original value `value`, under SSA name `name`.
+    Holds {
+        value: Value,
+        name: Value,
+        part: u16,
+    },
     /// Nothing known (paths disagree, or never written).
     Nothing,
 }
@@ -117,25 +125,78 @@ impl<'c, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Checker<'c, 'a, O, T> {
         (start + n <= self.total).then_some((start, n))
     }
 
+    /// The original value `v`'s register holds under the name `v`.
     fn read(&self, st: &State, v: Value) -> Option<Value> {
         let (start, n) = self.units_of(v)?;
-        let Cell::Holds(x, 0) = st.units[start] else {
+        let Cell::Holds { value, .. } = st.units[start] else {
             return None;
         };
         (0..n)
-            .all(|j| st.units[start + j] == Cell::Holds(x, j as u16))
-            .then_some(x)
+            .all(|j| {
+                st.units[start + j]
+                    == Cell::Holds {
+                        value,
+                        name: v,
+                        part: j as u16,
+                    }
+            })
+            .then_some(value)
     }
 
+    /// What `v`'s register holds instead, for an error message.
+    fn describe_held(&self, st: &State, v: Value) -> String {
+        let held = self.units_of(v).map(|(start, _)| st.units[start]);
+        match held {
+            Some(Cell::Holds { value, name, .. }) if name != v => format!(
+                "the value defined by `{}` under the name of `{}`",
+                self.describe(value),
+                self.describe(name)
+            ),
+            Some(Cell::Holds { value, .. }) => {
+                format!("the value defined by `{}`", self.describe(value))
+            }
+            _ => "no single value".to_string(),
+        }
+    }
+
+    /// `v`'s register now holds original value `held` under the name `v`.
     fn write(&self, st: &mut State, v: Value, held: Option<Value>) {
         if let Some((start, n)) = self.units_of(v) {
             for j in 0..n {
                 st.units[start + j] = match held {
-                    Some(x) => Cell::Holds(x, j as u16),
+                    Some(value) => Cell::Holds {
+                        value,
+                        name: v,
+                        part: j as u16,
+                    },
                     None => Cell::Nothing,
                 };
             }
         }
+    }
+
+    /// An inserted instruction's operand `a` must find its name in its
+    /// register too.
+    fn read_inserted(
+        &self,
+        b: Block,
+        i: Inst,
+        st: &State,
+        a: Value,
+        verify: bool,
+    ) -> Result<Option<Value>, CheckError> {
+        let held = self.read(st, a);
+        if verify && held.is_none() {
+            return Err(self.error(
+                b,
+                i,
+                format!(
+                    "an inserted instruction's operand should be in its register but that holds {}",
+                    self.describe_held(st, a)
+                ),
+            ));
+        }
+        Ok(held)
     }
 
     /// Run one block from `st`; with `verify`, check every original use.
@@ -144,6 +205,7 @@ impl<'c, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Checker<'c, 'a, O, T> {
             let d = self.s.inst(i);
             let edit = self.alloc.edit(i);
             match edit {
+                // Phis are written when the block is entered.
                 Some(Edit::Merge) => {}
                 Some(Edit::SpillBase) => {
                     if let Some(r) = d.result {
@@ -151,14 +213,19 @@ impl<'c, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Checker<'c, 'a, O, T> {
                     }
                 }
                 Some(Edit::Copy) => {
-                    let held = d.args.first().and_then(|&a| self.read(st, a));
+                    let held = match d.args.first() {
+                        Some(&a) => self.read_inserted(b, i, st, a, verify)?,
+                        None => None,
+                    };
                     if let Some(r) = d.result {
                         self.write(st, r, held);
                     }
                 }
                 Some(Edit::Swap) => {
-                    let held: Vec<Option<Value>> =
-                        d.args.iter().map(|&a| self.read(st, a)).collect();
+                    let mut held = Vec::with_capacity(2);
+                    for &a in d.args.iter() {
+                        held.push(self.read_inserted(b, i, st, a, verify)?);
+                    }
                     if let (Some(a), Some(b), [x, y]) = (d.result, d.second_result, &held[..]) {
                         self.write(st, a, *x);
                         self.write(st, b, *y);
@@ -169,7 +236,10 @@ impl<'c, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Checker<'c, 'a, O, T> {
                         self.check_base(b, i, st)?;
                     }
                     // The value is the last argument (after a base).
-                    let held = d.args.last().and_then(|&a| self.read(st, a));
+                    let held = match d.args.last() {
+                        Some(&a) => self.read_inserted(b, i, st, a, verify)?,
+                        None => None,
+                    };
                     st.slots.insert((slot.array.0, slot.index), held);
                 }
                 Some(Edit::Fill(slot)) => {
@@ -190,9 +260,6 @@ impl<'c, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Checker<'c, 'a, O, T> {
                 }
                 None => {
                     if d.op.is_phi() {
-                        if let Some(r) = d.result {
-                            self.write(st, r, Some(r));
-                        }
                         continue;
                     }
                     if verify {
@@ -208,18 +275,14 @@ impl<'c, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Checker<'c, 'a, O, T> {
                                     format!("operand {k} has no register"),
                                 ));
                             }
-                            let got = self.read(st, v);
-                            if got != Some(w) {
+                            if self.read(st, v) != Some(w) {
                                 return Err(self.error(
                                     b,
                                     i,
                                     format!(
                                         "operand {k} should hold the value defined by `{}` but holds {}",
                                         self.describe(w),
-                                        match got {
-                                            Some(x) => format!("the value defined by `{}`", self.describe(x)),
-                                            None => "no single value".to_string(),
-                                        }
+                                        self.describe_held(st, v)
                                     ),
                                 ));
                             }
@@ -290,27 +353,36 @@ impl<'c, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Checker<'c, 'a, O, T> {
             }
         }
         for &b in &rpo {
-            // Phi operands at the end of each predecessor.
+            // Phi operands at the end of each predecessor: in the phi's
+            // register, under their own name (and for an original phi,
+            // holding the operand it had before allocation).
             for &i in self.s.block_insts(b) {
                 let d = self.s.inst(i);
                 if !d.op.is_phi() {
                     break;
                 }
-                if !self.is_original(i) {
-                    continue;
-                }
                 let Some(r) = d.result else { continue };
                 let want = self.alloc.original_operands.of(i);
-                for (k, &p) in d.targets.iter().enumerate() {
+                for (k, (&p, &a)) in d.targets.iter().zip(d.args.iter()).enumerate() {
                     let Some(exit) = exits[p.index()].as_ref() else {
                         continue;
                     };
-                    let got = self.read(exit, r);
-                    if got != want.get(k).copied() {
+                    let got = (self.units_of(a) == self.units_of(r))
+                        .then(|| self.read(exit, a))
+                        .flatten();
+                    let right = match want.get(k) {
+                        Some(&w) if self.is_original(i) => got == Some(w),
+                        _ => got.is_some(),
+                    };
+                    if !right {
                         return Err(self.error(
                             b,
                             i,
-                            format!("the phi's register does not hold its operand {k} at the end of {p:?}"),
+                            format!(
+                                "the phi's register does not hold its operand {k} at the end of {p:?} \
+                                 (it holds {})",
+                                self.describe_held(exit, a)
+                            ),
                         ));
                     }
                 }
@@ -341,6 +413,39 @@ impl<'c, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Checker<'c, 'a, O, T> {
                 st.slots.retain(|k, v| e.slots.get(k) == Some(v));
             }
             self.meet(&mut st, e);
+        }
+        // The phis name what their registers hold from here on: an
+        // original phi its own value, an allocator phi the original value
+        // its operands hold at the ends of the predecessors reached so far.
+        for &i in self.s.block_insts(b) {
+            let d = self.s.inst(i);
+            if !d.op.is_phi() {
+                break;
+            }
+            let Some(r) = d.result else { continue };
+            let held = if self.is_original(i) {
+                Some(r)
+            } else {
+                let mut held = Cell::Unknown;
+                for (&p, &a) in d.targets.iter().zip(d.args.iter()) {
+                    if let Some(e) = exits[p.index()].as_ref() {
+                        let x = match self.read(e, a) {
+                            Some(value) => Cell::Holds {
+                                value,
+                                name: r,
+                                part: 0,
+                            },
+                            None => Cell::Nothing,
+                        };
+                        held = held.meet(x);
+                    }
+                }
+                match held {
+                    Cell::Holds { value, .. } => Some(value),
+                    _ => None,
+                }
+            };
+            self.write(&mut st, r, held);
         }
         st
     }
