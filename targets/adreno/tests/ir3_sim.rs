@@ -906,6 +906,72 @@ fn shared_memory_private_memory_and_atomics() {
     assert_eq!(h.word(prim::Space::Shared, 0, 0, 64), total);
 }
 
+/// cmpxchg takes the pair (new value, comparison value), as Mesa builds
+/// it; min/max compare by the type's signedness. Lanes update in lane
+/// order, so each sees the word its predecessors left.
+#[test]
+fn compare_exchange_and_min_max_atomics_in_shared_and_global_memory() {
+    let mut h = prim::Harness::default();
+    h.write_words(prim::Space::Shared, 0, 128, &[(-5i32) as u32, 7]);
+    h.write_words(prim::Space::Global, 0, 0x2000, &[10]);
+    let m = run_io(
+        "atomic.cmpxchg.untyped.1d.u32.1.l r3.x, l[r0.x], r1.x\n\
+         atomic.min.untyped.1d.s32.1.l r3.y, l[r0.y], r2.x\n\
+         atomic.max.untyped.1d.u32.1.l r3.z, l[r0.z], r2.x\n\
+         atomic.g.cmpxchg.untyped.1d.u32.1.g r3.w, r4.x, r5.x\n\
+         end\n",
+        h,
+        &[
+            ("r0.x", [64; 4]),
+            ("r0.y", [128; 4]),
+            ("r0.z", [132; 4]),
+            // (new, compare): lanes 0-2 match the word the lane before
+            // left, lane 3 does not.
+            ("r1.x", [1, 2, 3, 50]),
+            ("r1.y", [0, 1, 2, 99]),
+            ("r2.x", [(-3i32) as u32, (-9i32) as u32, 4, 0xffff_fff0]),
+            ("r4.x", [0x2000; 4]),
+            ("r4.y", [0; 4]),
+            ("r5.x", [11, 12, 13, 14]),
+            ("r5.y", [10, 11, 0, 13]),
+        ],
+    )
+    .unwrap();
+    let h = m.io_as::<prim::Harness>().unwrap();
+    let (mut word, mut min, mut max, mut global) = (0u32, -5i32, 7u32, 10u32);
+    for lane in 0..4 {
+        assert_eq!(reg(&m, "r3.x", lane), word, "cmpxchg lane {lane}");
+        if word == reg(&m, "r1.y", lane) {
+            word = reg(&m, "r1.x", lane);
+        }
+        assert_eq!(reg(&m, "r3.y", lane) as i32, min, "min.s lane {lane}");
+        min = min.min(reg(&m, "r2.x", lane) as i32);
+        assert_eq!(reg(&m, "r3.z", lane), max, "max.u lane {lane}");
+        max = max.max(reg(&m, "r2.x", lane));
+        assert_eq!(reg(&m, "r3.w", lane), global, "g.cmpxchg lane {lane}");
+        if global == reg(&m, "r5.y", lane) {
+            global = reg(&m, "r5.x", lane);
+        }
+    }
+    assert_eq!((word, min, max, global), (3, -16, 0xffff_fffd, 12));
+    assert_eq!(h.word(prim::Space::Shared, 0, 0, 64), word);
+    assert_eq!(h.word(prim::Space::Shared, 0, 0, 128) as i32, min);
+    assert_eq!(h.word(prim::Space::Shared, 0, 0, 132), max);
+    assert_eq!(h.word(prim::Space::Global, 0, 0, 0x2000), global);
+    // The old value arrives with the memory sync: reading it without
+    // (sy) is a hazard naming the atomic.
+    for source in [
+        "atomic.cmpxchg.untyped.1d.u32.1.l r3.x, l[r0.x], r1.x\nadd.u r2.x, r3.x, r3.x\nend\n",
+        "atomic.g.cmpxchg.untyped.1d.u32.1.g r3.x, r4.x, r5.x\nadd.u r2.x, r3.x, r3.x\nend\n",
+    ] {
+        let err = run_io(source, prim::Harness::default(), &[]).unwrap_err();
+        assert!(
+            matches!(err, sim::SimError::Hazard { consumer: 1, producer: 0, ref reg, .. } if reg == "r3.x"),
+            "{source}: {err}"
+        );
+    }
+}
+
 #[test]
 fn varyings_are_interpolated_or_flat() {
     let mut h = prim::Harness::default();
