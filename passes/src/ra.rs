@@ -57,7 +57,7 @@ mod liveness;
 use crate::manager::{Pass, PassFailure};
 use crate::target::{BaseOperand, FileId, PhysReg, RegClass, SpillSlot, TargetFacts};
 use lathe_ir::{ArrayDecl, ArrayId, Block, Cfg, Inst, Op, Opcode, Reg, Shader, Type, Value};
-use liveness::Liveness;
+use liveness::{Liveness, Use};
 use std::rc::Rc;
 
 /// Why a shader could not be allocated.
@@ -126,32 +126,31 @@ pub struct Allocation {
 /// flat array.
 #[derive(Debug, Default, Clone)]
 pub struct OriginalOperands {
-    /// Where each instruction's operands start in `values` (one more entry
-    /// than instructions).
-    start: Vec<u32>,
+    /// Where each instruction's operands are in `values` (start, count),
+    /// by instruction handle.
+    spans: Vec<(u32, u32)>,
     values: Vec<Value>,
 }
 
 impl OriginalOperands {
-    fn record<O: Opcode>(s: &Shader<'_, O>) -> Self {
-        let n = s.inst_capacity();
-        let mut start = vec![0u32; n + 1];
-        let mut values = Vec::with_capacity(n * 2);
-        for k in 0..n {
-            let d = s.inst(Inst(k as u32));
-            if d.block.is_some() {
-                values.extend(d.operands());
-            }
-            start[k + 1] = values.len() as u32;
+    fn new(insts: usize) -> Self {
+        OriginalOperands {
+            spans: vec![(0, 0); insts],
+            values: Vec::with_capacity(insts * 2),
         }
-        OriginalOperands { start, values }
+    }
+
+    fn record(&mut self, i: Inst, operands: impl Iterator<Item = Value>) {
+        let start = self.values.len();
+        self.values.extend(operands);
+        self.spans[i.index()] = (start as u32, (self.values.len() - start) as u32);
     }
 
     /// The operands `i` had (empty for an inserted instruction).
     pub fn of(&self, i: Inst) -> &[Value] {
-        match (self.start.get(i.index()), self.start.get(i.index() + 1)) {
-            (Some(&a), Some(&b)) => &self.values[a as usize..b as usize],
-            _ => &[],
+        match self.spans.get(i.index()) {
+            Some(&(start, n)) => &self.values[start as usize..(start + n) as usize],
+            None => &[],
         }
     }
 }
@@ -253,7 +252,7 @@ enum Outcome {
 /// and no value keeps a register. (The run's new instructions were never
 /// placed in a block: block lists are written only when a run completes.)
 fn restore<O: Opcode>(s: &mut Shader<'_, O>, original: &OriginalOperands) {
-    for k in 0..original.start.len().saturating_sub(1) {
+    for k in 0..original.spans.len() {
         let i = Inst(k as u32);
         let ops = original.of(i);
         if s.inst(i).block.is_none() {
@@ -387,6 +386,8 @@ struct Allocator<'s, 'a, O: Opcode, T: ?Sized> {
     /// Instructions that read a placeholder name.
     reads_pending: Vec<Inst>,
     done: Vec<bool>,
+    /// Per block: more than one predecessor, or phis.
+    joins: Vec<bool>,
     live: Liveness,
     cfg: Cfg,
     /// Scratch arrays by type, in order of first use, with their lengths.
@@ -508,11 +509,32 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 in_mem: false,
             })
             .collect();
-        let original_operands = OriginalOperands::record(s);
+        // One walk over the program gathers everything later steps need
+        // from the instructions (a walk costs a cache miss per instruction
+        // once the program is larger than the caches): the operands before
+        // allocation, each result's class, where values are defined, and
+        // the uses liveness starts from.
+        let mut original_operands = OriginalOperands::new(s.inst_capacity());
+        let mut def_block = vec![NONE; nv];
+        let mut uses: Vec<Use> = Vec::with_capacity(s.inst_capacity() * 2);
+        let mut joins = vec![false; s.block_capacity()];
         for &b in cfg.rpo() {
+            joins[b.index()] = cfg.preds(b).len() > 1
+                || s.block_insts(b)
+                    .first()
+                    .is_some_and(|&i| s.inst(i).op.is_phi());
             for &i in s.block_insts(b) {
                 let d = s.inst(i);
+                original_operands.record(i, d.operands());
+                if d.op.is_phi() {
+                    for (&v, &p) in d.args.iter().zip(d.targets.iter()) {
+                        uses.push(Use::live_out(v, p));
+                    }
+                } else {
+                    uses.extend(d.operands().map(|v| Use::live_in(v, b)));
+                }
                 if let Some(r) = d.result {
+                    def_block[r.index()] = b.0;
                     let ty = s.value_type(r);
                     let class = t.result_class(&d.op, ty);
                     if class.file.index() >= files.len() || !files[class.file.index()].allocated {
@@ -528,20 +550,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 }
             }
         }
-        let live = Liveness::compute(s, &cfg);
-        for &b in cfg.rpo() {
-            for v in live.live_in[b.index()].iter() {
-                if vals[v.index()].ty.is_vector() {
-                    return Err(RaError::Unsupported(format!(
-                        "a register group ({}) is live into block b{}: groups must die in \
-                         the block that defines them, as moving one at a join would need a \
-                         copy of the whole group, which the target facts do not name",
-                        s.value_type(*v),
-                        b.index()
-                    )));
-                }
-            }
-        }
+        let live = Liveness::compute(&cfg, s.block_capacity(), &def_block, uses);
         let nb = s.block_capacity();
         let scratch_base = s.arrays().len() as u32;
         let high = base.clone();
@@ -560,6 +569,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             kept_args: Vec::new(),
             reads_pending: Vec::new(),
             done: vec![false; nb],
+            joins,
             live,
             cfg,
             scratch: Vec::new(),
@@ -621,7 +631,14 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         self.settle_merges();
         for &b in &rpo {
             let list = std::mem::take(&mut self.lists[b.index()]);
-            self.s.set_block_insts(b, &list);
+            // Original instructions keep their order, so a list as long as
+            // the block's is the block's (and its instructions need not be
+            // touched again).
+            if list.len() != self.s.block_insts(b).len() {
+                self.s.set_block_insts(b, &list);
+            } else {
+                debug_assert_eq!(list, self.s.block_insts(b));
+            }
         }
         for (ty, len) in std::mem::take(&mut self.scratch) {
             self.s.add_array(ArrayDecl {
@@ -984,18 +1001,23 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         }
     }
 
+    /// More than one predecessor, or phis.
     fn is_join(&self, b: Block) -> bool {
-        self.cfg.preds(b).len() > 1
-            || self
-                .s
-                .block_insts(b)
-                .first()
-                .is_some_and(|&i| self.s.inst(i).op.is_phi())
+        self.joins[b.index()]
     }
 
     /// Set up the state at the top of `b`: live-ins and phis placed.
     fn enter(&mut self, b: Block, insts: &[Inst]) -> Result<(), RaError> {
         let live_in = std::mem::take(&mut self.live.live_in[b.index()]);
+        if let Some(v) = live_in.iter().find(|v| self.val(**v).ty.is_vector()) {
+            return Err(RaError::Unsupported(format!(
+                "a register group ({}) is live into block b{}: groups must die in \
+                 the block that defines them, as moving one at a join would need a \
+                 copy of the whole group, which the target facts do not name",
+                self.val(*v).ty,
+                b.index()
+            )));
+        }
         self.enter_with(b, insts, &live_in)?;
         let mut waiting = 0;
         for p in distinct(self.cfg.preds(b)) {
