@@ -149,6 +149,9 @@ pub enum Op {
         ranges: &'static [(u32, u32)],
         binds: &'static [Bind],
         firsts: &'static [[u64; 4]],
+        /// The caller's default for the operand's unshown bits, if the
+        /// field has one.
+        default: Option<u64>,
     },
 }
 
@@ -374,6 +377,7 @@ struct Resume<'r> {
     ops: &'static [Op],
     at: usize,
     ranges: &'static [(u32, u32)],
+    default: Option<u64>,
     up: Option<&'r Resume<'r>>,
 }
 
@@ -387,6 +391,54 @@ struct Run<'t, 'c> {
     /// Whether unshown bits are varied (the second pass).
     vary: bool,
     found: Option<u64>,
+    /// Words the confirmation rejected lately, and (word, free bits) pairs
+    /// already varied: readings often lead to the same word.
+    rejected: Recent<u64>,
+    varied: Recent<(u64, u64)>,
+    /// The first pass's readings whose default word did not print back
+    /// (word, free bits), in order, for the second pass to vary; a
+    /// repeated one only once. On overflow the second pass reads again.
+    pending_list: [(u64, u64); MAX_PENDING],
+    npending: usize,
+    pending_overflow: bool,
+}
+
+/// Most readings the first pass keeps for the second.
+const MAX_PENDING: usize = 32;
+
+/// How many rejected words and varied readings a line remembers.
+const RECENT: usize = 8;
+
+/// The last few values seen (a ring, on the stack).
+struct Recent<T> {
+    items: [T; RECENT],
+    len: usize,
+    next: usize,
+}
+
+impl<T: Copy + PartialEq + Default> Recent<T> {
+    fn new() -> Self {
+        Recent {
+            items: [T::default(); RECENT],
+            len: 0,
+            next: 0,
+        }
+    }
+
+    fn contains(&self, x: T) -> bool {
+        self.items[..self.len].contains(&x)
+    }
+
+    /// Remembers `x`; `false` if it was already remembered.
+    fn insert(&mut self, x: T) -> bool {
+        if self.contains(x) {
+            return false;
+        }
+        self.items[self.next] = x;
+        self.next = (self.next + 1) % RECENT;
+        self.len = (self.len + 1).min(RECENT);
+        true
+    }
 }
 
 /// Whether `here` starts with `t`, byte by byte (the texts are short and
@@ -406,6 +458,22 @@ fn readings(read: Read, width: u32, here: &str, out: &mut [(u64, usize); MAX_REA
         }
     };
     match read {
+        // Register numbers and the like: decimal digits, read here as
+        // `read_scalar` reads them.
+        Read::Num(Num::Uint | Num::AbsBranch) => {
+            let b = here.as_bytes();
+            let d = b.iter().take_while(|c| c.is_ascii_digit()).count();
+            if d > 0 && d <= 19 {
+                let v = b[..d]
+                    .iter()
+                    .fold(0u64, |v, c| v * 10 + u64::from(c - b'0'));
+                if width >= 64 || v >> width == 0 {
+                    push(v, d);
+                }
+            } else if d > 19 {
+                read_scalar(None, &FieldType::Uint, here, width, &mut push);
+            }
+        }
         Read::Num(num) => read_scalar(None, &num.field_type(), here, width, &mut push),
         Read::Flag(t) => {
             if !t.is_empty() && here.starts_with(t) {
@@ -503,6 +571,7 @@ impl Run<'_, '_> {
                     ranges,
                     binds,
                     firsts,
+                    default,
                 } => {
                     if depth + 1 >= MAX_NEST {
                         return false;
@@ -511,12 +580,12 @@ impl Run<'_, '_> {
                         ops,
                         at,
                         ranges,
+                        default,
                         up,
                     };
                     // Reading the sub-encoding and the rest of the line
                     // changes scopes up to `depth + 1` only.
-                    let mut saved = [Scope::default(); MAX_NEST];
-                    saved[..=depth + 1].copy_from_slice(&self.scopes[..=depth + 1]);
+                    let saved = self.scopes;
                     for (i, form) in forms.iter().enumerate() {
                         if !(form.gen_min <= self.generation && self.generation <= form.gen_max) {
                             continue;
@@ -638,8 +707,7 @@ impl Run<'_, '_> {
         pos: usize,
         up: Option<&Resume<'_>>,
     ) -> bool {
-        let mut saved = [Scope::default(); MAX_NEST];
-        saved[..=depth].copy_from_slice(&self.scopes[..=depth]);
+        let saved = self.scopes;
         for (k, &(v, len)) in rs.iter().enumerate() {
             if let To::Table(mask, entries) = to {
                 for &(_, bits) in entries.iter().filter(|&&(key, _)| key == v) {
@@ -670,6 +738,19 @@ impl Run<'_, '_> {
         false
     }
 
+    /// Whether `w` prints exactly the text; a word already rejected for
+    /// this line (another reading that led to it) is not printed again.
+    fn try_word(&mut self, w: u64) -> bool {
+        if self.rejected.contains(w) {
+            return false;
+        }
+        if (self.confirm)(w) {
+            return true;
+        }
+        self.rejected.insert(w);
+        false
+    }
+
     /// The form at `depth` has been read up to `pos`: hand a sub-encoding
     /// to its caller, or finish the instruction.
     fn close(&mut self, depth: usize, pos: usize, up: Option<&Resume<'_>>) -> bool {
@@ -684,7 +765,8 @@ impl Run<'_, '_> {
             // decides.
             let free = deposit(r.ranges, (sub.hidden & !sub.known) | sub.free);
             caller.free |= free;
-            caller.defaults = (caller.defaults & !free) | deposit(r.ranges, sub.defaults);
+            let defaults = deposit(r.ranges, r.default.unwrap_or(sub.defaults));
+            caller.defaults = (caller.defaults & !free) | (defaults & free);
             caller.search |= deposit(r.ranges, sub.search);
             return self.seq(r.ops, r.at, depth - 1, pos, r.up);
         }
@@ -694,21 +776,42 @@ impl Run<'_, '_> {
         let top = self.scopes[0];
         let unshown = (top.hidden & !top.known) | top.free;
         let first = (top.value & !unshown) | (top.defaults & unshown);
-        if (self.confirm)(first) {
+        if self.try_word(first) {
             self.found = Some(first);
             return true;
         }
-        if !self.vary {
+        // The text fixes every shown bit; what is left feeds derived
+        // values or `when` conditions: varied, default first, only after
+        // every reading's default word has had its turn.
+        let free = top.search & unshown;
+        if free == 0 || free.count_ones() > MAX_HIDDEN_BITS {
             return false;
         }
-        let free = top.search & unshown;
+        if !self.vary {
+            // Kept for the second pass, which then need not read again.
+            if self.pending_list[..self.npending].contains(&(first, free)) {
+                return false;
+            }
+            if self.npending < MAX_PENDING {
+                self.pending_list[self.npending] = (first, free);
+                self.npending += 1;
+            } else {
+                self.pending_overflow = true;
+            }
+            return false;
+        }
+        // Another reading that left the same word and the same free bits
+        // was varied already.
+        if !self.varied.insert((first, free)) {
+            return false;
+        }
+        self.vary_word(first, free)
+    }
+
+    /// Tries the words that differ from `first` in the `free` bits.
+    fn vary_word(&mut self, first: u64, free: u64) -> bool {
         let base = first & !free;
         let default = first & free;
-        // The text fixes every shown bit; what is left feeds derived
-        // values or `when` conditions. Vary it, default first.
-        if free.count_ones() > MAX_HIDDEN_BITS {
-            return false;
-        }
         // Ascending over the free bits: low fields first, small values first.
         let mut sub = 0u64;
         for _ in 0..MAX_TRIES_PER_READING {
@@ -721,7 +824,7 @@ impl Run<'_, '_> {
             if self.steps > STEP_BUDGET {
                 return false;
             }
-            if (self.confirm)(w) {
+            if self.try_word(w) {
                 self.found = Some(w);
                 return true;
             }
@@ -762,12 +865,31 @@ pub fn assemble(
         confirm,
         vary: false,
         found: None,
+        rejected: Recent::new(),
+        varied: Recent::new(),
+        pending_list: [(0, 0); MAX_PENDING],
+        npending: 0,
+        pending_overflow: false,
     };
     // Every reading with its default word first; only then, reading by
     // reading, the unshown bits varied.
     for vary in [false, true] {
         run.vary = vary;
         run.steps = 0;
+        if vary && !run.pending_overflow {
+            // The first pass read everything within its budget and kept
+            // what to vary, in the order reading again would find it.
+            for k in 0..run.npending {
+                let (first, free) = run.pending_list[k];
+                if run.vary_word(first, free) {
+                    return run.found;
+                }
+                if run.steps > STEP_BUDGET {
+                    break;
+                }
+            }
+            return None;
+        }
         for &i in candidates {
             let form = &table.forms[usize::from(i)];
             if !(form.gen_min <= generation && generation <= form.gen_max) {
@@ -778,6 +900,8 @@ pub fn assemble(
                 return run.found;
             }
             if run.steps > STEP_BUDGET {
+                // The first pass stopped short: the second reads again.
+                run.pending_overflow = true;
                 break;
             }
         }

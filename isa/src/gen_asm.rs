@@ -1075,8 +1075,18 @@ impl Gen<'_> {
                                 }
                                 None => Vec::new(),
                             };
-                            let binds = self.binds(leaf, var, *tree, binds);
-                            quote! { Op::Sub { forms: &#forms, ranges: #ranges, binds: &[#(#binds),*], firsts: &[#(#firsts),*] } }
+                            let binds = self.binds(leaf, var, *tree, binds, (g.min, mask, base, shown));
+                            // The caller's default for the whole operand
+                            // (`TYPE … default 1`) fills the bits its text
+                            // leaves unshown.
+                            let default = match f.default {
+                                Some(d) => {
+                                    let d = Literal::u64_unsuffixed(d);
+                                    quote! { Some(#d) }
+                                }
+                                None => quote! { None },
+                            };
+                            quote! { Op::Sub { forms: &#forms, ranges: #ranges, binds: &[#(#binds),*], firsts: &[#(#firsts),*], default: #default } }
                         }
                         ty => {
                             let read = read_tokens(ty)?;
@@ -1139,6 +1149,7 @@ impl Gen<'_> {
         var: &Variant,
         tree: EncId,
         binds: &[(String, String)],
+        (generation, known, base, shown): (u32, u64, u64, u64),
     ) -> Vec<TokenStream> {
         let isa = self.isa;
         isa.encodings[tree]
@@ -1159,9 +1170,15 @@ impl Gen<'_> {
                                 let r = ranges_tokens(&f.ranges);
                                 quote! { To::Field(#r) }
                             }
-                            ItemRef::Derived(d) => {
-                                const_derived(isa, leaf, var, d).unwrap_or(quote! { To::Drop })
-                            }
+                            // A derived value the operand shows (`HALF =
+                            // !FULL` as `h`) sets the unshown bits it reads.
+                            ItemRef::Derived(d) => const_derived(isa, leaf, var, d)
+                                .or_else(|| {
+                                    derived_table(
+                                        isa, leaf, var, d, generation, known, base, shown,
+                                    )
+                                })
+                                .unwrap_or(quote! { To::Drop }),
                         };
                         quote! { Bind::Item { read: #read, width: #w, to: #to } }
                     }
