@@ -221,15 +221,12 @@ pub fn write_int<W: Write + ?Sized>(out: &mut W, v: u64, width: u32) -> fmt::Res
 /// Decimal without the formatting machinery (register numbers dominate).
 #[inline]
 pub fn write_u64<W: Write + ?Sized>(out: &mut W, v: u64) -> fmt::Result {
-    const DIGITS: &str = "0123456789";
     if v < 10 {
-        let d = v as usize;
-        return out.write_str(&DIGITS[d..d + 1]);
+        return out.write_char(char::from(b'0' + v as u8));
     }
     if v < 100 {
-        let (t, d) = ((v / 10) as usize, (v % 10) as usize);
-        out.write_str(&DIGITS[t..t + 1])?;
-        return out.write_str(&DIGITS[d..d + 1]);
+        out.write_char(char::from(b'0' + (v / 10) as u8))?;
+        return out.write_char(char::from(b'0' + (v % 10) as u8));
     }
     let mut buf = [0u8; 20];
     let mut i = buf.len();

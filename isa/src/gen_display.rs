@@ -59,6 +59,8 @@ struct LeafGen<'a> {
     in_sub_tree: bool,
     /// Derived values being inlined (to stop at self-reference).
     inlining: Vec<usize>,
+    /// Per chain level, the active `when` as inline code, if it can be.
+    inline_active: Vec<Option<TokenStream>>,
 }
 
 fn lit_u64(v: u64) -> Literal {
@@ -111,6 +113,7 @@ impl<'a> LeafGen<'a> {
             locals: 0,
             in_sub_tree: isa.encodings[leaf].root != isa.root,
             inlining: Vec::new(),
+            inline_active: Vec::new(),
         }
     }
 
@@ -175,11 +178,69 @@ impl<'a> LeafGen<'a> {
     }
 
     fn active(&self, level: usize) -> TokenStream {
+        if let Some(Some(code)) = self.inline_active.get(level) {
+            return code.clone();
+        }
         let n = self.when_count(level);
         let cond = fn_ident("cond", self.leaf);
         let k = Literal::usize_unsuffixed(level);
         let n = Literal::usize_unsuffixed(n);
         quote! { c.active(#k, #n, #cond) }
+    }
+
+    /// Whether `e` reads only fields that no `when` redefines (and
+    /// constants, the generation, named expressions of those): its value
+    /// then does not depend on which `when` is active or being tested.
+    fn reads_plain_fields(&self, e: &Expr, depth: usize) -> bool {
+        if depth > MAX_EVAL_DEPTH {
+            return false;
+        }
+        let go = |x: &Expr| self.reads_plain_fields(x, depth + 1);
+        match &e.kind {
+            ExprKind::Int(_) | ExprKind::Gen => true,
+            ExprKind::Name(n) => matches!(
+                self.static_item(n),
+                Some(Some(i)) if matches!(self.items[i].item, ItemRef::Field(_))
+            ),
+            ExprKind::Named(_, idx, args) => {
+                args.is_empty()
+                    && (*idx)
+                        .and_then(|i| self.isa.exprs.get(i))
+                        .is_some_and(|n| n.params.is_empty() && go(&n.expr))
+            }
+            ExprKind::Unary(_, a) => go(a),
+            ExprKind::Binary(_, a, b) => go(a) && go(b),
+            ExprKind::Cond(c, a, b) => go(c) && go(a) && go(b),
+        }
+    }
+
+    /// For each level whose `when` conditions all read plain fields, the
+    /// active `when` as inline code (the first that holds, in order): the
+    /// engine's lazy choice, which lets a candidate see its own items,
+    /// cannot differ there, and a field test is cheaper than the state
+    /// machine of [`crate::gen_rt::Ctx::active`].
+    fn prepare_inline_active(&mut self, names: &mut Names) {
+        let mut out = Vec::new();
+        for k in 0..self.chain.len() {
+            let whens = &self.isa.encodings[self.chain[k]].whens;
+            if whens.is_empty()
+                || whens.len() > 127
+                || !whens.iter().all(|w| self.reads_plain_fields(&w.cond, 0))
+            {
+                out.push(None);
+                continue;
+            }
+            let mut tests = TokenStream::new();
+            for (j, w) in whens.iter().enumerate() {
+                let code = self.expr(names, &w.cond, &[], 0);
+                let j = Literal::usize_unsuffixed(j);
+                tests.extend(quote! { if (#code) != 0 { return Some(#j); } });
+            }
+            out.push(Some(quote! {
+                (|| -> Option<usize> { #tests None })()
+            }));
+        }
+        self.inline_active = out;
     }
 
     /// The `which` arm for one name: the engine's `find` order (each level
@@ -411,6 +472,7 @@ fn write_scalar_code(isa: &Isa, ty: &FieldType, width: u32) -> TokenStream {
 /// `name_N` (write a name), `check_N` and `write_N`.
 fn leaf_items(isa: &Isa, names: &mut Names, leaf: EncId) -> TokenStream {
     let mut g = LeafGen::new(isa, leaf);
+    g.prepare_inline_active(names);
     let leaf_name = g.name().to_string();
 
     // An instruction answers the typed accessors for every name it has.
@@ -777,7 +839,7 @@ fn leaf_items(isa: &Isa, names: &mut Names, leaf: EncId) -> TokenStream {
 
     quote! {
         #typed
-        #[allow(unused_variables, unreachable_patterns, unreachable_code, unused_braces, clippy::all)]
+        #[allow(dead_code, unused_variables, unreachable_patterns, unreachable_code, unused_braces, clippy::all)]
         fn #cond(c: &Ctx<'_>, k: usize, j: usize) -> Option<i64> {
             match (k, j) { #(#cond_arms)* _ => None }
         }

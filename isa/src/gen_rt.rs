@@ -103,6 +103,13 @@ impl Write for Buf<'_> {
         self.text.push_str(s);
         Ok(())
     }
+
+    /// One byte pushed for ASCII (digits), not a slice copied.
+    #[inline(always)]
+    fn write_char(&mut self, c: char) -> fmt::Result {
+        self.text.push(c);
+        Ok(())
+    }
 }
 
 /// Writes `\t; ` and the warnings, comma-separated (nothing if none), as
