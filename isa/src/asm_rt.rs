@@ -542,6 +542,32 @@ impl Run<'_, '_> {
                     }
                     pos += s.len();
                 }
+                // An absent flag's only reading is its default, as
+                // `readings` would say, without the general reading.
+                Op::Value {
+                    read: Read::Flag(t),
+                    to,
+                    ..
+                } if !t.is_empty()
+                    && !matches!(to, To::Table(..))
+                    && !has_prefix(&self.text.as_bytes()[pos..], t.as_bytes()) =>
+                {
+                    if !self.store(0, to, depth) {
+                        return false;
+                    }
+                }
+                Op::Value {
+                    read: Read::FlagInv(t),
+                    to,
+                    ..
+                } if !t.is_empty()
+                    && !matches!(to, To::Table(..))
+                    && !has_prefix(&self.text.as_bytes()[pos..], t.as_bytes()) =>
+                {
+                    if !self.store(1, to, depth) {
+                        return false;
+                    }
+                }
                 Op::Value { .. } | Op::Param(..) => {
                     let (into, read, width, to) = match *op {
                         Op::Value { read, width, to } => (depth, read, width, to),

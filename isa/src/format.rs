@@ -218,8 +218,9 @@ pub fn write_int<W: Write + ?Sized>(out: &mut W, v: u64, width: u32) -> fmt::Res
     write_u64(out, s.unsigned_abs())
 }
 
-/// Decimal without the formatting machinery (register numbers dominate).
-#[inline]
+/// Decimal without the formatting machinery (register numbers dominate:
+/// one or two digits are pushed inline).
+#[inline(always)]
 pub fn write_u64<W: Write + ?Sized>(out: &mut W, v: u64) -> fmt::Result {
     if v < 10 {
         return out.write_char(char::from(b'0' + v as u8));
@@ -228,6 +229,10 @@ pub fn write_u64<W: Write + ?Sized>(out: &mut W, v: u64) -> fmt::Result {
         out.write_char(char::from(b'0' + (v / 10) as u8))?;
         return out.write_char(char::from(b'0' + (v % 10) as u8));
     }
+    write_u64_long(out, v)
+}
+
+fn write_u64_long<W: Write + ?Sized>(out: &mut W, v: u64) -> fmt::Result {
     let mut buf = [0u8; 20];
     let mut i = buf.len();
     let mut x = v;

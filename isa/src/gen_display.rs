@@ -558,6 +558,13 @@ fn leaf_items(isa: &Isa, names: &mut Names, leaf: EncId) -> TokenStream {
                 let decode = format_ident!("decode_tree_{}", tree);
                 let val = fn_ident("val", leaf);
                 let nm = fn_ident("name", leaf);
+                // The tree's own leaves called directly (small enough to
+                // inline), not through the dispatch over every leaf.
+                let direct = isa.leaves(*tree).map(|l| {
+                    let id = Literal::usize_unsuffixed(l);
+                    let w = fn_ident("write", l);
+                    quote! { #id => #w(&sc, out), }
+                });
                 quote! {
                     let v = v & #m;
                     let sub = #decode(v, c.generation).ok_or_else(|| DisasmError::NoSubMatch {
@@ -566,7 +573,10 @@ fn leaf_items(isa: &Isa, names: &mut Names, leaf: EncId) -> TokenStream {
                     static BINDS: &[(u16, u16)] = &[#(#pairs),*];
                     let caller = Caller { ctx: c, binds: BINDS, value: #val, write: #nm };
                     let sc = Ctx::new(v, c.generation, c.validate, Some(caller));
-                    write_leaf(sub, &sc, out)
+                    match sub {
+                        #(#direct)*
+                        _ => write_leaf(sub, &sc, out),
+                    }
                 }
             }
             FieldType::Enum(e) if isa.enums[*e].strict => {
