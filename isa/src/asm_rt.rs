@@ -115,6 +115,12 @@ pub enum To {
     Table(u64, &'static [(u64, u64)]),
     /// A derived value that reads nothing: the only value it shows.
     Const(u64),
+    /// A sub-encoding's derived value that reads only its param `n`:
+    /// `(value shown, param value)` for the values shown by exactly one
+    /// param value below 8; reading one sets the caller's field the param
+    /// is bound to, if that field has at most 3 bits (else, or for a
+    /// value not listed, nothing is set and the confirmation decides).
+    Param(u16, &'static [(u64, u64)]),
 }
 
 /// What a sub-encoding's param is bound to in the caller.
@@ -715,6 +721,17 @@ impl Run<'_, '_> {
             }
             To::Table(..) => false,
             To::Const(c) => v == c,
+            To::Param(n, entries) => {
+                let Some(&(_, pv)) = entries.iter().find(|&&(k, _)| k == v) else {
+                    return true;
+                };
+                match self.param(n, into) {
+                    Some((d, _, width, to @ To::Field(_))) if width <= 3 => {
+                        self.store(pv, to, d - 1)
+                    }
+                    _ => true,
+                }
+            }
         }
     }
 

@@ -445,6 +445,54 @@ fn only_params(
     }
 }
 
+/// Values 0..PARAM_VALUES of a param are tried by [`param_derived`].
+const PARAM_VALUES: i64 = 8;
+
+/// A shown derived value of a sub-encoding that reads one param only
+/// (`HALF = !FULL` shown as `h`): each value shown that exactly one param
+/// value below 8 gives, with that value (`To::Param`), so reading the
+/// value sets the caller's field the param is bound to (when that field
+/// is at most 3 bits wide, every one of its values was tried here).
+fn param_derived(
+    isa: &Isa,
+    leaf: EncId,
+    var: &Variant,
+    d: &crate::model::Derived,
+) -> Option<TokenStream> {
+    let mut ps = Vec::new();
+    if !only_params(isa, leaf, var, &d.expr, 0, &mut ps) || ps.len() != 1 {
+        return None;
+    }
+    let p = ps[0];
+    let mut by_key: Vec<(u64, Vec<i64>)> = Vec::new();
+    for v in 0..PARAM_VALUES {
+        let values = [(p, v)];
+        let env = ParamEnv {
+            isa,
+            leaf,
+            var: *var,
+            values: &values,
+        };
+        let key = shown_key(&d.ty, d.width, d.expr.eval(&env, 0).ok()?);
+        match by_key.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, vs)) => vs.push(v),
+            None => by_key.push((key, vec![v])),
+        }
+    }
+    let entries = by_key
+        .iter()
+        .filter(|(_, vs)| vs.len() == 1)
+        .map(|(k, vs)| {
+            let (k, v) = (
+                Literal::u64_unsuffixed(*k),
+                Literal::u64_unsuffixed(vs[0] as u64),
+            );
+            quote! { (#k, #v) }
+        });
+    let p = Literal::u16_unsuffixed(p as u16);
+    Some(quote! { To::Param(#p, &[#(#entries),*]) })
+}
+
 /// For a sub-encoding form: the `when` conditions of its variant that
 /// read only params (the active one holds, those before it do not),
 /// tabulated over small param values at expansion time, so a caller whose
@@ -1104,6 +1152,7 @@ impl Gen<'_> {
                             .or_else(|| {
                                 derived_table(isa, leaf, var, d, g.min, mask, base, shown)
                             })
+                            .or_else(|| param_derived(isa, leaf, var, d))
                             .unwrap_or(quote! { To::Drop });
                         quote! { Op::Value { read: #read, width: #w, to: #to } }
                     }
@@ -1174,9 +1223,7 @@ impl Gen<'_> {
                             // !FULL` as `h`) sets the unshown bits it reads.
                             ItemRef::Derived(d) => const_derived(isa, leaf, var, d)
                                 .or_else(|| {
-                                    derived_table(
-                                        isa, leaf, var, d, generation, known, base, shown,
-                                    )
+                                    derived_table(isa, leaf, var, d, generation, known, base, shown)
                                 })
                                 .unwrap_or(quote! { To::Drop }),
                         };

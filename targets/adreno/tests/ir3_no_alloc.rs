@@ -3,27 +3,40 @@
 //! vector word and line.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::cell::Cell;
 
 use lathe_adreno::ir3::{Generation, assemble, disassemble_into};
 
 /// Forwards to the system allocator and counts allocations.
 struct Counting;
 
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+thread_local! {
+    /// Allocations made by this thread: the tests run in parallel, and
+    /// one test's set-up must not count in the other's measurement.
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+fn allocations() -> usize {
+    ALLOCATIONS.with(Cell::get)
+}
+
+fn count() {
+    ALLOCATIONS.with(|c| c.set(c.get() + 1));
+}
 
 // SAFETY: every method forwards unchanged to `System`, which upholds the
-// `GlobalAlloc` contract; the counter is a plain atomic increment.
+// `GlobalAlloc` contract; the counter is a const-initialised thread-local
+// cell, which does not allocate.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        count();
         unsafe { System.alloc(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        count();
         unsafe { System.realloc(ptr, layout, new_size) }
     }
 }
@@ -61,12 +74,12 @@ fn disassembling_into_a_reused_buffer_does_not_allocate() {
         }
     }
     assert!(decoded > 200);
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let before = allocations();
     for &(word, generation) in &words {
         out.clear();
         let _ = disassemble_into(word, generation, &mut out);
     }
-    let after = ALLOCATIONS.load(Ordering::Relaxed);
+    let after = allocations();
     assert_eq!(
         after - before,
         0,
@@ -93,11 +106,11 @@ fn assembling_a_line_does_not_allocate() {
         .filter(|(text, g)| assemble(text, *g).is_ok())
         .count();
     assert_eq!(assembled, lines.len());
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let before = allocations();
     for (text, g) in &lines {
         let _ = assemble(text, *g);
     }
-    let after = ALLOCATIONS.load(Ordering::Relaxed);
+    let after = allocations();
     assert_eq!(
         after - before,
         0,
