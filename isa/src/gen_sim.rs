@@ -582,6 +582,12 @@ fn op_ident(name: &str) -> proc_macro2::Ident {
     format_ident!("op_{}", name.to_lowercase())
 }
 
+/// The local holding an operand's [`crate::sim::Place`] at repetition 0
+/// (decoded with the program).
+fn first_ident(name: &str) -> proc_macro2::Ident {
+    format_ident!("first_{}", name.to_lowercase())
+}
+
 /// The local holding an operand's [`crate::sim::Place`] at this repetition.
 fn at_ident(name: &str) -> proc_macro2::Ident {
     format_ident!("at_{}", name.to_lowercase())
@@ -859,20 +865,20 @@ fn lane_stmts(
                     })
                     .collect();
                 match (name.node.as_str(), vals.as_slice()) {
-                    ("jump", [off]) => quote! { m.next[lane] = Some(target(pc, #off)?); },
+                    ("jump", [off]) => quote! { m.redirect(lane, Some(target(pc, #off)?)); },
                     ("branch", [c, off]) => {
-                        quote! { if #c { m.next[lane] = Some(target(pc, #off)?); } }
+                        quote! { if #c { m.redirect(lane, Some(target(pc, #off)?)); } }
                     }
-                    ("end", []) => quote! { m.next[lane] = None; },
+                    ("end", []) => quote! { m.redirect(lane, None); },
                     ("goto", [c, i]) => {
-                        quote! { if #c { m.next[lane] = Some((#i) as usize); } }
+                        quote! { if #c { m.redirect(lane, Some((#i) as usize)); } }
                     }
                     ("call", [off]) => {
                         quote! { m.call(lane, pc, target(pc, #off)?)?; }
                     }
                     ("ret", []) => quote! { m.ret(lane, pc)?; },
                     ("kill", [c]) => {
-                        quote! { if #c { m.next[lane] = None; m.killed[lane] = true; } }
+                        quote! { if #c { m.redirect(lane, None); m.killed[lane] = true; } }
                     }
                     ("predicate", [c]) => quote! { m.pred_off[lane] = !#c; },
                     ("predicate_end", []) => quote! { m.pred_off[lane] = false; },
@@ -1137,7 +1143,7 @@ fn exec_fn(isa: &Isa, leaf_id: EncId, class: Option<usize>, sync: u8) -> TokenSt
     // whole (narrower) unit.
     let refits = leaf.operands.iter().map(|o| {
         let id = op_ident(o);
-        quote! { #id = #id.fit(FILES); }
+        quote! { #id = #id.fit(FILES).simplified(); }
     });
     let waits = leaf
         .waits
@@ -1146,7 +1152,10 @@ fn exec_fn(isa: &Isa, leaf_id: EncId, class: Option<usize>, sync: u8) -> TokenSt
             // A kind nothing signals has nothing to wait for.
             let kind = sync_index(isa, k);
             let v = scope.expr(e);
-            (kind != 0).then(|| quote! { if #v != 0 { m.wait(#kind); } })
+            (kind != 0).then(|| match 1u64.checked_shl(kind as u32 - 1) {
+                Some(bit) => quote! { if #v != 0 { waits |= #bit; } },
+                None => quote! { compile_error!("the simulator handles at most 64 sync kinds"); },
+            })
         })
         .collect::<Vec<_>>();
     let signals = leaf
@@ -1192,8 +1201,9 @@ fn exec_fn(isa: &Isa, leaf_id: EncId, class: Option<usize>, sync: u8) -> TokenSt
         .map(|r| {
             let (id, at) = (op_ident(r), at_ident(r));
             let needed = needed(Some(r));
+            let first = first_ident(r);
             quote! {
-                let #at = m.place(&#id, rep);
+                let #at = m.place_from(#first, &#id, rep);
                 m.check_at(#at, &#id, rep, pc, #needed)?;
             }
         })
@@ -1203,8 +1213,8 @@ fn exec_fn(isa: &Isa, leaf_id: EncId, class: Option<usize>, sync: u8) -> TokenSt
         .iter()
         .filter(|w| !leaf.reads.contains(w))
         .map(|o| {
-            let (id, at) = (op_ident(o), at_ident(o));
-            quote! { let #at = m.place(&#id, rep); }
+            let (id, at, first) = (op_ident(o), at_ident(o), first_ident(o));
+            quote! { let #at = m.place_from(#first, &#id, rep); }
         });
     let reg_needed = needed(None);
     let reg_checks = leaf.reg_reads.iter().map(|(f, e)| {
@@ -1268,28 +1278,40 @@ fn exec_fn(isa: &Isa, leaf_id: EncId, class: Option<usize>, sync: u8) -> TokenSt
     let used = used_aliases(&leaf.body, &leaf.aliases);
     let lane_body = expand_aliases(&mut scope, &leaf, &used, &mut Vec::new());
     let ids: Vec<_> = leaf.operands.iter().map(|o| op_ident(o)).collect();
-    let slots = (0..ids.len()).map(Literal::usize_unsuffixed);
+    let firsts: Vec<_> = leaf.operands.iter().map(|o| first_ident(o)).collect();
+    let count = Literal::usize_unsuffixed(ids.len());
+    let slots: Vec<_> = (0..ids.len()).map(Literal::usize_unsuffixed).collect();
     quote! {
         #[allow(unused_variables, unused_mut, unused_parens, clippy::all)]
-        fn #prep(w: u64, generation: u32, pc: usize, ops: &mut Vec<::lathe_isa::sim::Operand>) -> Result<::lathe_isa::sim::Exec, ::lathe_isa::sim::SimError> {
+        fn #prep(w: u64, generation: u32, pc: usize, ops: &mut Vec<::lathe_isa::sim::Operand>) -> Result<::lathe_isa::sim::Decoded, ::lathe_isa::sim::SimError> {
             let p: [i64; 0] = [];
             #(#decls)*
             #(#mods)*
             #(#refits)*
             #(ops.push(#ids);)*
-            Ok(#func)
+            let mut waits = 0u64;
+            #(#waits)*
+            let mut sync: u8 = #sync;
+            #(#signals)*
+            Ok(::lathe_isa::sim::Decoded {
+                exec: #func,
+                waits,
+                sync,
+                reps: (#repeat).clamp(0, 64) as u32,
+                stall: (#stall).clamp(0, 1 << 16) as u64,
+            })
         }
 
         #[allow(unused_variables, unused_mut, unused_parens, clippy::all)]
         fn #func(m: &mut ::lathe_isa::sim::Machine, prog: &::lathe_isa::sim::Program, s: &::lathe_isa::sim::Step, pc: usize) -> Result<(), ::lathe_isa::sim::SimError> {
             let (w, generation) = (s.word, prog.generation);
             let p: [i64; 0] = [];
-            let ops = prog.operands(s);
-            #(let #ids = ops[#slots];)*
-            #(#waits)*
-            let mut sync: u8 = #sync;
-            #(#signals)*
-            let reps = (#repeat).clamp(0, 64) as u32;
+            let (ops, places) = prog.operands::<#count>(s);
+            #(let (#ids, #firsts) = (ops[#slots], places[#slots]);)*
+            if s.waits != 0 {
+                m.wait_for(s.waits);
+            }
+            let (sync, reps) = (s.sync, s.reps);
             for rep in 0..=reps {
                 #pre
                 #(#checks)*
@@ -1305,7 +1327,7 @@ fn exec_fn(isa: &Isa, leaf_id: EncId, class: Option<usize>, sync: u8) -> TokenSt
                 #(#stamps)*
                 #(#group_stamps)*
             }
-            m.cycle += reps as u64 + 1 + (#stall).clamp(0, 1 << 16) as u64;
+            m.cycle += reps as u64 + 1 + s.stall;
             Ok(())
         }
     }
@@ -1529,8 +1551,8 @@ pub fn sim_module(isa: &Isa) -> TokenStream {
             static LATENCY_OPERANDS: &[&str] = &[#(#operand_keys),*];
 
             /// Decodes the instruction `word` at index `pc`: appends its
-            /// operands to `ops` and returns its exec function.
-            fn prep(word: u64, generation: u32, pc: usize, ops: &mut Vec<::lathe_isa::sim::Operand>) -> Result<::lathe_isa::sim::Exec, ::lathe_isa::sim::SimError> {
+            /// operands to `ops` and returns its exec function and timing.
+            fn prep(word: u64, generation: u32, pc: usize, ops: &mut Vec<::lathe_isa::sim::Operand>) -> Result<::lathe_isa::sim::Decoded, ::lathe_isa::sim::SimError> {
                 let Some(opcode) = Opcode::decode(word, generation) else {
                     return Err(::lathe_isa::sim::SimError::Decode { pc, word });
                 };
@@ -1550,7 +1572,7 @@ pub fn sim_module(isa: &Isa) -> TokenStream {
                         needed(p, Some(c), LATENCY_OPERANDS.get(key).copied(), switched, generation)
                     })
                 });
-                ::lathe_isa::sim::Program::new(program, generation, latencies, prep)
+                ::lathe_isa::sim::Program::new(program, generation, FILES, latencies, prep)
             }
 
             /// Runs `program` from index 0 until every lane stops (`end`, a

@@ -808,6 +808,16 @@ impl Operand {
         self
     }
 
+    /// Drops modifiers that change nothing, so the operand takes the
+    /// simulator's fast path: a write mask naming both 16-bit halves
+    /// writes the whole register, as no mask does.
+    pub fn simplified(mut self) -> Operand {
+        if self.wmask & 3 == 3 {
+            self.wmask = 0;
+        }
+        self
+    }
+
     pub fn at(loc: Loc) -> Operand {
         Operand {
             loc,
@@ -840,9 +850,101 @@ pub enum Place {
         shift: u32,
         mask: u32,
         writable: bool,
+        /// The file has a half view, so a read in the other precision
+        /// than the write pays the precision switch.
+        switches: bool,
     },
     /// Resolved lane by lane by [`Machine::read`] / [`Machine::write`].
     General,
+}
+
+/// Where a machine keeps each file's units: the uniform files' single
+/// copies first, then one block of every writable file's units per lane.
+/// The layout depends on the files alone, so an operand's [`Place`] is
+/// the same in every machine over the same files (a program computes it
+/// once).
+#[derive(Clone, Debug, Default)]
+pub struct Layout {
+    /// Offset of file `f`'s unit 0 (for lane 0 of a writable file).
+    base: Vec<usize>,
+    /// Offset of file `f`'s timing stamps (writable files).
+    stamp_base: Vec<usize>,
+    /// Units of the uniform files.
+    uniform: usize,
+    /// Units per lane block: the writable files' units.
+    stride: usize,
+}
+
+impl Layout {
+    pub fn new(files: &[FileInfo]) -> Layout {
+        let uniform: usize = files
+            .iter()
+            .filter(|f| f.uniform)
+            .map(|f| f.len as usize)
+            .sum();
+        let (mut base, mut stamp_base) = (Vec::new(), Vec::new());
+        let (mut shared, mut timed) = (0, 0);
+        for f in files {
+            if f.uniform {
+                base.push(shared);
+                stamp_base.push(usize::MAX);
+                shared += f.len as usize;
+            } else {
+                base.push(uniform + timed);
+                stamp_base.push(timed);
+                timed += f.len as usize;
+            }
+        }
+        Layout {
+            base,
+            stamp_base,
+            uniform,
+            stride: timed,
+        }
+    }
+
+    /// Where a plain register operand of `files` is at `rep` for every
+    /// lane; [`Place::General`] for anything else (relative addressing,
+    /// immediates, a register out of range), which [`Machine::read_at`]
+    /// and [`Machine::write_at`] hand to [`Machine::read`] and
+    /// [`Machine::write`] (errors included).
+    pub fn place(&self, files: &[FileInfo], op: &Operand, rep: u32) -> Place {
+        let Loc::Reg { file, index } = op.loc else {
+            return Place::General;
+        };
+        let (Some(f), Some(&base)) = (files.get(file as usize), self.base.get(file as usize))
+        else {
+            return Place::General;
+        };
+        let index = index as u64 + if op.repeat { rep as u64 } else { 0 };
+        if index >= f.limit(op.half) as u64 {
+            return Place::General;
+        }
+        let index = index as u32;
+        let (comp, shift) = if op.half {
+            (index / 2, (index & 1) * 16)
+        } else {
+            (index, 0)
+        };
+        Place::Unit {
+            file,
+            at: base + comp as usize,
+            stride: if f.uniform { 0 } else { self.stride },
+            stamp: if f.uniform {
+                usize::MAX
+            } else {
+                self.stamp_base[file as usize] + comp as usize
+            },
+            shift,
+            mask: if op.half || f.bits >= 32 {
+                u32::MAX
+            } else {
+                (1 << f.bits) - 1
+            },
+            writable: !f.uniform,
+            switches: f.half.is_some(),
+        }
+    }
 }
 
 /// Why a simulation stopped.
@@ -898,15 +1000,13 @@ pub struct Machine {
     pub io: Box<dyn GpuIo>,
     pub files: &'static [FileInfo],
     pub lanes: usize,
-    /// Every file's units in one array: file `f` starts at `base[f]`,
-    /// lane by lane (a uniform file has one copy).
+    /// Every file's units in one array, placed by `layout`.
     regs: Vec<u32>,
-    base: Vec<usize>,
-    /// Timing per component of the writable files (uniform files: none).
-    /// Flat like `regs`, one copy per component: file `f` starts at
-    /// `stamp_base[f]`.
+    layout: Layout,
+    /// Timing per component of the writable files (uniform files: none),
+    /// one copy per component, at the component's
+    /// [`Layout::stamp_base`] offset.
     stamps: Vec<Stamp>,
-    stamp_base: Vec<usize>,
     /// Indices of the stamps that may still wait for a sync (so a wait
     /// visits only the outstanding results).
     pending: Vec<usize>,
@@ -916,8 +1016,14 @@ pub struct Machine {
     pub pc: Vec<Option<usize>>,
     /// Per lane: whether the lane takes part in the current instruction.
     pub active: Vec<bool>,
-    /// Per lane: where it goes after the current instruction.
+    /// Per lane: where it goes after the current instruction, when the
+    /// instruction sent it somewhere (see [`Machine::redirect`]); other
+    /// active lanes go on to the next instruction.
     pub next: Vec<Option<usize>>,
+    /// Per lane: the current instruction set `next`.
+    moved: Vec<bool>,
+    /// Some lane's `moved` is set.
+    redirected: bool,
     /// Per lane: discarded by a kill.
     pub killed: Vec<bool>,
     /// Per lane: switched off by a predicated region (instructions run
@@ -934,27 +1040,21 @@ pub const MAX_CALL_DEPTH: usize = 256;
 
 impl Machine {
     pub fn new(files: &'static [FileInfo], lanes: usize) -> Machine {
-        let (mut base, mut stamp_base) = (Vec::new(), Vec::new());
-        let (mut units, mut timed) = (0, 0);
-        for f in files {
-            base.push(units);
-            stamp_base.push(timed);
-            units += f.len() as usize * if f.uniform { 1 } else { lanes };
-            timed += if f.uniform { 0 } else { f.len() as usize };
-        }
+        let layout = Layout::new(files);
         Machine {
             io: Box::new(Harness::default()),
             files,
             lanes,
-            regs: vec![0; units],
-            base,
-            stamps: vec![Stamp::default(); timed],
-            stamp_base,
+            regs: vec![0; layout.uniform + layout.stride * lanes],
+            stamps: vec![Stamp::default(); layout.stride],
+            layout,
             pending: Vec::new(),
             cycle: 0,
             pc: vec![Some(0); lanes],
             active: vec![false; lanes],
             next: vec![None; lanes],
+            moved: vec![false; lanes],
+            redirected: false,
             killed: vec![false; lanes],
             pred_off: vec![false; lanes],
             calls: vec![Vec::new(); lanes],
@@ -994,9 +1094,9 @@ impl Machine {
         let lane_base = if f.uniform {
             0
         } else {
-            lane * f.len() as usize
+            lane * self.layout.stride
         };
-        Some((self.base[file] + lane_base + comp as usize, shift))
+        Some((self.layout.base[file] + lane_base + comp as usize, shift))
     }
 
     /// Raw bits of a register component (16 bits for a half view).
@@ -1168,45 +1268,20 @@ impl Machine {
 
     /// Where a plain register operand is at `rep` for every lane, so the
     /// lanes of one instruction read and write it without resolving it
-    /// again; [`Place::General`] for anything else (relative addressing,
-    /// immediates, a register out of range), which [`Machine::read_at`]
-    /// and [`Machine::write_at`] hand to [`Machine::read`] and
-    /// [`Machine::write`] (errors included).
+    /// again (see [`Layout::place`]).
     #[inline]
     pub fn place(&self, op: &Operand, rep: u32) -> Place {
-        let Loc::Reg { file, index } = op.loc else {
-            return Place::General;
-        };
-        let file = file as usize;
-        let Some(f) = self.files.get(file) else {
-            return Place::General;
-        };
-        let index = index as u64 + if op.repeat { rep as u64 } else { 0 };
-        if index >= f.limit(op.half) as u64 {
-            return Place::General;
-        }
-        let index = index as u32;
-        let (comp, shift) = if op.half {
-            (index / 2, (index & 1) * 16)
+        self.layout.place(self.files, op, rep)
+    }
+
+    /// The place of `op` at `rep` given `first`, its place at repetition
+    /// 0 (a program computes that once, when it is decoded).
+    #[inline(always)]
+    pub fn place_from(&self, first: Place, op: &Operand, rep: u32) -> Place {
+        if rep == 0 || !op.repeat {
+            first
         } else {
-            (index, 0)
-        };
-        Place::Unit {
-            file: file as u8,
-            at: self.base[file] + comp as usize,
-            stride: if f.uniform { 0 } else { f.len() as usize },
-            stamp: if f.uniform {
-                usize::MAX
-            } else {
-                self.stamp_base[file] + comp as usize
-            },
-            shift,
-            mask: if op.half || f.bits >= 32 {
-                u32::MAX
-            } else {
-                (1 << f.bits) - 1
-            },
-            writable: !f.uniform,
+            self.place(op, rep)
         }
     }
 
@@ -1221,15 +1296,28 @@ impl Machine {
         lane: usize,
         pc: usize,
     ) -> Result<T, SimError> {
-        match place {
-            Place::Unit {
-                at, stride, shift, ..
-            } if op.half || (T::WORDS == 1 && op.swz == 0) => {
-                let v = self.regs[at + lane * stride];
-                let bits = if op.half { (v >> shift) & 0xffff } else { v };
-                Ok(T::from_reg(bits, op.half).modify(op.abs, op.neg))
+        if let Place::Unit {
+            at, stride, shift, ..
+        } = place
+        {
+            let v = self.regs[at + lane * stride];
+            if op.half {
+                return Ok(T::from_reg((v >> shift) & 0xffff, true).modify(op.abs, op.neg));
             }
-            _ => self.read(op, rep, lane, pc),
+            if T::WORDS == 1 && op.swz == 0 {
+                return Ok(T::from_reg(v, false).modify(op.abs, op.neg));
+            }
+        }
+        // Immediates as `read` takes them, without the call.
+        let imm = match op.loc {
+            Loc::Imm(v) => Some(T::from_int(v)),
+            Loc::ImmF(b) => Some(T::from_float_bits(b, op.half)),
+            Loc::Bits(b) => swizzle::<T>(b as u64, op.swz).map(T::from_raw),
+            Loc::Reg { .. } | Loc::Rel { .. } => None,
+        };
+        match imm {
+            Some(v) => Ok(v.modify(op.abs, op.neg)),
+            None => self.read(op, rep, lane, pc),
         }
     }
 
@@ -1245,26 +1333,28 @@ impl Machine {
         pc: usize,
         v: T,
     ) -> Result<(), SimError> {
-        match place {
-            Place::Unit {
-                at,
-                stride,
-                shift,
-                mask,
-                writable: true,
-                ..
-            } if op.half || (T::WORDS == 1 && op.wmask == 0) => {
-                let bits = Machine::finish(op, v).to_reg(op.half);
+        if let Place::Unit {
+            at,
+            stride,
+            shift,
+            mask,
+            writable: true,
+            ..
+        } = place
+        {
+            if op.half {
+                let bits = Machine::finish(op, v).to_reg(true);
                 let cell = &mut self.regs[at + lane * stride];
-                *cell = if op.half {
-                    (*cell & !(0xffff << shift)) | ((bits & 0xffff) << shift)
-                } else {
-                    bits & mask
-                };
-                Ok(())
+                *cell = (*cell & !(0xffff << shift)) | ((bits & 0xffff) << shift);
+                return Ok(());
             }
-            _ => self.write(op, rep, lane, pc, v),
+            if T::WORDS == 1 && op.wmask == 0 {
+                let bits = Machine::finish(op, v).to_reg(false);
+                self.regs[at + lane * stride] = bits & mask;
+                return Ok(());
+            }
         }
+        self.write(op, rep, lane, pc, v)
     }
 
     /// Writes `v` to an operand (converted to the operand's precision,
@@ -1360,7 +1450,7 @@ impl Machine {
         let Some((file, comp)) = self.comps(op, rep, pc)? else {
             return Ok(());
         };
-        let s = self.stamps[self.stamp_base[file] + comp as usize];
+        let s = self.stamps[self.layout.stamp_base[file] + comp as usize];
         if !s.valid {
             return Ok(());
         }
@@ -1407,7 +1497,7 @@ impl Machine {
     ) -> Result<(), SimError> {
         if let Some((file, comp)) = self.comps(op, rep, pc)? {
             self.stamp(
-                self.stamp_base[file] + comp as usize,
+                self.layout.stamp_base[file] + comp as usize,
                 file,
                 op,
                 rep,
@@ -1456,7 +1546,10 @@ impl Machine {
         pc: usize,
         needed: impl Fn(u16, bool) -> Option<u32>,
     ) -> Result<(), SimError> {
-        if let Place::Unit { file, stamp, .. } = place {
+        if let Place::Unit {
+            stamp, switches, ..
+        } = place
+        {
             // Uniform files have no stamps: nothing to wait for.
             let Some(s) = self.stamps.get(stamp) else {
                 return Ok(());
@@ -1466,12 +1559,15 @@ impl Machine {
             }
             if s.sync == 0 {
                 let slots = (self.cycle + rep as u64).saturating_sub(s.cycle + 1);
-                let switched = s.half != op.half && self.files[file as usize].half.is_some();
+                let switched = s.half != op.half && switches;
                 match needed(s.class, switched) {
                     Some(n) if slots < n as u64 => {}
                     _ => return Ok(()),
                 }
             }
+        }
+        if let Loc::Imm(_) | Loc::ImmF(_) | Loc::Bits(_) = op.loc {
+            return Ok(());
         }
         // A hazard (reported by the general path), or not a plain register.
         self.check_read(op, rep, pc, needed)
@@ -1500,6 +1596,22 @@ impl Machine {
         }
     }
 
+    /// A wait for the sync kinds in `kinds` (bit `k - 1`: kind `k`):
+    /// every result they cover is ready.
+    pub fn wait_for(&mut self, kinds: u64) {
+        let stamps = &mut self.stamps;
+        self.pending.retain(|&at| {
+            let s = &mut stamps[at];
+            let bit = 1u64
+                .checked_shl(u32::from(s.sync).wrapping_sub(1))
+                .unwrap_or(0);
+            if kinds & bit != 0 {
+                s.sync = 0;
+            }
+            s.sync != 0
+        });
+    }
+
     /// A wait for sync kind `sync`: every result it covers is ready.
     pub fn wait(&mut self, sync: u8) {
         let stamps = &mut self.stamps;
@@ -1521,14 +1633,15 @@ impl Machine {
             files: self.files,
             lanes: self.lanes,
             regs: self.regs.clone(),
-            base: self.base.clone(),
+            layout: self.layout.clone(),
             stamps: self.stamps.clone(),
-            stamp_base: self.stamp_base.clone(),
             pending: self.pending.clone(),
             cycle: self.cycle,
             pc: self.pc.clone(),
             active: self.active.clone(),
             next: self.next.clone(),
+            moved: self.moved.clone(),
+            redirected: self.redirected,
             killed: self.killed.clone(),
             pred_off: self.pred_off.clone(),
             calls: self.calls.clone(),
@@ -1544,7 +1657,7 @@ impl Machine {
             )));
         }
         stack.push(pc + 1);
-        self.next[lane] = Some(to);
+        self.redirect(lane, Some(to));
         Ok(())
     }
 
@@ -1553,27 +1666,67 @@ impl Machine {
         let back = self.calls[lane]
             .pop()
             .ok_or_else(|| SimError::Flow(format!("instruction {pc}: ret without a call")))?;
-        self.next[lane] = Some(back);
+        self.redirect(lane, Some(back));
         Ok(())
+    }
+
+    /// Sends `lane` to `to` (None: it stops) after the current
+    /// instruction instead of the next instruction.
+    #[inline]
+    pub fn redirect(&mut self, lane: usize, to: Option<usize>) {
+        self.next[lane] = to;
+        self.moved[lane] = true;
+        self.redirected = true;
+    }
+
+    /// Whether the current instruction sent some lane elsewhere than the
+    /// next instruction ([`Machine::redirect`]).
+    #[inline]
+    pub fn redirected(&self) -> bool {
+        self.redirected
     }
 
     /// Picks the next group of lanes: those at the smallest pc (so
     /// diverged lanes reconverge where their paths meet). None when all
     /// lanes stopped.
     pub fn schedule(&mut self) -> Option<usize> {
-        let pc = self.pc.iter().flatten().min().copied()?;
-        for ((active, next), at) in self.active.iter_mut().zip(&mut self.next).zip(&self.pc) {
-            *active = *at == Some(pc);
-            *next = Some(pc + 1);
+        let mut first: Option<usize> = None;
+        for at in self.pc.iter().copied().flatten() {
+            if first.is_none_or(|f| at < f) {
+                first = Some(at);
+            }
         }
+        let pc = first?;
+        for ((active, moved), at) in self.active.iter_mut().zip(&mut self.moved).zip(&self.pc) {
+            *active = *at == first;
+            *moved = false;
+        }
+        self.redirected = false;
         Some(pc)
     }
 
-    /// Moves the active lanes to where the instruction sent them.
-    pub fn advance(&mut self) {
-        for ((at, next), active) in self.pc.iter_mut().zip(&self.next).zip(&self.active) {
+    /// Whether every lane that has not stopped is at `pc` (so all of them
+    /// run the instructions from `pc` on until one is redirected).
+    pub fn converged(&self, pc: usize) -> bool {
+        self.pc.iter().all(|at| at.is_none_or(|at| at == pc))
+    }
+
+    /// Moves the active lanes, which executed instruction `pc`, to where
+    /// it sent them, or on to the next instruction.
+    pub fn advance(&mut self, pc: usize) {
+        let lanes = self.pc.iter_mut().zip(&self.next).zip(&self.moved);
+        for (((at, next), moved), active) in lanes.zip(&self.active) {
             if *active {
-                *at = *next;
+                *at = if *moved { *next } else { pc.checked_add(1) };
+            }
+        }
+    }
+
+    /// Puts the active lanes at `pc` (None: stops them).
+    pub fn place_active(&mut self, pc: Option<usize>) {
+        for (at, active) in self.pc.iter_mut().zip(&self.active) {
+            if *active {
+                *at = pc;
             }
         }
     }

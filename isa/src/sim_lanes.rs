@@ -222,6 +222,7 @@ fn low_bits(w: u32) -> u64 {
 /// `Ki` of the raw register bits (`W` is 8, 16 or 32), widened to the
 /// lane: integers by their signedness, a 16-bit float piece to f32.
 /// `desc == 0` is no selection; a negative or unusable `desc` gives None.
+#[inline]
 pub fn swizzle<T: Value>(raw: u64, desc: i64) -> Option<u64> {
     if desc == 0 {
         return Some(raw);

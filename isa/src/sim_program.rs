@@ -8,11 +8,26 @@
 
 use std::sync::Mutex;
 
-use crate::sim::{Machine, Operand, SimError};
+use crate::sim::{FileInfo, Layout, Machine, Operand, Place, SimError};
 
 /// The generated function that executes one decoded instruction at its
 /// index for the machine's active lanes.
 pub type Exec = fn(&mut Machine, &Program, &Step, usize) -> Result<(), SimError>;
+
+/// What decoding one instruction word gives besides its operands: the
+/// function that executes it and the timing facts its fields fix.
+#[derive(Clone, Copy, Debug)]
+pub struct Decoded {
+    pub exec: Exec,
+    /// Sync kinds it waits for before it issues: bit `k - 1` for kind `k`.
+    pub waits: u64,
+    /// Sync kind its results stay pending on (0: none).
+    pub sync: u8,
+    /// Repetitions after the first issue (`(rptN)`).
+    pub reps: u32,
+    /// Extra cycles after it issues (`(nopN)`, stalls).
+    pub stall: u64,
+}
 
 /// One decoded instruction.
 #[derive(Clone, Copy, Debug)]
@@ -23,6 +38,11 @@ pub struct Step {
     pub word: u64,
     /// Its operands start here in [`Program::operands`].
     pub first: usize,
+    /// See [`Decoded`].
+    pub waits: u64,
+    pub sync: u8,
+    pub reps: u32,
+    pub stall: u64,
 }
 
 /// Producer-to-consumer latencies of one generation as a table: entry
@@ -97,24 +117,30 @@ impl Latencies {
 
 /// A decoded program: one step per word (or the error executing that word
 /// reports: it does not decode, has no semantics, or an operand does not
-/// decode), the operands of all steps, and the generation's latencies.
+/// decode), the operands of all steps with their places at repetition 0,
+/// and the generation's latencies.
 #[derive(Clone, Debug)]
 pub struct Program {
     pub generation: u32,
+    /// The register files the operands name: a machine over other files
+    /// cannot run the program.
+    files: &'static [FileInfo],
     steps: Vec<Result<Step, SimError>>,
     operands: Vec<Operand>,
+    places: Vec<Place>,
     pub latencies: Latencies,
 }
 
 impl Program {
     /// Decodes `words` with `prepare(word, generation, pc, operands)`,
     /// which appends the instruction's operands and returns its exec
-    /// function.
+    /// function and timing facts.
     pub fn new(
         words: &[u64],
         generation: u32,
+        files: &'static [FileInfo],
         latencies: Latencies,
-        prepare: impl Fn(u64, u32, usize, &mut Vec<Operand>) -> Result<Exec, SimError>,
+        prepare: impl Fn(u64, u32, usize, &mut Vec<Operand>) -> Result<Decoded, SimError>,
     ) -> Program {
         let mut operands = Vec::new();
         let steps = words
@@ -126,13 +152,25 @@ impl Program {
                 if step.is_err() {
                     operands.truncate(first);
                 }
-                step.map(|exec| Step { exec, word, first })
+                step.map(|d| Step {
+                    exec: d.exec,
+                    word,
+                    first,
+                    waits: d.waits,
+                    sync: d.sync,
+                    reps: d.reps,
+                    stall: d.stall,
+                })
             })
             .collect();
+        let layout = Layout::new(files);
+        let places = operands.iter().map(|o| layout.place(files, o, 0)).collect();
         Program {
             generation,
+            files,
             steps,
             operands,
+            places,
             latencies,
         }
     }
@@ -146,38 +184,78 @@ impl Program {
         self.steps.is_empty()
     }
 
-    /// The operands of `step`, in the order its exec function declares
-    /// them.
+    /// The `N` operands of `step`, in the order its exec function declares
+    /// them, and their places at repetition 0.
     #[inline]
-    pub fn operands(&self, step: &Step) -> &[Operand] {
-        &self.operands[step.first..]
+    pub fn operands<const N: usize>(&self, step: &Step) -> (&[Operand; N], &[Place; N]) {
+        let at = step.first..step.first + N;
+        let ops = self.operands[at.clone()].try_into();
+        let places = self.places[at].try_into();
+        (
+            ops.expect("a step's operands are decoded with it"),
+            places.expect("a step's places are decoded with it"),
+        )
     }
 
     /// Runs from index 0 until every lane stops (`end`, a kill, or running
     /// off the end), at most `max_steps` issues.
     pub fn run(&self, m: &mut Machine, max_steps: u64) -> Result<(), SimError> {
+        if !std::ptr::eq(m.files, self.files) {
+            return Err(SimError::Flow(
+                "the program was decoded for another machine's register files".into(),
+            ));
+        }
         let mut steps = 0u64;
         while let Some(pc) = m.schedule() {
-            let Some(step) = self.steps.get(pc) else {
-                for l in 0..m.lanes {
-                    if m.active[l] {
-                        m.pc[l] = None;
+            // While every running lane is active and no instruction sends
+            // one elsewhere, they all go on to the next instruction
+            // together: no need to schedule again (the lanes' `pc` is
+            // brought up to date when that ends).
+            let converged = m.converged(pc);
+            let mut at = pc;
+            let stop = loop {
+                let Some(step) = self.steps.get(at) else {
+                    break Stop::OffTheEnd;
+                };
+                if steps >= max_steps {
+                    break Stop::Failed(SimError::Flow(format!(
+                        "stopped after {max_steps} instructions"
+                    )));
+                }
+                let issued = match step {
+                    Ok(s) => (s.exec)(m, self, s, at),
+                    Err(e) => Err(e.clone()),
+                };
+                if let Err(e) = issued {
+                    break Stop::Failed(e);
+                }
+                steps += 1;
+                match at.checked_add(1) {
+                    Some(next) if converged && !m.redirected() => at = next,
+                    _ => {
+                        m.advance(at);
+                        break Stop::Advanced;
                     }
                 }
-                continue;
             };
-            if steps >= max_steps {
-                return Err(SimError::Flow(format!(
-                    "stopped after {max_steps} instructions"
-                )));
+            match stop {
+                Stop::Advanced => {}
+                Stop::OffTheEnd => m.place_active(None),
+                Stop::Failed(e) => {
+                    m.place_active(Some(at));
+                    return Err(e);
+                }
             }
-            match step {
-                Ok(s) => (s.exec)(m, self, s, pc)?,
-                Err(e) => return Err(e.clone()),
-            }
-            m.advance();
-            steps += 1;
         }
         Ok(())
     }
+}
+
+/// Why [`Program::run`] left its run of converged instructions.
+enum Stop {
+    /// The lanes moved on as the last instruction said: schedule again.
+    Advanced,
+    /// The active lanes are past the last instruction.
+    OffTheEnd,
+    Failed(SimError),
 }
