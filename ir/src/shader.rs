@@ -141,6 +141,14 @@ pub struct BlockData<'a> {
     pub in_layout: bool,
 }
 
+/// [`Shader::with_capacity`] reserves one more instruction and value per
+/// this many asked for: room for the copies, spills and fills the backend
+/// passes insert. Growing past the reservation copies the whole table to
+/// fresh arena memory (at 100k instructions that copy and its page faults
+/// cost more than a pass like `group` itself), while reserved memory that
+/// is never written stays untouched virtual memory.
+const INSERT_HEADROOM: usize = 2;
+
 /// A shader in SSA form, stored in the arena `'a`.
 pub struct Shader<'a, O> {
     arena: &'a Bump,
@@ -160,13 +168,16 @@ impl<'a, O: Opcode> Shader<'a, O> {
     }
 
     /// An empty shader with room for `insts` instructions and values and
-    /// `blocks` blocks reserved up front in the arena.
+    /// `blocks` blocks reserved up front in the arena, plus half as many
+    /// instructions and values again for what later passes insert (see
+    /// `INSERT_HEADROOM`).
     pub fn with_capacity(arena: &'a Bump, stage: Stage, insts: usize, blocks: usize) -> Self {
+        let room = insts + insts / INSERT_HEADROOM;
         Shader {
             arena,
             stage,
-            insts: BVec::with_capacity_in(insts, arena),
-            values: BVec::with_capacity_in(insts, arena),
+            insts: BVec::with_capacity_in(room, arena),
+            values: BVec::with_capacity_in(room, arena),
             blocks: BVec::with_capacity_in(blocks, arena),
             layout: BVec::with_capacity_in(blocks, arena),
             arrays: BVec::new_in(arena),

@@ -104,7 +104,14 @@ pub fn group<O: Opcode>(shader: &mut Shader<'_, O>, target: &dyn TargetFacts<O>)
                                 Some(ty),
                             );
                             rebuilt
-                                .get_or_insert_with(|| shader.block_insts(b)[..at].to_vec())
+                                .get_or_insert_with(|| {
+                                    // Room for a copy per four instructions, so the list is
+                                    // rarely regrown.
+                                    let old = shader.block_insts(b);
+                                    let mut list = Vec::with_capacity(old.len() + old.len() / 4);
+                                    list.extend_from_slice(&old[..at]);
+                                    list
+                                })
                                 .push(c);
                             g.copies += 1;
                             let r = shader.inst(c).result.expect("copy result");

@@ -77,16 +77,33 @@ pub fn row_on(
     stage: &[&str],
     texts: &[String],
 ) -> Vec<f64> {
+    let variants: Vec<Vec<String>> = texts.iter().map(|t| vec![t.clone()]).collect();
+    row_variants(clock, label, width, registry, stage, &variants)
+}
+
+/// [`row_on`] with several shaders of each size (same shape, other random
+/// choices): run `k` takes variant `k` (cycling), so no run repeats the
+/// shader the run before it saw.
+pub fn row_variants(
+    clock: Clock,
+    label: &str,
+    width: usize,
+    registry: &Registry<GenericOp>,
+    stage: &[&str],
+    texts: &[Vec<String>],
+) -> Vec<f64> {
     print!("{label:<width$}");
     let now = || match clock {
         Clock::Wall => 0,
         Clock::ThreadCpu => thread_cpu_ns(),
     };
     let mut per_inst = Vec::with_capacity(texts.len());
-    for text in texts {
-        // One fresh parse and run; returns (nanoseconds, instructions).
-        let time = || {
+    for variants in texts {
+        // One fresh parse and run of variant `k`; returns (nanoseconds,
+        // instructions).
+        let time = |k: usize| {
             let arena = Bump::new();
+            let text = &variants[k % variants.len()];
             let mut shader: Shader<GenericOp> = parse(&arena, text).expect("parses");
             let insts = shader.len();
             let mut pm = registry.pipeline(stage).expect("known passes");
@@ -99,10 +116,10 @@ pub fn row_on(
             };
             (ns, insts)
         };
-        let (first, insts) = time();
+        let (first, insts) = time(0);
         let runs = if insts >= 50_000 { 5 } else { 15 };
         let mut times: Vec<u64> = vec![first];
-        times.extend((1..runs).map(|_| time().0));
+        times.extend((1..runs).map(|k| time(k).0));
         times.sort();
         let pick = match clock {
             Clock::Wall => times[times.len() / 2],
