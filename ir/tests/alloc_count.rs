@@ -49,10 +49,11 @@ static GLOBAL: Counting = Counting;
 /// Build `n` groups of arithmetic, diamonds with phis and a loop header,
 /// returning (global allocations during the build, arena chunk count).
 fn build(groups: usize, presized: bool) -> (usize, usize, usize) {
-    // Room for everything up front (tables, operand lists, block lists), or
-    // an arena that grows chunk by chunk.
+    // Room for everything up front (tables with their headroom for
+    // inserted instructions, operand lists, block lists), or an arena that
+    // grows chunk by chunk.
     let mut arena = if presized {
-        lathe_ir::Bump::with_capacity(groups * 2048 + (1 << 16))
+        lathe_ir::Bump::with_capacity(groups * 3072 + (1 << 16))
     } else {
         lathe_ir::Bump::new()
     };
