@@ -364,3 +364,103 @@ fn register_allocation_spills_valhall_values_to_thread_local_storage() {
     assert!(stores.iter().all(|o| o % 4 == 0), "{printed}");
     assert!(loads.iter().all(|o| stores.contains(o)), "{printed}");
 }
+
+#[test]
+fn backend_pipeline_spills_ir3_values_from_one_spill_base() {
+    // 200 results of a recurrence, read back in reverse, are all live at
+    // once against a630's 192 full registers, in any schedule.
+    let path: PathBuf = [
+        env!("CARGO_MANIFEST_DIR"),
+        "targets",
+        "adreno",
+        "examples",
+        "ir3-spill.lir",
+    ]
+    .iter()
+    .collect();
+    let input = std::fs::read_to_string(&path).expect("the example exists");
+    let out = lathe(
+        &[
+            "opt",
+            "--passes",
+            "group,depth,sched,ra",
+            "--target",
+            "a630",
+            &path.display().to_string(),
+        ],
+        None,
+    );
+    // Debug builds run the allocation checker inside `ra`, which panics
+    // (a non-zero exit) when a use does not read its definition's value.
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let printed = text(&out.stdout);
+    let lines: Vec<&str> = printed.lines().collect();
+    // Every value got a register, and every instruction of the input is
+    // still there.
+    for line in lines.iter().filter(|l| l.contains(" = ")) {
+        assert!(line.contains('@'), "unallocated: {line}\n{printed}");
+    }
+    for op in ["mul.f", "add.f"] {
+        assert_eq!(
+            printed.matches(op).count(),
+            input.matches(op).count(),
+            "{op}\n{printed}"
+        );
+    }
+    // Operands of a line: the values after the opcode (for a definition,
+    // after the `=`), with their registers cut off.
+    let operands = |line: &str| -> Vec<String> {
+        let rhs = line.split_once(" = ").map_or(line, |(_, r)| r);
+        rhs.split([' ', ','])
+            .filter(|w| w.starts_with('%'))
+            .map(|w| w.split('@').next().unwrap_or(w).to_string())
+            .collect()
+    };
+    let opcode = |line: &str| -> String {
+        let rhs = line.split_once(" = ").map_or(line, |(_, r)| r);
+        rhs.split_whitespace().next().unwrap_or("").to_string()
+    };
+    let accesses: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| ["stp", "ldp"].contains(&opcode(l).as_str()))
+        .collect();
+    let stores = accesses.iter().filter(|l| opcode(l) == "stp").count();
+    assert!(stores > 0, "no spill:\n{printed}");
+    assert!(accesses.len() > stores, "no fill:\n{printed}");
+    // The spill base: every stp and ldp addresses from one value, defined
+    // once, at the entry before any of them, in a register no other value
+    // uses.
+    let base = operands(accesses[0])[0].clone();
+    assert!(accesses.iter().all(|l| operands(l)[0] == base), "{printed}");
+    let defines = |l: &&str, v: &str| l.trim_start().starts_with(&format!("{v}:"));
+    let base_defs: Vec<usize> = (0..lines.len())
+        .filter(|&k| defines(&lines[k], &base))
+        .collect();
+    assert_eq!(base_defs.len(), 1, "{printed}");
+    let first_access = lines
+        .iter()
+        .position(|l| ["stp", "ldp"].contains(&opcode(l).as_str()))
+        .expect("spills exist");
+    assert!(base_defs[0] < first_access, "{printed}");
+    let register = |line: &str| -> String {
+        let def = line.split_whitespace().next().unwrap_or("");
+        def.split_once('@').map_or("", |(_, r)| r).to_string()
+    };
+    let base_reg = register(lines[base_defs[0]]);
+    let sharing: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.contains(" = ") && register(l) == base_reg)
+        .collect();
+    assert_eq!(sharing.len(), 1, "{base_reg} shared: {sharing:?}");
+    // a630's general file is 48 vec4 registers, 192 full (32-bit) ones,
+    // counted in 16-bit units by the merged file: every register, the
+    // base included, lies inside it.
+    for line in lines.iter().filter(|l| l.contains(" = ")) {
+        let unit: u32 = register(line)
+            .strip_prefix("gpr")
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("not a general register: {line}"));
+        assert!(unit + 2 <= 384, "outside the file: {line}");
+    }
+}
