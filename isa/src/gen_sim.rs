@@ -1186,13 +1186,23 @@ fn exec_fn(isa: &Isa, leaf_id: EncId, class: Option<usize>, sync: u8) -> TokenSt
     // The latency from a producer of class `p` to this reader of operand
     // `name`, from the program's table.
     let keys = latency_operands(isa);
+    let key = |name: Option<&str>| {
+        name.and_then(|n| keys.iter().position(|k| k == n))
+            .unwrap_or(keys.len())
+    };
     let needed = |name: Option<&str>| {
-        let key = name
-            .and_then(|n| keys.iter().position(|k| k == n))
-            .unwrap_or(keys.len());
+        let key = key(name);
         match &class_lit {
             Some(c) => quote! { |p, switched| prog.latencies.get(#c, #key, p, switched) },
             None => quote! { |_, _| None },
+        }
+    };
+    // The bound of `needed`.
+    let longest = |name: Option<&str>| {
+        let key = key(name);
+        match &class_lit {
+            Some(c) => quote! { prog.latencies.longest(#c, #key) },
+            None => quote! { 0 },
         }
     };
     let checks = leaf
@@ -1201,10 +1211,11 @@ fn exec_fn(isa: &Isa, leaf_id: EncId, class: Option<usize>, sync: u8) -> TokenSt
         .map(|r| {
             let (id, at) = (op_ident(r), at_ident(r));
             let needed = needed(Some(r));
+            let longest = longest(Some(r));
             let first = first_ident(r);
             quote! {
                 let #at = m.place_from(#first, &#id, rep);
-                m.check_at(#at, &#id, rep, pc, #needed)?;
+                m.check_at(#at, &#id, rep, pc, #longest, #needed)?;
             }
         })
         .collect::<Vec<_>>();

@@ -853,6 +853,9 @@ pub enum Place {
         /// The file has a half view, so a read in the other precision
         /// than the write pays the precision switch.
         switches: bool,
+        /// A full register without modifiers: read and written as its
+        /// bits are.
+        bare: bool,
     },
     /// Resolved lane by lane by [`Machine::read`] / [`Machine::write`].
     General,
@@ -943,6 +946,10 @@ impl Layout {
             },
             writable: !f.uniform,
             switches: f.half.is_some(),
+            bare: !op.half
+                && op.swz == 0
+                && op.wmask == 0
+                && !(op.abs || op.neg || op.sat || op.clamp_pos || op.clamp_snorm),
         }
     }
 }
@@ -1297,10 +1304,17 @@ impl Machine {
         pc: usize,
     ) -> Result<T, SimError> {
         if let Place::Unit {
-            at, stride, shift, ..
+            at,
+            stride,
+            shift,
+            bare,
+            ..
         } = place
         {
             let v = self.regs[at + lane * stride];
+            if bare && T::WORDS == 1 {
+                return Ok(T::from_reg(v, false));
+            }
             if op.half {
                 return Ok(T::from_reg((v >> shift) & 0xffff, true).modify(op.abs, op.neg));
             }
@@ -1339,9 +1353,14 @@ impl Machine {
             shift,
             mask,
             writable: true,
+            bare,
             ..
         } = place
         {
+            if bare && T::WORDS == 1 {
+                self.regs[at + lane * stride] = v.to_reg(false) & mask;
+                return Ok(());
+            }
             if op.half {
                 let bits = Machine::finish(op, v).to_reg(true);
                 let cell = &mut self.regs[at + lane * stride];
@@ -1536,14 +1555,18 @@ impl Machine {
     }
 
     /// [`Machine::check_read`] of an operand whose [`Machine::place`] at
-    /// `rep` is `place`.
+    /// `rep` is `place`. `longest` bounds `needed` (see
+    /// [`Latencies::longest`]): a result that old is ready whoever
+    /// produced it.
     #[inline]
+    #[allow(clippy::too_many_arguments)]
     pub fn check_at(
         &self,
         place: Place,
         op: &Operand,
         rep: u32,
         pc: usize,
+        longest: u32,
         needed: impl Fn(u16, bool) -> Option<u32>,
     ) -> Result<(), SimError> {
         if let Place::Unit {
@@ -1559,6 +1582,9 @@ impl Machine {
             }
             if s.sync == 0 {
                 let slots = (self.cycle + rep as u64).saturating_sub(s.cycle + 1);
+                if slots >= u64::from(longest) {
+                    return Ok(());
+                }
                 let switched = s.half != op.half && switches;
                 match needed(s.class, switched) {
                     Some(n) if slots < n as u64 => {}

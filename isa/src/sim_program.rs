@@ -54,6 +54,9 @@ pub struct Latencies {
     classes: usize,
     keys: usize,
     cycles: Vec<u32>,
+    /// Per reader (`consumer * keys + key`): the most cycles any producer
+    /// needs.
+    longest: Vec<u32>,
 }
 
 impl Latencies {
@@ -75,10 +78,21 @@ impl Latencies {
                 }
             }
         }
+        let longest = cycles
+            .chunks(classes.max(1) * 2)
+            .map(|row| {
+                row.iter()
+                    .filter(|&&n| n != u32::MAX)
+                    .max()
+                    .copied()
+                    .unwrap_or(0)
+            })
+            .collect();
         Latencies {
             classes,
             keys,
             cycles,
+            longest,
         }
     }
 
@@ -99,6 +113,17 @@ impl Latencies {
             tables.push((generation, t.clone()));
         }
         t
+    }
+
+    /// The most slots a reader of class `consumer` (operand key `key`)
+    /// waits after any producer (0: none).
+    #[inline]
+    pub fn longest(&self, consumer: u16, key: usize) -> u32 {
+        let c = consumer as usize;
+        if c >= self.classes || key >= self.keys {
+            return 0;
+        }
+        self.longest[c * self.keys + key]
     }
 
     /// Slots a reader of class `consumer` (operand key `key`) waits after
