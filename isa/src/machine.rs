@@ -336,6 +336,25 @@ impl<S: MachineSpec> MachineOp<S> {
         self.value_operands(Role::Dst).next()
     }
 
+    /// The raw value of modifier field `key` (lower-case, as in IR text:
+    /// `ss`, `rpt`), if the instruction has it.
+    pub fn modifier(&self, key: &str) -> Option<u64> {
+        let (_, f) = self.info().modifiers.iter().find(|(k, _)| k == key)?;
+        Some(f.extract(self.word))
+    }
+
+    /// The instruction with modifier field `key` set to `value`; `None`
+    /// when it has no such field or the value does not fit.
+    pub fn with_modifier(&self, key: &str, value: u64) -> Option<Self> {
+        let (_, f) = self.info().modifiers.iter().find(|(k, _)| k == key)?;
+        if value & !width_mask(f.width) != 0 {
+            return None;
+        }
+        let mut op = *self;
+        op.word = f.insert(op.word, value);
+        Some(op)
+    }
+
     /// A metadata value of the instruction.
     pub fn meta(&self, key: &str) -> Option<&'static MetaValue> {
         S::isa().meta(self.encoding(), key)

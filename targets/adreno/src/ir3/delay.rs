@@ -206,8 +206,12 @@ fn node(isa: &Isa, word: u64, generation: Generation) -> Result<Node, Error> {
     let mut dsts = Vec::new();
     let mut srcs = Vec::new();
     let mut writes_address = false;
-    for (name, field_ty, field_value, role) in role_fields(isa, leaf, word) {
-        let Some(gpr) = gpr_of(isa, field_ty, field_value, gen_id) else {
+    for (name, field_ty, field_value, role, file) in role_fields(isa, leaf, word) {
+        let gpr = match file {
+            Some(file) => predicate_of(isa, &file, field_value),
+            None => gpr_of(isa, field_ty, field_value, gen_id),
+        };
+        let Some(gpr) = gpr else {
             continue;
         };
         let num = gpr.num;
@@ -260,9 +264,14 @@ fn node(isa: &Isa, word: u64, generation: Generation) -> Result<Node, Error> {
     })
 }
 
-/// The leaf's fields carrying `role` metadata: (name, type, value, role),
-/// nearest definition first (a child's field shadows its parent's).
-fn role_fields(isa: &Isa, leaf: EncId, word: u64) -> Vec<(String, &FieldType, u64, String)> {
+/// A role field: name, type, value, role, and the register file its own
+/// `regfile` metadata names (plain register-number fields such as a
+/// branch's predicate component).
+type RoleField<'i> = (String, &'i FieldType, u64, String, Option<String>);
+
+/// The leaf's fields carrying `role` metadata, nearest definition first (a
+/// child's field shadows its parent's).
+fn role_fields(isa: &Isa, leaf: EncId, word: u64) -> Vec<RoleField<'_>> {
     let mut seen: Vec<String> = Vec::new();
     let mut out = Vec::new();
     for enc in isa.chain(leaf) {
@@ -279,8 +288,16 @@ fn role_fields(isa: &Isa, leaf: EncId, word: u64) -> Vec<(String, &FieldType, u6
                     lathe_isa::ast::MetaValue::Ident(s) => s.clone(),
                     _ => String::new(),
                 });
+            let file = field
+                .meta
+                .iter()
+                .find(|(k, _)| k == "regfile")
+                .and_then(|(_, v)| match v {
+                    lathe_isa::ast::MetaValue::Ident(s) => Some(s.clone()),
+                    _ => None,
+                });
             if let Some(role) = role {
-                out.push((field.name.clone(), &field.ty, field.extract(word), role));
+                out.push((field.name.clone(), &field.ty, field.extract(word), role, file));
             }
         }
     }
@@ -302,6 +319,72 @@ fn meta_int(isa: &Isa, enc: EncId, key: &str) -> Option<i64> {
         Some(lathe_isa::ast::MetaValue::Int(n)) => Some(*n),
         _ => None,
     }
+}
+
+/// A plain field naming a component of the predicate file (`br p0.x`):
+/// the GPR number GPR operands name that component by (the spec's
+/// `predicate_gpr`), so a compare writing `p0.x` meets the branch reading
+/// it. Other files named this way carry no tracked dependency.
+fn predicate_of(isa: &Isa, file: &str, value: u64) -> Option<Gpr> {
+    let f = isa.regfile(file)?;
+    if isa.regfiles[f].kind != lathe_isa::model::RegfileKind::Predicate {
+        return None;
+    }
+    let base = gpr_base_in(isa, "predicate_gpr")?;
+    Some(Gpr {
+        num: base * 4 + u32::try_from(value).ok()?,
+        address: false,
+        special: true,
+    })
+}
+
+fn gpr_base_in(isa: &Isa, key: &str) -> Option<u32> {
+    (0..isa.encodings.len())
+        .find_map(|e| meta_int(isa, e, key))
+        .and_then(|n| u32::try_from(n).ok())
+}
+
+/// The GPR number GPR operand encodings name a special file by (the
+/// spec's `predicate_gpr` or `address_gpr` metadata, given as `key`).
+pub(crate) fn gpr_base(key: &str) -> Option<u32> {
+    gpr_base_in(spec().ok()?, key)
+}
+
+/// A register `word` reads or writes, as its operand encodes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Access {
+    /// GPR number × 4 + component.
+    pub num: u32,
+    pub half: bool,
+    /// Consecutive components (more than one under `(rptN)`).
+    pub elems: u32,
+    /// A special register (a0, p0), not a general one.
+    pub special: bool,
+}
+
+/// Every register `word` names, destinations first.
+pub(crate) fn accesses(word: u64, generation: Generation) -> Result<Vec<Access>, Error> {
+    let n = node(spec()?, word, generation)?;
+    Ok(n.dsts
+        .iter()
+        .chain(n.srcs.iter().map(|(_, r)| r))
+        .map(|r| Access {
+            num: r.num,
+            half: r.half,
+            elems: r.elems,
+            special: r.special,
+        })
+        .collect())
+}
+
+/// The `(rptN)` repeat count of `word`.
+pub(crate) fn repeat(word: u64, generation: Generation) -> Result<u32, Error> {
+    Ok(node(spec()?, word, generation)?.repeat)
+}
+
+/// The `(nopN)` slots `word` carries after itself.
+pub(crate) fn nop_slots(word: u64, generation: Generation) -> Result<u32, Error> {
+    Ok(node(spec()?, word, generation)?.nops)
 }
 
 /// The GPR an operand value names, following sub-encodings down to an

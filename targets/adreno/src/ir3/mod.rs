@@ -22,14 +22,17 @@
 //! ```
 
 pub mod delay;
+pub mod emit;
 pub mod fuzzing;
 pub mod generated;
 mod gpu;
+pub mod legalise;
 pub mod oracle;
 pub mod run;
 pub mod sim;
 mod source;
 mod spec;
+pub mod stats;
 pub mod target;
 
 pub use gpu::{Generation, GpuModel, UnknownGpu};

@@ -386,6 +386,14 @@ impl TargetFacts<MachineOp> for Ir3Target {
         Some(self.assembled("mov.u32u32 r0.x, 0"))
     }
 
+    /// [`super::legalise::legalise`]: nops, sync flags, flow instructions
+    /// and branch offsets. A shader it cannot legalise is left as it was
+    /// (false); [`super::emit::emit`] then reports why.
+    fn legalise(&self, shader: &mut lathe_ir::Shader<'_, MachineOp>) -> bool {
+        super::legalise::check(shader, self).is_ok()
+            && super::legalise::legalise(shader, self).unwrap_or(false)
+    }
+
     fn register_name(&self, _class: RegClass, reg: PhysReg, ty: Type) -> String {
         const COMP: [char; 4] = ['x', 'y', 'z', 'w'];
         let file = &self.files[reg.file.index()];

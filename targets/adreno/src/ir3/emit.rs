@@ -1,0 +1,197 @@
+//! Emission of allocated ir3 machine IR: the words of the program, their
+//! disassembly, the interface a driver needs and the statistics line.
+//!
+//! [`emit`] legalises the shader first if that has not been done
+//! ([`super::legalise`]), then encodes every machine instruction, in
+//! layout order, with the registers the allocation gave its values
+//! (`MachineOp::encode`). The disassembly is the generated
+//! disassembler's text, which `lathe asm` assembles back into the same
+//! words.
+//!
+//! ```
+//! use lathe_adreno::ir3::{GpuModel, emit, generated::MachineOp, sim, target::Ir3Target};
+//!
+//! let text = "shader fragment\nregisters gpr, a0, a1, p0, const\nb0:\n  %0:f32@gpr0 = input index=0\n  %1:f32@gpr2 = add.f full %0, %0\n  %2:f32@gpr4 = rsq full %1\n  output index=0 %2\n  ret\n";
+//! let arena = lathe_ir::Bump::new();
+//! let mut shader = lathe_ir::parse::<MachineOp>(&arena, text).unwrap();
+//! let t = Ir3Target::new("a630".parse::<GpuModel>().unwrap()).unwrap();
+//! let out = emit::emit(&mut shader, &t).unwrap();
+//! // The SFU reads the ALU result 6 slots later; `end` waits for the
+//! // SFU's result with (ss).
+//! assert_eq!(out.asm.lines().last(), Some("(ss)end"));
+//! assert_eq!(out.interface.outputs[0].register, "r1.x");
+//! // The words run without a hazard on the generated simulator.
+//! let mut m = sim::machine(1);
+//! let (file, half, index) = m.parse_reg("r0.x").unwrap();
+//! m.set(file, half, index, 0, 2.0f32.to_bits());
+//! sim::run(&mut m, &out.words, "a630".parse::<GpuModel>().unwrap().generation()).unwrap();
+//! let (file, half, index) = m.parse_reg("r1.x").unwrap();
+//! assert_eq!(m.get(file, half, index, 0), Some(0.5f32.to_bits()));
+//! ```
+
+use lathe_ir::{Op, Shader, Type};
+use lathe_passes::target::{FileId, PhysReg, TargetFacts};
+
+use super::generated::MachineOp;
+use super::legalise::{self, LegaliseError};
+use super::stats::Stats;
+use super::target::Ir3Target;
+use super::{Error, Generation};
+
+/// Why a shader could not be emitted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EmitError {
+    #[error(transparent)]
+    Legalise(#[from] LegaliseError),
+    /// An encoded word the disassembler does not read back (a defect of
+    /// the encoder or the spec, reported rather than panicking).
+    #[error("word {index} (0x{word:016x}): {source}")]
+    Disassemble {
+        index: usize,
+        word: u64,
+        source: Error,
+    },
+}
+
+/// A register holding a shader input or output.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Slot {
+    /// The IR's `input index=N` / `output index=N`.
+    pub index: u32,
+    /// The register as the disassembly names it (`r0.x`, `hr1.y`).
+    pub register: String,
+    pub ty: Type,
+}
+
+/// What a driver needs to run the program.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Interface {
+    /// Registers the driver preloads, by input index.
+    pub inputs: Vec<Slot>,
+    /// Registers the program leaves its outputs in, by output index.
+    pub outputs: Vec<Slot>,
+    /// Const registers read, in vec4s (Mesa's `constlen`).
+    pub constlen: u32,
+    /// Full vec4 registers used (Mesa's `max_reg + 1`).
+    pub full_regs: u32,
+    /// Half vec4 registers used (Mesa's `max_half_reg + 1`).
+    pub half_regs: u32,
+    /// Waves in flight at this footprint (the spec's occupancy).
+    pub waves: u32,
+}
+
+/// An emitted program.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    /// The instruction words, in execution order from the first.
+    pub words: Vec<u64>,
+    /// One line of disassembly per word.
+    pub asm: String,
+    pub interface: Interface,
+    pub stats: Stats,
+}
+
+impl Compiled {
+    /// The words as little-endian bytes (the binary a driver uploads).
+    pub fn bytes(&self) -> Vec<u8> {
+        super::words_to_le_bytes(&self.words)
+    }
+}
+
+/// Legalises `shader` if needed and emits it.
+pub fn emit(
+    shader: &mut Shader<'_, MachineOp>,
+    target: &Ir3Target,
+) -> Result<Compiled, EmitError> {
+    legalise::legalise(shader, target)?;
+    let g = target.generation_id();
+    let generation = Generation::from_gpu_id(g)
+        .ok_or_else(|| LegaliseError::Malformed(format!("no generation {g}")))?;
+    let mut words = Vec::new();
+    let mut interface = Interface::default();
+    for &b in shader.layout() {
+        for &i in shader.block_insts(b) {
+            if let Some(w) = legalise::word_of(shader, target, i)? {
+                words.push(w.encode(g));
+            }
+            let d = shader.inst(i);
+            match d.op {
+                Op::Input { index } => {
+                    if let Some(v) = d.result {
+                        interface.inputs.push(slot(shader, target, index, v)?);
+                    }
+                }
+                Op::Output { index } => {
+                    if let Some(&v) = d.args.first() {
+                        let s = slot(shader, target, index, v)?;
+                        match interface.outputs.iter().find(|o| o.index == index) {
+                            Some(o) if o.register != s.register => {
+                                return Err(LegaliseError::Unsupported(format!(
+                                    "output {index} in {} on one path and {} on another",
+                                    o.register, s.register
+                                ))
+                                .into());
+                            }
+                            Some(_) => {}
+                            None => interface.outputs.push(s),
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    interface.inputs.sort_by_key(|s| s.index);
+    interface.outputs.sort_by_key(|s| s.index);
+    let asm = disassembly(&words, generation)?;
+    let stats = super::stats::collect(shader, target, &words, &asm)?;
+    interface.constlen = stats.constlen;
+    interface.full_regs = stats.full;
+    interface.half_regs = stats.half;
+    interface.waves = stats.waves;
+    Ok(Compiled {
+        words,
+        asm,
+        interface,
+        stats,
+    })
+}
+
+/// One line per word, as the generated disassembler shows it.
+fn disassembly(words: &[u64], generation: Generation) -> Result<String, EmitError> {
+    let mut asm = String::new();
+    for (index, &word) in words.iter().enumerate() {
+        super::disassemble_into(word, generation, &mut asm).map_err(|source| {
+            EmitError::Disassemble {
+                index,
+                word,
+                source,
+            }
+        })?;
+        asm.push('\n');
+    }
+    Ok(asm)
+}
+
+fn slot(
+    shader: &Shader<'_, MachineOp>,
+    target: &Ir3Target,
+    index: u32,
+    v: lathe_ir::Value,
+) -> Result<Slot, LegaliseError> {
+    let reg = shader.value_reg(v).ok_or_else(|| {
+        LegaliseError::Malformed(format!("%{} has no register (run `ra` first)", v.index()))
+    })?;
+    let ty = shader.value_type(v);
+    let op = shader.inst(shader.value_def(v)).op;
+    let class = target.result_class(&op, ty);
+    let phys = PhysReg {
+        file: FileId(reg.file),
+        unit: reg.unit,
+    };
+    Ok(Slot {
+        index,
+        register: target.register_name(class, phys, ty),
+        ty,
+    })
+}

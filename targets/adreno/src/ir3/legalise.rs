@@ -1,0 +1,976 @@
+//! Legalisation of allocated ir3 machine IR (the post-RA hook
+//! [`TargetFacts::legalise`] of [`Ir3Target`]): after it, every IR
+//! instruction that is a machine instruction is exactly one word of the
+//! final program, in layout order, and the program obeys the hardware's
+//! timing and flow rules.
+//!
+//! - control flow: each block's terminator is preceded by the flow
+//!   instructions it becomes (the spec's idioms `branch`, `jump`, `end`;
+//!   a condition held in a general register is first compared into p0
+//!   with `predicate16`/`predicate32`); a jump to the next block in the
+//!   layout is a fall-through; the IR terminators stay as the CFG's
+//!   skeleton and emit nothing, as do inputs, outputs, phis (ra already
+//!   placed their copies) and collects/splits whose registers agree;
+//! - `(ei)` on the last varying fetch of a fragment shader (the spec's
+//!   `varying_fetch` metadata);
+//! - `(ss)`/`(sy)` on the first instruction that reads or overwrites a
+//!   register an asynchronous producer (the spec's `sync` metadata) has
+//!   not delivered yet, over the CFG (a `nop` carries the flag when the
+//!   instruction has no field for it); the `end` counts as reading the
+//!   outputs;
+//! - delay slots from the spec's latency table ([`super::delay`]), over
+//!   every path into a block, folded into the previous instruction's
+//!   `(nopN)` where its encoding has one, else a `nop` with `(rptN)`;
+//! - `(jp)` on the first instruction of every branch target;
+//! - branch offsets, in instructions from the branch.
+//!
+//! A legalised shader is recognised (every return preceded by `end`) and
+//! left alone.
+//!
+//! ```
+//! use lathe_adreno::ir3::{GpuModel, generated::MachineOp, legalise, target::Ir3Target};
+//!
+//! let text = "shader fragment\nregisters gpr, a0, a1, p0, const\nb0:\n  %0:f32@gpr0 = input index=0\n  %1:f32@gpr2 = add.f full %0, %0\n  %2:f32@gpr4 = mul.f full %1, %1\n  output index=0 %2\n  ret\n";
+//! let arena = lathe_ir::Bump::new();
+//! let mut shader = lathe_ir::parse::<MachineOp>(&arena, text).unwrap();
+//! let t = Ir3Target::new("a630".parse::<GpuModel>().unwrap()).unwrap();
+//! assert!(legalise::legalise(&mut shader, &t).unwrap());
+//! let printed = lathe_ir::print(&shader);
+//! // The ALU result needs 3 slots before the ALU reads it: folded into
+//! // the add's (nop3), then the end.
+//! assert!(printed.contains("add.f full src1_r src2_r"), "{printed}");
+//! assert!(printed.contains("= end"), "{printed}");
+//! ```
+
+use std::collections::{HashMap, HashSet};
+
+use lathe_ir::{Block, Inst, Op, Reg, Shader, Stage, Type, Value};
+use lathe_isa::ast::MetaValue;
+use lathe_isa::machine::OperandInfo;
+use lathe_passes::target::{Exchange, FileKind, TargetFacts};
+
+use super::delay;
+use super::generated::{MachineOp, Spec};
+use super::target::Ir3Target;
+use super::{Error, Generation};
+use lathe_isa::machine::MachineSpec;
+
+/// Why an allocated shader cannot be legalised (or emitted).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LegaliseError {
+    /// A construct the ir3 backend does not lower yet.
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+    /// The shader is not allocated machine IR (a value without a
+    /// register, a block without a terminator).
+    #[error("{0}")]
+    Malformed(String),
+    /// The embedded spec lacks something legalisation asks it for.
+    #[error(transparent)]
+    Spec(#[from] Error),
+}
+
+/// One machine word an IR instruction becomes: the instruction and its
+/// register numbers.
+pub(crate) struct Word {
+    pub op: MachineOp,
+    pub sources: Vec<u32>,
+    pub dests: Vec<u32>,
+}
+
+impl Word {
+    pub fn encode(&self, generation: u32) -> u64 {
+        self.op.encode(&self.sources, &self.dests, generation)
+    }
+}
+
+/// Slots of context taken from the blocks before a block (more than any
+/// delay the latency table asks for).
+const WINDOW: usize = 16;
+/// Most predecessor paths followed into one block.
+const MAX_PATHS: usize = 16;
+/// Rounds of nop placement over the CFG (each only adds nops).
+const MAX_ROUNDS: usize = 8;
+
+/// Legalises `shader` in place; `Ok(false)` if it already was.
+pub fn legalise(
+    shader: &mut Shader<'_, MachineOp>,
+    target: &Ir3Target,
+) -> Result<bool, LegaliseError> {
+    if is_legalised(shader, target) {
+        return Ok(false);
+    }
+    let mut l = Legaliser {
+        target,
+        generation: Generation::from_gpu_id(target.generation_id()).ok_or_else(|| {
+            LegaliseError::Malformed(format!("no generation {}", target.generation_id()))
+        })?,
+        flow_targets: HashMap::new(),
+    };
+    check(shader, target)?;
+    let layout = shader.layout().to_vec();
+    l.lower_flow(shader, &layout)?;
+    l.mark_end_of_input(shader, &layout);
+    l.insert_syncs(shader, &layout)?;
+    l.insert_nops(shader, &layout)?;
+    l.mark_jump_targets(shader, &layout)?;
+    l.set_offsets(shader, &layout)?;
+    Ok(true)
+}
+
+/// What legalisation would fail on, found before it changes anything:
+/// blocks without terminators, values without registers, swaps without
+/// an exchange instruction, collects and splits out of place, a branch on
+/// a general register while p0 holds values.
+pub fn check(shader: &Shader<'_, MachineOp>, target: &Ir3Target) -> Result<(), LegaliseError> {
+    let predicate = target
+        .files()
+        .iter()
+        .position(|f| f.kind == FileKind::Predicate);
+    let in_p0 = |v: Value| {
+        shader
+            .value_reg(v)
+            .is_some_and(|r| Some(usize::from(r.file)) == predicate)
+    };
+    let p0_in_use = shader
+        .insts_in_order()
+        .any(|(_, i)| shader.inst(i).result.is_some_and(in_p0));
+    for &b in shader.layout() {
+        let Some(term) = shader.terminator(b) else {
+            return Err(LegaliseError::Malformed(format!(
+                "block b{} has no terminator",
+                b.index()
+            )));
+        };
+        for &i in shader.block_insts(b) {
+            word_of(shader, target, i)?;
+        }
+        let d = shader.inst(term);
+        if matches!(d.op, Op::Branch) {
+            let cond = *d
+                .args
+                .first()
+                .ok_or_else(|| LegaliseError::Malformed("branch without a condition".into()))?;
+            reg_of(shader, cond)?;
+            if !in_p0(cond) && p0_in_use {
+                return Err(LegaliseError::Unsupported(
+                    "a branch on a general register while p0 holds values".into(),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every return is preceded by the `end` idiom's instruction.
+pub fn is_legalised(shader: &Shader<'_, MachineOp>, target: &Ir3Target) -> bool {
+    let Some(end) = target.idiom("end") else {
+        return false;
+    };
+    let mut any = false;
+    for &b in shader.layout() {
+        let insts = shader.block_insts(b);
+        if let Some((&last, rest)) = insts.split_last()
+            && matches!(shader.inst(last).op, Op::Return)
+        {
+            any = true;
+            let ended = rest.last().is_some_and(
+                |&i| matches!(shader.inst(i).op, Op::Opcode(m) if m.encoding() == end.encoding()),
+            );
+            if !ended {
+                return false;
+            }
+        }
+    }
+    any
+}
+
+/// The word `i` becomes, if any (see the module docs for what emits
+/// nothing).
+pub(crate) fn word_of(
+    shader: &Shader<'_, MachineOp>,
+    target: &Ir3Target,
+    i: Inst,
+) -> Result<Option<Word>, LegaliseError> {
+    let d = shader.inst(i);
+    match d.op {
+        Op::Opcode(op) => {
+            let sources = op
+                .value_operands(lathe_isa::operands::Role::Src)
+                .zip(d.args.iter())
+                .map(|(o, &v)| number(shader, target, v, o))
+                .collect::<Result<_, _>>()?;
+            let dests = match (op.destination(), d.result) {
+                (Some(o), Some(v)) => vec![number(shader, target, v, o)?],
+                _ => Vec::new(),
+            };
+            Ok(Some(Word { op, sources, dests }))
+        }
+        Op::Swap => {
+            let (Some(a), Some(b)) = (d.result, d.second_result) else {
+                return Err(LegaliseError::Malformed("swap without two results".into()));
+            };
+            let ty = shader.value_type(a);
+            let Some(Exchange::Instruction(op)) = target.swap(ty) else {
+                return Err(LegaliseError::Unsupported(format!(
+                    "a swap of {ty} without an exchange instruction (run `lower-swap` first)"
+                )));
+            };
+            let src = op.value_operands(lathe_isa::operands::Role::Src);
+            let sources = src
+                .zip(d.args.iter())
+                .map(|(o, &v)| number(shader, target, v, o))
+                .collect::<Result<_, _>>()?;
+            let dst = op.value_operands(lathe_isa::operands::Role::Dst);
+            let dests = dst
+                .zip([a, b])
+                .map(|(o, v)| number(shader, target, v, o))
+                .collect::<Result<_, _>>()?;
+            Ok(Some(Word { op, sources, dests }))
+        }
+        Op::Collect | Op::Split { .. } => {
+            check_in_place(shader, target, i)?;
+            Ok(None)
+        }
+        Op::Phi
+        | Op::Input { .. }
+        | Op::Output { .. }
+        | Op::Jump
+        | Op::Branch
+        | Op::Return => Ok(None),
+    }
+}
+
+/// A collect or split emits nothing only when ra put its lanes where the
+/// vector is.
+fn check_in_place(
+    shader: &Shader<'_, MachineOp>,
+    target: &Ir3Target,
+    i: Inst,
+) -> Result<(), LegaliseError> {
+    let d = shader.inst(i);
+    let r = d
+        .result
+        .ok_or_else(|| LegaliseError::Malformed("collect/split without a result".into()))?;
+    let start = |v: Value| -> Result<(u8, u32), LegaliseError> {
+        let reg = reg_of(shader, v)?;
+        Ok((reg.file, u32::from(reg.unit)))
+    };
+    let lane_units = |v: Value| {
+        let ty = shader.value_type(v);
+        target.operand_class(&Op::Phi, 0, Type::scalar(ty.scalar)).lane_units as u32
+    };
+    let (rf, ru) = start(r)?;
+    let agree = match d.op {
+        Op::Split { lane } => {
+            let (f, u) = start(d.args[0])?;
+            f == rf && u + u32::from(lane) * lane_units(r) == ru
+        }
+        _ => {
+            let mut at = ru;
+            let mut ok = true;
+            for &a in d.args.iter() {
+                let (f, u) = start(a)?;
+                ok &= f == rf && u == at;
+                at += lane_units(a) * u32::from(shader.value_type(a).lanes);
+            }
+            ok
+        }
+    };
+    if agree {
+        Ok(())
+    } else {
+        Err(LegaliseError::Unsupported(format!(
+            "{} %{} whose registers differ from its operands' (ra leaves them in place)",
+            d.op.name(),
+            r.index()
+        )))
+    }
+}
+
+fn reg_of(shader: &Shader<'_, MachineOp>, v: Value) -> Result<Reg, LegaliseError> {
+    shader.value_reg(v).ok_or_else(|| {
+        LegaliseError::Malformed(format!("%{} has no register (run `ra` first)", v.index()))
+    })
+}
+
+/// The number operand `o` encodes for value `v`'s register: a general
+/// register's component (units are halves with merged registers); a
+/// special register's component inside its own file's field, or, in a
+/// GPR operand, after the GPR number the spec gives the file
+/// (`predicate_gpr`, `address_gpr`).
+fn number(
+    shader: &Shader<'_, MachineOp>,
+    target: &Ir3Target,
+    v: Value,
+    o: &OperandInfo,
+) -> Result<u32, LegaliseError> {
+    let reg = reg_of(shader, v)?;
+    let file = target
+        .files()
+        .get(usize::from(reg.file))
+        .ok_or_else(|| LegaliseError::Malformed(format!("%{}: no file {}", v.index(), reg.file)))?;
+    let unit = u32::from(reg.unit);
+    let isa = Spec::isa();
+    match file.kind {
+        FileKind::General => {
+            let ty = shader.value_type(v);
+            let lane = target.operand_class(&Op::Phi, 0, Type::scalar(ty.scalar));
+            Ok(unit / u32::from(lane.lane_units))
+        }
+        FileKind::Predicate | FileKind::Address => {
+            let spec_file = isa.regfile(file.name);
+            if spec_file.is_some_and(|f| o.files.contains(&f)) {
+                return Ok(unit);
+            }
+            let key = match file.kind {
+                FileKind::Predicate => "predicate_gpr",
+                _ => "address_gpr",
+            };
+            let base = delay::gpr_base(key).ok_or_else(|| {
+                LegaliseError::Spec(Error::Spec(format!("no operand encoding has `{key}`")))
+            })?;
+            Ok(base * 4 + unit)
+        }
+        FileKind::Uniform | FileKind::Const => Err(LegaliseError::Unsupported(format!(
+            "%{} in the {} file as a register operand",
+            v.index(),
+            file.name
+        ))),
+    }
+}
+
+/// The register units (file, unit) a value occupies.
+fn units_of(
+    shader: &Shader<'_, MachineOp>,
+    target: &Ir3Target,
+    v: Value,
+) -> Result<Vec<(u8, u16)>, LegaliseError> {
+    let reg = reg_of(shader, v)?;
+    let ty = shader.value_type(v);
+    let n = match target.files()[usize::from(reg.file)].kind {
+        FileKind::General => {
+            let lane = target.operand_class(&Op::Phi, 0, Type::scalar(ty.scalar));
+            u16::from(lane.lane_units) * u16::from(ty.lanes)
+        }
+        _ => u16::from(ty.lanes),
+    };
+    Ok((0..n).map(|k| (reg.file, reg.unit + k)).collect())
+}
+
+/// The spec's sync kind of an instruction's result (`ss`, `sy`), if any.
+fn sync_kind(op: &MachineOp) -> Option<&'static str> {
+    match op.meta("sync") {
+        Some(MetaValue::Ident(s)) if s != "none" => Some(s.as_str()),
+        _ => None,
+    }
+}
+
+struct Legaliser<'t> {
+    target: &'t Ir3Target,
+    generation: Generation,
+    /// The block each inserted jump or branch goes to.
+    flow_targets: HashMap<Inst, Block>,
+}
+
+impl Legaliser<'_> {
+    fn idiom(&self, name: &str) -> Result<MachineOp, LegaliseError> {
+        self.target.idiom(name).ok_or_else(|| {
+            LegaliseError::Spec(Error::Spec(format!(
+                "the ir3 spec has no `{name}` idiom at {}",
+                self.generation
+            )))
+        })
+    }
+
+    fn modified(
+        &self,
+        op: MachineOp,
+        key: &str,
+        value: u64,
+    ) -> Result<MachineOp, LegaliseError> {
+        op.with_modifier(key, value).ok_or_else(|| {
+            LegaliseError::Spec(Error::Spec(format!(
+                "`{}` has no field `{key}` for {value}",
+                lathe_ir::Opcode::name(&op)
+            )))
+        })
+    }
+
+    /// Flow instructions before each terminator.
+    fn lower_flow(
+        &mut self,
+        shader: &mut Shader<'_, MachineOp>,
+        layout: &[Block],
+    ) -> Result<(), LegaliseError> {
+        let predicate_file = self
+            .target
+            .files()
+            .iter()
+            .position(|f| f.kind == FileKind::Predicate);
+        for (k, &b) in layout.iter().enumerate() {
+            let next = layout.get(k + 1).copied();
+            let Some(term) = shader.terminator(b) else {
+                continue;
+            };
+            let d = shader.inst(term);
+            let (op, args, targets) = (d.op, d.args.to_vec(), d.targets.to_vec());
+            let mut new: Vec<Inst> = Vec::new();
+            match op {
+                Op::Return => {
+                    let end = self.idiom("end")?;
+                    new.push(shader.create_inst(Op::Opcode(end), &[], &[], None, None));
+                }
+                Op::Jump => {
+                    if targets.first().copied() != next {
+                        new.push(self.jump(shader, targets[0])?);
+                    }
+                }
+                Op::Branch => {
+                    let (then, other) = (targets[0], targets[1]);
+                    let cond = args[0];
+                    let reg = reg_of(shader, cond)?;
+                    let pred = if Some(usize::from(reg.file)) == predicate_file {
+                        cond
+                    } else {
+                        let file = predicate_file.ok_or_else(|| {
+                            LegaliseError::Spec(Error::Spec("no predicate register file".into()))
+                        })?;
+                        let bits = shader.value_type(cond).scalar.bits();
+                        let idiom = if bits <= 16 {
+                            "predicate16"
+                        } else {
+                            "predicate32"
+                        };
+                        let cmp = self.idiom(idiom)?;
+                        let i =
+                            shader.create_inst(Op::Opcode(cmp), &[cond], &[], None, Some(Type::BOOL));
+                        let p = shader.inst(i).result.ok_or_else(|| {
+                            LegaliseError::Malformed("compare without a result".into())
+                        })?;
+                        shader.set_value_reg(
+                            p,
+                            Some(Reg {
+                                file: file as u8,
+                                unit: 0,
+                            }),
+                        );
+                        new.push(i);
+                        p
+                    };
+                    let (taken, invert, after) = if Some(other) == next {
+                        (then, false, None)
+                    } else if Some(then) == next {
+                        (other, true, None)
+                    } else {
+                        (then, false, Some(other))
+                    };
+                    let mut br = self.idiom("branch")?;
+                    if invert {
+                        br = self.modified(br, "inv1", 1)?;
+                    }
+                    let i = shader.create_inst(Op::Opcode(br), &[pred], &[], None, None);
+                    self.flow_targets.insert(i, taken);
+                    new.push(i);
+                    if let Some(t) = after {
+                        new.push(self.jump(shader, t)?);
+                    }
+                }
+                _ => {}
+            }
+            if !new.is_empty() {
+                let mut insts = shader.block_insts(b).to_vec();
+                let at = insts.len() - 1;
+                insts.splice(at..at, new);
+                shader.set_block_insts(b, &insts);
+            }
+        }
+        Ok(())
+    }
+
+    fn jump(&mut self, shader: &mut Shader<'_, MachineOp>, to: Block) -> Result<Inst, LegaliseError> {
+        let op = self.idiom("jump")?;
+        let i = shader.create_inst(Op::Opcode(op), &[], &[], None, None);
+        self.flow_targets.insert(i, to);
+        Ok(i)
+    }
+
+    /// `(ei)` on the last varying fetch of a fragment shader.
+    fn mark_end_of_input(&self, shader: &mut Shader<'_, MachineOp>, layout: &[Block]) {
+        if shader.stage != Stage::Fragment {
+            return;
+        }
+        let last = layout
+            .iter()
+            .flat_map(|&b| shader.block_insts(b).iter().copied())
+            .filter(|&i| {
+                matches!(shader.inst(i).op, Op::Opcode(m)
+                    if matches!(m.meta("varying_fetch"), Some(MetaValue::Ident(v)) if v == "true"))
+            })
+            .last();
+        if let Some(i) = last
+            && let Op::Opcode(m) = shader.inst(i).op
+            && let Some(with) = m.with_modifier("ei", 1)
+        {
+            shader.inst_mut(i).op = Op::Opcode(with);
+        }
+    }
+
+    /// The register units an instruction reads and writes (an output
+    /// counts as read by what comes next: the `end`).
+    fn accesses(
+        &self,
+        shader: &Shader<'_, MachineOp>,
+        i: Inst,
+    ) -> Result<(Vec<(u8, u16)>, Vec<(u8, u16)>), LegaliseError> {
+        let d = shader.inst(i);
+        let mut reads = Vec::new();
+        let mut writes = Vec::new();
+        match d.op {
+            Op::Opcode(_) | Op::Swap | Op::Output { .. } => {
+                for &a in d.args.iter().chain(d.address.iter()) {
+                    reads.extend(units_of(shader, self.target, a)?);
+                }
+                for v in d.result.iter().chain(d.second_result.iter()) {
+                    writes.extend(units_of(shader, self.target, *v)?);
+                }
+            }
+            _ => {}
+        }
+        Ok((reads, writes))
+    }
+
+    /// Sync flags over the CFG: a fixed point of the pending asynchronous
+    /// results at each block's entry, then one pass that sets the flags.
+    fn insert_syncs(
+        &self,
+        shader: &mut Shader<'_, MachineOp>,
+        layout: &[Block],
+    ) -> Result<(), LegaliseError> {
+        let preds = predecessors(shader, layout);
+        let mut exit: HashMap<Block, Pending> = HashMap::new();
+        let mut changed = true;
+        let mut rounds = 0;
+        while changed && rounds < 64 {
+            changed = false;
+            rounds += 1;
+            for &b in layout {
+                let entry = entry_state(&preds, &exit, b);
+                let out = self.sync_block(shader, b, entry, false)?;
+                if exit.get(&b) != Some(&out) {
+                    exit.insert(b, out);
+                    changed = true;
+                }
+            }
+        }
+        for &b in layout {
+            let entry = entry_state(&preds, &exit, b);
+            self.sync_block(shader, b, entry, true)?;
+        }
+        Ok(())
+    }
+
+    fn sync_block(
+        &self,
+        shader: &mut Shader<'_, MachineOp>,
+        b: Block,
+        mut pending: Pending,
+        apply: bool,
+    ) -> Result<Pending, LegaliseError> {
+        let insts = shader.block_insts(b).to_vec();
+        let mut out = Vec::with_capacity(insts.len());
+        let mut deferred: Vec<(u8, u16)> = Vec::new();
+        for i in insts {
+            let (mut reads, writes) = self.accesses(shader, i)?;
+            let op = shader.inst(i).op;
+            let emits = matches!(op, Op::Opcode(_) | Op::Swap);
+            if matches!(op, Op::Output { .. }) {
+                deferred.append(&mut reads);
+                out.push(i);
+                continue;
+            }
+            if !emits {
+                out.push(i);
+                continue;
+            }
+            reads.append(&mut deferred);
+            let mut kinds: Vec<&'static str> = Vec::new();
+            for u in reads.iter().chain(&writes) {
+                if let Some(&k) = pending.get(u)
+                    && !kinds.contains(&k)
+                {
+                    kinds.push(k);
+                }
+            }
+            kinds.sort_unstable();
+            pending.retain(|_, k| !kinds.contains(k));
+            if apply && !kinds.is_empty() {
+                let mut carrier: Option<MachineOp> = None;
+                for &k in &kinds {
+                    let on_self = match shader.inst(i).op {
+                        Op::Opcode(m) => m.with_modifier(k, 1),
+                        _ => None,
+                    };
+                    match on_self {
+                        Some(m) => shader.inst_mut(i).op = Op::Opcode(m),
+                        None => {
+                            let nop = match carrier {
+                                Some(n) => n,
+                                None => self.idiom("nop")?,
+                            };
+                            carrier = Some(self.modified(nop, k, 1)?);
+                        }
+                    }
+                }
+                if let Some(nop) = carrier {
+                    out.push(shader.create_inst(Op::Opcode(nop), &[], &[], None, None));
+                }
+            }
+            if let Op::Opcode(m) = op
+                && let Some(k) = sync_kind(&m)
+            {
+                for u in writes {
+                    pending.insert(u, k);
+                }
+            }
+            out.push(i);
+        }
+        if apply {
+            shader.set_block_insts(b, &out);
+        }
+        Ok(pending)
+    }
+
+    /// The encoded words of block `b`, with the instruction each one is.
+    fn block_words(
+        &self,
+        shader: &Shader<'_, MachineOp>,
+        b: Block,
+    ) -> Result<Vec<(Inst, u64)>, LegaliseError> {
+        let g = self.target.generation_id();
+        let mut out = Vec::new();
+        for &i in shader.block_insts(b) {
+            if let Some(w) = word_of(shader, self.target, i)? {
+                out.push((i, w.encode(g)));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The words that run right before block `b` is entered, one list per
+    /// path (up to [`WINDOW`] words each).
+    fn paths_into(
+        &self,
+        shader: &Shader<'_, MachineOp>,
+        preds: &HashMap<Block, Vec<Block>>,
+        b: Block,
+        need: usize,
+        depth: usize,
+    ) -> Result<Vec<Vec<u64>>, LegaliseError> {
+        let mut paths = Vec::new();
+        let Some(ps) = preds.get(&b) else {
+            return Ok(paths);
+        };
+        for &p in ps {
+            let words = self.block_words(shader, p)?;
+            // The words of `p` that run before control reaches `b`: up to
+            // its first flow instruction to `b`, else all (fall-through).
+            let cut = words
+                .iter()
+                .position(|(i, _)| self.flow_targets.get(i) == Some(&b))
+                .map_or(words.len(), |k| k + 1);
+            let own: Vec<u64> = words[..cut].iter().map(|&(_, w)| w).collect();
+            if own.len() >= need || depth >= 4 {
+                paths.push(own[own.len().saturating_sub(need)..].to_vec());
+            } else {
+                let before = self.paths_into(shader, preds, p, need - own.len(), depth + 1)?;
+                if before.is_empty() {
+                    paths.push(own);
+                } else {
+                    for mut path in before {
+                        path.extend_from_slice(&own);
+                        paths.push(path);
+                    }
+                }
+            }
+            if paths.len() >= MAX_PATHS {
+                break;
+            }
+        }
+        paths.truncate(MAX_PATHS);
+        Ok(paths)
+    }
+
+    /// Delay slots: rounds over the layout until no instruction needs
+    /// more (each round only adds slots).
+    fn insert_nops(
+        &self,
+        shader: &mut Shader<'_, MachineOp>,
+        layout: &[Block],
+    ) -> Result<(), LegaliseError> {
+        let preds = predecessors(shader, layout);
+        for _ in 0..MAX_ROUNDS {
+            let mut changed = false;
+            for &b in layout {
+                changed |= self.nops_in_block(shader, &preds, b)?;
+            }
+            if !changed {
+                return Ok(());
+            }
+        }
+        Err(LegaliseError::Malformed(
+            "delay slots did not settle (a loop whose nops keep growing)".into(),
+        ))
+    }
+
+    fn nops_in_block(
+        &self,
+        shader: &mut Shader<'_, MachineOp>,
+        preds: &HashMap<Block, Vec<Block>>,
+        b: Block,
+    ) -> Result<bool, LegaliseError> {
+        let g = self.target.generation_id();
+        let mut paths = self.paths_into(shader, preds, b, WINDOW, 0)?;
+        if paths.is_empty() {
+            paths.push(Vec::new());
+        }
+        let insts = shader.block_insts(b).to_vec();
+        let mut out: Vec<Inst> = Vec::with_capacity(insts.len());
+        // Words of this block so far, with their instruction.
+        let mut prefix: Vec<(Inst, u64)> = Vec::new();
+        let mut changed = false;
+        for i in insts {
+            let Some(w) = word_of(shader, self.target, i)? else {
+                out.push(i);
+                continue;
+            };
+            let word = w.encode(g);
+            let mut needed = 0;
+            let recent = &prefix[prefix.len().saturating_sub(WINDOW)..];
+            let empty = [Vec::new()];
+            let outside: &[Vec<u64>] = if recent.len() >= WINDOW {
+                &empty
+            } else {
+                &paths
+            };
+            for path in outside {
+                let mut program: Vec<u64> = path.clone();
+                program.extend(recent.iter().map(|&(_, w)| w));
+                program.push(word);
+                needed = needed.max(delay::required_nops(&program, self.generation)?);
+            }
+            if needed > 0 {
+                changed = true;
+                let folded = match prefix.last() {
+                    Some(&(prev, _)) => self.fold_nops(shader, prev, needed)?,
+                    None => 0,
+                };
+                if folded > 0
+                    && let Some(last) = prefix.last_mut()
+                {
+                    let prev = last.0;
+                    last.1 = word_of(shader, self.target, prev)?
+                        .map(|w| w.encode(g))
+                        .unwrap_or(last.1);
+                }
+                let rest = needed - folded;
+                if rest > 0 {
+                    let nop = self.idiom("nop")?;
+                    let nop = self.modified(nop, "repeat", u64::from(rest - 1))?;
+                    let n = shader.create_inst(Op::Opcode(nop), &[], &[], None, None);
+                    out.push(n);
+                    prefix.push((n, nop.encode(&[], &[], g)));
+                }
+            }
+            out.push(i);
+            prefix.push((i, word));
+        }
+        if changed {
+            shader.set_block_insts(b, &out);
+        }
+        Ok(changed)
+    }
+
+    /// Folds up to `n` delay slots into `prev`'s `(nopN)` form (the
+    /// spec's `nop_value` fields, checked by decoding the result); the
+    /// number folded.
+    fn fold_nops(
+        &self,
+        shader: &mut Shader<'_, MachineOp>,
+        prev: Inst,
+        n: u32,
+    ) -> Result<u32, LegaliseError> {
+        let Op::Opcode(op) = shader.inst(prev).op else {
+            return Ok(0);
+        };
+        let Some(w) = word_of(shader, self.target, prev)? else {
+            return Ok(0);
+        };
+        let g = self.target.generation_id();
+        let have = delay::nop_slots(w.encode(g), self.generation)?;
+        let fields = nop_fields();
+        if fields.is_empty() {
+            return Ok(0);
+        }
+        let most = (1u32 << fields.len()) - 1;
+        let total = (have + n).min(most);
+        if total <= have {
+            return Ok(0);
+        }
+        let mut m = op;
+        for (bit, f) in fields.iter().enumerate() {
+            match m.with_modifier(f, u64::from((total >> bit) & 1)) {
+                Some(x) => m = x,
+                None => return Ok(0),
+            }
+        }
+        let word = Word {
+            op: m,
+            sources: w.sources,
+            dests: w.dests,
+        };
+        // Only a word the decoder reads back as (nop`total`) is a fold.
+        if delay::nop_slots(word.encode(g), self.generation)? != total {
+            return Ok(0);
+        }
+        shader.inst_mut(prev).op = Op::Opcode(m);
+        Ok(total - have)
+    }
+
+    /// `(jp)` on the first instruction at each branch target (a `nop`
+    /// carries it when that instruction has no field for it).
+    fn mark_jump_targets(
+        &self,
+        shader: &mut Shader<'_, MachineOp>,
+        layout: &[Block],
+    ) -> Result<(), LegaliseError> {
+        let targets: HashSet<Block> = self.flow_targets.values().copied().collect();
+        // A target block that emits nothing starts where the next one does.
+        let mut marking = false;
+        for &b in layout {
+            marking |= targets.contains(&b);
+            if !marking {
+                continue;
+            }
+            let insts = shader.block_insts(b).to_vec();
+            let Some(pos) = insts
+                .iter()
+                .position(|&i| matches!(shader.inst(i).op, Op::Opcode(_) | Op::Swap))
+            else {
+                continue;
+            };
+            let first = insts[pos];
+            let with = match shader.inst(first).op {
+                Op::Opcode(m) => m.with_modifier("jp", 1),
+                _ => None,
+            };
+            match with {
+                Some(m) => shader.inst_mut(first).op = Op::Opcode(m),
+                None => {
+                    let nop = self.modified(self.idiom("nop")?, "jp", 1)?;
+                    let n = shader.create_inst(Op::Opcode(nop), &[], &[], None, None);
+                    let mut insts = insts;
+                    insts.insert(pos, n);
+                    shader.set_block_insts(b, &insts);
+                }
+            }
+            marking = false;
+        }
+        Ok(())
+    }
+
+    /// Each jump's and branch's offset: its target's address minus its own.
+    fn set_offsets(
+        &self,
+        shader: &mut Shader<'_, MachineOp>,
+        layout: &[Block],
+    ) -> Result<(), LegaliseError> {
+        let mut address: HashMap<Block, i64> = HashMap::new();
+        let mut at_inst: HashMap<Inst, i64> = HashMap::new();
+        let mut pc = 0i64;
+        for &b in layout {
+            address.insert(b, pc);
+            for &i in shader.block_insts(b) {
+                if matches!(shader.inst(i).op, Op::Opcode(_) | Op::Swap) {
+                    at_inst.insert(i, pc);
+                    pc += 1;
+                }
+            }
+        }
+        for (&i, to) in &self.flow_targets {
+            let (Some(&from), Some(&dest)) = (at_inst.get(&i), address.get(to)) else {
+                return Err(LegaliseError::Malformed("a flow instruction left the layout".into()));
+            };
+            let Op::Opcode(m) = shader.inst(i).op else {
+                continue;
+            };
+            let offset = (dest - from) as i32 as u32;
+            shader.inst_mut(i).op = Op::Opcode(self.modified(m, "immed", u64::from(offset))?);
+        }
+        Ok(())
+    }
+}
+
+/// Register units waiting for an asynchronous result, with the sync kind.
+type Pending = std::collections::BTreeMap<(u8, u16), &'static str>;
+
+fn entry_state(
+    preds: &HashMap<Block, Vec<Block>>,
+    exit: &HashMap<Block, Pending>,
+    b: Block,
+) -> Pending {
+    let mut entry = Pending::new();
+    for p in preds.get(&b).into_iter().flatten() {
+        if let Some(e) = exit.get(p) {
+            entry.extend(e.iter().map(|(&k, &v)| (k, v)));
+        }
+    }
+    entry
+}
+
+fn predecessors(shader: &Shader<'_, MachineOp>, layout: &[Block]) -> HashMap<Block, Vec<Block>> {
+    let mut preds: HashMap<Block, Vec<Block>> = HashMap::new();
+    for &b in layout {
+        for &s in shader.successors(b) {
+            let list = preds.entry(s).or_default();
+            if !list.contains(&b) {
+                list.push(b);
+            }
+        }
+    }
+    preds
+}
+
+/// The fields whose bits, low first, count an instruction's `(nopN)`
+/// slots: the names the spec's `nop_value` expression reads, in order, as
+/// the lower-case keys of the IR's modifiers.
+fn nop_fields() -> Vec<String> {
+    fn names(e: &lathe_isa::expr::Expr, out: &mut Vec<String>) {
+        use lathe_isa::expr::ExprKind;
+        match &e.kind {
+            ExprKind::Name(n) => {
+                let key = n.to_lowercase();
+                if !out.contains(&key) {
+                    out.push(key);
+                }
+            }
+            ExprKind::Unary(_, a) => names(a, out),
+            ExprKind::Binary(_, a, b) => {
+                names(a, out);
+                names(b, out);
+            }
+            ExprKind::Cond(a, b, c) => {
+                names(a, out);
+                names(b, out);
+                names(c, out);
+            }
+            ExprKind::Named(_, _, args) => args.iter().for_each(|a| names(a, out)),
+            ExprKind::Int(_) | ExprKind::Gen => {}
+        }
+    }
+    let mut out = Vec::new();
+    if let Some(e) = Spec::isa().exprs.iter().find(|e| e.name == "nop_value") {
+        names(&e.expr, &mut out);
+    }
+    out
+}

@@ -1,0 +1,267 @@
+//! Statistics of an emitted ir3 program, printed as the line Mesa's
+//! freedreno driver writes for shader-db (`dump_shader_info`: field names
+//! and order as recent Mesa prints them), so reports can be compared with
+//! Mesa's:
+//!
+//! ```text
+//! MESA_SHADER_FRAGMENT shader: 12 inst, 4 nops, 8 non-nops, 0 mov, 0 cov, 24 dwords,
+//! 0 last-baryf, 0 last-helper, 0 half, 2 full, 0 constlen, 5 cat0, ... 1 (ss),
+//! 0 systall, 0 (sy), 16 waves, 0 loops
+//! ```
+//!
+//! (one line). Counting follows Mesa: an instruction repeated with
+//! `(rptN)` counts N+1, a `(nopN)` counts N more instructions and nops;
+//! `mov` counts moves whose source and destination types agree, `cov` the
+//! other moves; `half`/`full` are the highest vec4 register used plus one
+//! (with merged registers a half register also counts its full one);
+//! `constlen` is in vec4s; `stp`/`ldp` are the target's spill and fill
+//! instructions; `waves` is the spec's occupancy at the footprint; `loops`
+//! counts backward branches.
+//!
+//! Not computed: `last-helper` (which instructions need helper
+//! invocations is not in the spec yet) and `sstall`/`systall` (Mesa's
+//! estimate of cycles stalled on a sync flag uses soft delays that are no
+//! hardware fact): they print 0.
+
+use std::fmt;
+
+use lathe_ir::{Shader, Stage, Type};
+use lathe_isa::ast::MetaValue;
+use lathe_passes::target::{FileId, FileKind, SpillSlot, TargetFacts};
+
+use super::delay;
+use super::generated::{MachineOp, Spec};
+use super::legalise::LegaliseError;
+use super::target::Ir3Target;
+use super::{Error, Generation};
+use lathe_isa::machine::MachineSpec;
+
+/// The counts of Mesa's shader-db line.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Stats {
+    pub stage: String,
+    pub inst: u32,
+    pub nops: u32,
+    pub mov: u32,
+    pub cov: u32,
+    pub dwords: u32,
+    pub last_baryf: u32,
+    pub last_helper: u32,
+    pub half: u32,
+    pub full: u32,
+    pub constlen: u32,
+    pub cat: [u32; 8],
+    pub stp: u32,
+    pub ldp: u32,
+    pub sstall: u32,
+    pub ss: u32,
+    pub systall: u32,
+    pub sy: u32,
+    pub waves: u32,
+    pub loops: u32,
+}
+
+impl fmt::Display for Stats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let c = &self.cat;
+        write!(
+            f,
+            "{} shader: {} inst, {} nops, {} non-nops, {} mov, {} cov, {} dwords, \
+             {} last-baryf, {} last-helper, {} half, {} full, {} constlen, \
+             {} cat0, {} cat1, {} cat2, {} cat3, {} cat4, {} cat5, {} cat6, {} cat7, \
+             {} stp, {} ldp, {} sstall, {} (ss), {} systall, {} (sy), {} waves, {} loops",
+            self.stage,
+            self.inst,
+            self.nops,
+            self.inst - self.nops,
+            self.mov,
+            self.cov,
+            self.dwords,
+            self.last_baryf,
+            self.last_helper,
+            self.half,
+            self.full,
+            self.constlen,
+            c[0],
+            c[1],
+            c[2],
+            c[3],
+            c[4],
+            c[5],
+            c[6],
+            c[7],
+            self.stp,
+            self.ldp,
+            self.sstall,
+            self.ss,
+            self.systall,
+            self.sy,
+            self.waves,
+            self.loops
+        )
+    }
+}
+
+/// Mesa's name of a stage in the line.
+fn stage_name(stage: Stage) -> String {
+    format!("MESA_SHADER_{}", stage.name().to_uppercase())
+}
+
+fn meta_text(op: &MachineOp, key: &str) -> Option<String> {
+    match op.meta(key) {
+        Some(MetaValue::Ident(s)) => Some(s.clone()),
+        Some(MetaValue::Int(n)) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// The statistics of `words` (with `asm`, their disassembly), emitted
+/// from the legalised `shader`.
+pub(crate) fn collect(
+    shader: &Shader<'_, MachineOp>,
+    target: &Ir3Target,
+    words: &[u64],
+    asm: &str,
+) -> Result<Stats, LegaliseError> {
+    let generation = Generation::from_gpu_id(target.generation_id())
+        .ok_or_else(|| LegaliseError::Malformed("unknown generation".into()))?;
+    let g = target.generation_id();
+    let nop = target.idiom("nop");
+    let (jump, branch) = (target.idiom("jump"), target.idiom("branch"));
+    // The spill and fill instructions (any slot: the offset is no part
+    // of which instruction it is).
+    let slot = SpillSlot {
+        array: lathe_ir::ArrayId(0),
+        index: 0,
+        byte_offset: 0,
+    };
+    let (spill, fill) = (target.spill(Type::U32, slot), target.fill(Type::U32, slot));
+    let mov = target.copy(Type::U32);
+    let same = |a: Option<MachineOp>, b: &MachineOp| a.is_some_and(|a| a.encoding() == b.encoding());
+
+    let mut s = Stats {
+        stage: stage_name(shader.stage),
+        dwords: words.len() as u32 * 2,
+        ..Stats::default()
+    };
+    let mut max_full: Option<u32> = None;
+    let mut max_half: Option<u32> = None;
+    let merged = target.files().iter().filter(|f| f.kind == FileKind::General).count() == 1;
+    for &word in words {
+        let op = MachineOp::from_word(word, g).ok_or(Error::NoMatch { word, generation })?;
+        let repeat = delay::repeat(word, generation)?;
+        let slots = delay::nop_slots(word, generation)?;
+        let count = 1 + repeat;
+        let category: usize = meta_text(&op, "category")
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(0)
+            .min(7);
+        if same(nop, &op) {
+            s.nops += count;
+        }
+        s.nops += slots;
+        s.inst += count + slots;
+        s.cat[category] += count;
+        s.cat[0] += slots;
+        if op.encoding() == mov.encoding() || meta_text(&op, "category").as_deref() == Some("1") {
+            let types = (op.modifier("src_type"), op.modifier("dst_type"));
+            if let (Some(a), Some(b)) = types {
+                if a == b {
+                    s.mov += count;
+                } else {
+                    s.cov += count;
+                }
+            }
+        }
+        if op.encoding() == spill.encoding() {
+            s.stp += 1;
+        }
+        if op.encoding() == fill.encoding() {
+            s.ldp += 1;
+        }
+        if op.modifier("ss") == Some(1) {
+            s.ss += 1;
+        }
+        if op.modifier("sy") == Some(1) {
+            s.sy += 1;
+        }
+        if matches!(op.meta("varying_fetch"), Some(MetaValue::Ident(v)) if v == "true") {
+            s.last_baryf = s.inst - 1;
+        }
+        if (same(jump, &op) || same(branch, &op))
+            && op.modifier("immed").is_some_and(|o| (o as u32 as i32) <= 0)
+        {
+            s.loops += 1;
+        }
+        for a in delay::accesses(word, generation)? {
+            if a.special {
+                continue;
+            }
+            let last = a.num + a.elems - 1;
+            if a.half {
+                max_half = max_half.max(Some(last / 4));
+                if merged {
+                    max_full = max_full.max(Some(last / 2 / 4));
+                }
+            } else {
+                max_full = max_full.max(Some(last / 4));
+            }
+        }
+    }
+    s.full = max_full.map_or(0, |m| m + 1);
+    s.half = max_half.map_or(0, |m| m + 1);
+    s.constlen = constlen(asm);
+    let general = target
+        .files()
+        .iter()
+        .position(|f| f.kind == FileKind::General && f.allocated)
+        .unwrap_or(0);
+    let unit_bits = target.files()[general].unit_bits.max(1);
+    let units = s.full * 4 * (32 / unit_bits);
+    s.waves = target.occupancy(FileId(general as u8), units);
+    Ok(s)
+}
+
+/// Vec4 const registers the program reads: one past the highest `cN`
+/// its disassembly names (the const file's register prefix from the spec).
+fn constlen(asm: &str) -> u32 {
+    let isa = Spec::isa();
+    let Some(prefix) = isa
+        .regfiles
+        .iter()
+        .find(|r| r.kind == lathe_isa::model::RegfileKind::Const)
+        .and_then(|r| r.names.as_ref())
+        .map(|n| n.prefix.clone())
+    else {
+        return 0;
+    };
+    let mut len = 0;
+    for line in asm.lines() {
+        let bytes = line.as_bytes();
+        let mut at = 0;
+        while let Some(k) = line[at..].find(prefix.as_str()) {
+            let start = at + k;
+            at = start + prefix.len();
+            // A register name starts a word: `c12.x`, not `sync` or `rcp`.
+            let word_start = start == 0 || !bytes[start - 1].is_ascii_alphanumeric();
+            let digits: String = line[at..].chars().take_while(char::is_ascii_digit).collect();
+            if word_start && !digits.is_empty() && line[at + digits.len()..].starts_with('.') {
+                if let Ok(n) = digits.parse::<u32>() {
+                    len = len.max(n + 1);
+                }
+            }
+        }
+    }
+    len
+}
+
+#[cfg(test)]
+mod tests {
+    use super::constlen;
+
+    #[test]
+    fn constlen_counts_vec4s_of_the_highest_const() {
+        assert_eq!(constlen("add.f r0.x, c3.y, r1.x\nmul.f r0.y, r0.x, c1.w\n"), 4);
+        assert_eq!(constlen("(ss)end\nrcp r0.x, r0.y\n"), 0);
+    }
+}

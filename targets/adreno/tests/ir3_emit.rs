@@ -1,0 +1,326 @@
+//! Allocated ir3 machine IR through legalisation and emission, run whole
+//! on the generated simulator with its hazard detection: no hazard, and
+//! the outputs equal those of the instruction-by-instruction run of the
+//! allocated IR (`run::run`, which lets every result settle) and, where
+//! a generic program exists, of the IR interpreter. The simulator is
+//! shown to be a real oracle: a program missing one nop or one sync flag
+//! stops with a hazard.
+
+use std::collections::BTreeMap;
+
+use lathe_adreno::ir3::{
+    self, GpuModel, emit, generated::MachineOp, run, sim, target::Ir3Target,
+};
+use lathe_ir::{GenericOp, interp};
+use lathe_passes::lower_swap::lower_swaps;
+use lathe_passes::ra::{RaOptions, allocate};
+
+fn target(model: &str) -> Ir3Target {
+    Ir3Target::new(model.parse::<GpuModel>().unwrap()).unwrap()
+}
+
+/// `text` allocated for `t` (swaps lowered where the target has no
+/// exchange instruction), printed.
+fn allocated(text: &str, t: &Ir3Target) -> String {
+    let arena = lathe_ir::Bump::new();
+    let mut shader = lathe_ir::parse::<MachineOp>(&arena, text).unwrap();
+    allocate(&mut shader, t, RaOptions::default()).unwrap();
+    lower_swaps(&mut shader, t).unwrap();
+    lathe_ir::validate(&shader).unwrap_or_else(|e| panic!("{e:?}"));
+    lathe_ir::print(&shader)
+}
+
+fn emitted(allocated: &str, t: &Ir3Target) -> emit::Compiled {
+    let arena = lathe_ir::Bump::new();
+    let mut shader = lathe_ir::parse::<MachineOp>(&arena, allocated).unwrap();
+    let out = emit::emit(&mut shader, t).unwrap_or_else(|e| panic!("{e}\n{allocated}"));
+    // Legalisation keeps the IR valid (the terminators stay).
+    lathe_ir::validate(&shader).unwrap_or_else(|e| panic!("{e:?}"));
+    out
+}
+
+/// Runs the emitted words on one thread with `inputs` in the interface's
+/// registers; the outputs by index.
+fn run_words(
+    out: &emit::Compiled,
+    t: &Ir3Target,
+    words: &[u64],
+    inputs: &[u32],
+) -> Result<BTreeMap<u32, u32>, sim::SimError> {
+    let mut m = sim::machine(1);
+    for s in &out.interface.inputs {
+        let (file, half, index) = m.parse_reg(&s.register).unwrap();
+        m.set(file, half, index, 0, inputs[s.index as usize]).unwrap();
+    }
+    let generation = ir3::Generation::from_gpu_id(t.generation_id()).unwrap();
+    sim::run(&mut m, words, generation)?;
+    Ok(out
+        .interface
+        .outputs
+        .iter()
+        .map(|s| {
+            let (file, half, index) = m.parse_reg(&s.register).unwrap();
+            (s.index, m.get(file, half, index, 0).unwrap())
+        })
+        .collect())
+}
+
+/// The instruction-by-instruction run of the allocated (not legalised)
+/// program.
+fn stepped(allocated: &str, t: &Ir3Target, inputs: &[u32]) -> BTreeMap<u32, u32> {
+    let arena = lathe_ir::Bump::new();
+    let shader = lathe_ir::parse::<MachineOp>(&arena, allocated).unwrap();
+    run::run(&shader, t, &mut sim::machine(1), inputs).unwrap()
+}
+
+fn interpreted(generic: &str, inputs: &[u32], outputs: u32) -> BTreeMap<u32, u32> {
+    let arena = lathe_ir::Bump::new();
+    let shader = lathe_ir::parse::<GenericOp>(&arena, generic).unwrap();
+    let inv = interp::Invocation {
+        meta_inputs: inputs.to_vec(),
+        ..Default::default()
+    };
+    let out = interp::run(&shader, &inv, interp::Limits::default()).unwrap();
+    (0..outputs).map(|k| (k, out.meta_outputs[&k].1)).collect()
+}
+
+/// Every line of the disassembly assembles back into its word.
+fn assert_reassembles(out: &emit::Compiled, t: &Ir3Target) {
+    let generation = ir3::Generation::from_gpu_id(t.generation_id()).unwrap();
+    let lines: Vec<&str> = out.asm.lines().collect();
+    assert_eq!(lines.len(), out.words.len());
+    for (line, &word) in lines.iter().zip(&out.words) {
+        assert_eq!(ir3::assemble(line, generation).unwrap(), word, "`{line}`");
+    }
+}
+
+const DOT: &str = include_str!("../examples/ir3-machine.lir");
+
+#[test]
+fn straight_line_runs_without_hazard_as_stepped() {
+    for model in ["a630", "a740"] {
+        let t = target(model);
+        let alloc = allocated(DOT, &t);
+        let out = emitted(&alloc, &t);
+        assert_reassembles(&out, &t);
+        for inputs in [[1.0f32, 2.0, 3.0, 4.0], [0.5, -1.5, 8.0, 0.25]] {
+            let bits: Vec<u32> = inputs.iter().map(|f| f.to_bits()).collect();
+            let got = run_words(&out, &t, &out.words, &bits)
+                .unwrap_or_else(|e| panic!("{model}: {e}\n{}", out.asm));
+            assert_eq!(got, stepped(&alloc, &t, &bits), "{model}\n{}", out.asm);
+        }
+        // The rsq result reaches the final mul through (ss).
+        assert!(out.asm.contains("(ss)"), "{}", out.asm);
+        assert!(out.asm.trim_end().ends_with("end"), "{}", out.asm);
+    }
+}
+
+/// Two values trade places on every trip of a loop (ra breaks the copy
+/// cycle on the back edge with a swap), a counter counts trips down.
+const LOOP: &str = "shader fragment
+b0:
+  %0:u32 = input index=0
+  %1:u32 = input index=1
+  %2:u32 = input index=2
+  jump b1
+b1:
+  %4:u32 = phi [%0, b0], [%5, b1]
+  %5:u32 = phi [%1, b0], [%4, b1]
+  %6:u32 = phi [%2, b0], [%7, b1]
+  %7:u32 = add.s full src2=0x27ff %6
+  %8:bool = cmps.u dst_conv full cond=5 src2=0x2000 %7
+  branch %8, b1, b2
+b2:
+  output index=0 %4
+  output index=1 %5
+  ret
+";
+
+const LOOP_GENERIC: &str = "shader fragment
+b0:
+  %0:u32 = input index=0
+  %1:u32 = input index=1
+  %2:u32 = input index=2
+  %3:u32 = const 1
+  %9:u32 = const 0
+  jump b1
+b1:
+  %4:u32 = phi [%0, b0], [%5, b1]
+  %5:u32 = phi [%1, b0], [%4, b1]
+  %6:u32 = phi [%2, b0], [%7, b1]
+  %7:u32 = isub %6, %3
+  %8:bool = ine %7, %9
+  branch %8, b1, b2
+b2:
+  output index=0 %4
+  output index=1 %5
+  ret
+";
+
+#[test]
+fn a_loop_runs_without_hazard_as_interpreted() {
+    let t = target("a630");
+    let alloc = allocated(LOOP, &t);
+    let out = emitted(&alloc, &t);
+    assert_reassembles(&out, &t);
+    assert_eq!(out.stats.loops, 1, "{}", out.asm);
+    assert!(out.asm.contains("(jp)"), "{}", out.asm);
+    for trips in 1..=4u32 {
+        let inputs = [0x1234_5678, 0x9abc_def0, trips];
+        let got = run_words(&out, &t, &out.words, &inputs)
+            .unwrap_or_else(|e| panic!("{trips} trips: {e}\n{}", out.asm));
+        assert_eq!(got, interpreted(LOOP_GENERIC, &inputs, 2), "{}", out.asm);
+        assert_eq!(got, stepped(&alloc, &t, &inputs));
+    }
+}
+
+/// An if/else whose arms meet again: a branch on a compare, a jump over
+/// the other arm, a phi at the join.
+const DIAMOND: &str = "shader fragment
+b0:
+  %0:f32 = input index=0
+  %1:f32 = input index=1
+  %2:bool = cmps.f dst_conv full cond=2 %0, %1
+  branch %2, b1, b2
+b1:
+  %3:f32 = mul.f full %0, %1
+  %4:f32 = rcp full %3
+  jump b3
+b2:
+  %5:f32 = add.f full %0, %1
+  jump b3
+b3:
+  %6:f32 = phi [%4, b1], [%5, b2]
+  %7:f32 = mul.f full %6, %0
+  output index=0 %7
+  ret
+";
+
+const DIAMOND_GENERIC: &str = "shader fragment
+b0:
+  %0:f32 = input index=0
+  %1:f32 = input index=1
+  %2:bool = flt %1, %0
+  branch %2, b1, b2
+b1:
+  %3:f32 = fmul %0, %1
+  %4:f32 = rcp %3
+  jump b3
+b2:
+  %5:f32 = fadd %0, %1
+  jump b3
+b3:
+  %6:f32 = phi [%4, b1], [%5, b2]
+  %7:f32 = fmul %6, %0
+  output index=0 %7
+  ret
+";
+
+#[test]
+fn both_arms_of_a_branch_run_without_hazard_as_interpreted() {
+    for model in ["a630", "a740"] {
+        let t = target(model);
+        let alloc = allocated(DIAMOND, &t);
+        let out = emitted(&alloc, &t);
+        assert_reassembles(&out, &t);
+        for (a, b) in [(4.0f32, 2.0f32), (1.0, 4.0)] {
+            let inputs = [a.to_bits(), b.to_bits()];
+            let got = run_words(&out, &t, &out.words, &inputs)
+                .unwrap_or_else(|e| panic!("{model} {a} {b}: {e}\n{}", out.asm));
+            assert_eq!(got, stepped(&alloc, &t, &inputs), "{}", out.asm);
+            assert_eq!(
+                got,
+                interpreted(DIAMOND_GENERIC, &inputs, 1),
+                "{model} {a} {b}\n{}",
+                out.asm
+            );
+        }
+    }
+}
+
+/// The oracle can fail: without one of its nops, or without its (ss), the
+/// emitted program stops with a hazard.
+#[test]
+fn the_simulator_reports_a_missing_nop_or_sync_flag() {
+    let t = target("a630");
+    let generation = ir3::Generation::A6xx;
+    let alloc = allocated(DOT, &t);
+    let out = emitted(&alloc, &t);
+    let bits: Vec<u32> = [1.0f32, 2.0, 3.0, 4.0].iter().map(|f| f.to_bits()).collect();
+    run_words(&out, &t, &out.words, &bits).unwrap();
+
+    // Drop the first delay slot, wherever it is (a nop, or one of an
+    // instruction's (nopN)), by re-assembling its line without it.
+    let lines: Vec<String> = out.asm.lines().map(String::from).collect();
+    let k = lines
+        .iter()
+        .position(|l| l.contains("nop"))
+        .expect("the program has delay slots");
+    let mut fewer = lines.clone();
+    let line = &lines[k];
+    if let Some(rest) = line.strip_suffix("nop") {
+        // `(rptN)nop` loses one slot; a single nop goes.
+        match rest.rfind("(rpt") {
+            Some(at) => {
+                let n: u32 = rest[at + 4..rest.len() - 1].parse().unwrap();
+                let rpt = if n > 1 { format!("(rpt{})", n - 1) } else { String::new() };
+                fewer[k] = format!("{}{rpt}nop", &rest[..at]);
+            }
+            None => {
+                fewer.remove(k);
+            }
+        }
+    } else {
+        let at = line.find("(nop").unwrap();
+        let n: u32 = line[at + 4..at + 5].parse().unwrap();
+        let slots = if n > 1 { format!("(nop{}) ", n - 1) } else { String::new() };
+        fewer[k] = format!("{}{slots}{}", &line[..at], &line[at + 7..]);
+    }
+    let words: Vec<u64> = fewer
+        .iter()
+        .map(|l| ir3::assemble(l, generation).unwrap_or_else(|e| panic!("`{l}`: {e}")))
+        .collect();
+    let err = run_words(&out, &t, &words, &bits).unwrap_err();
+    assert!(matches!(err, sim::SimError::Hazard { .. }), "{err}");
+
+    // Clear the (ss) flag.
+    let k = lines.iter().position(|l| l.contains("(ss)")).unwrap();
+    let mut unsynced = lines.clone();
+    unsynced[k] = lines[k].replacen("(ss)", "", 1);
+    let words: Vec<u64> = unsynced
+        .iter()
+        .map(|l| ir3::assemble(l, generation).unwrap())
+        .collect();
+    let err = run_words(&out, &t, &words, &bits).unwrap_err();
+    assert!(matches!(err, sim::SimError::Hazard { .. }), "{err}");
+}
+
+#[test]
+fn the_statistics_line_has_mesas_fields_in_order() {
+    let t = target("a630");
+    let out = emitted(&allocated(DOT, &t), &t);
+    let line = out.stats.to_string();
+    let fields = [
+        "inst", "nops", "non-nops", "mov", "cov", "dwords", "last-baryf", "last-helper", "half",
+        "full", "constlen", "cat0", "cat1", "cat2", "cat3", "cat4", "cat5", "cat6", "cat7", "stp",
+        "ldp", "sstall", "(ss)", "systall", "(sy)", "waves", "loops",
+    ];
+    let (stage, rest) = line.split_once(" shader: ").unwrap();
+    assert_eq!(stage, "MESA_SHADER_FRAGMENT");
+    let names: Vec<&str> = rest
+        .split(", ")
+        .map(|f| f.split_once(' ').unwrap().1)
+        .collect();
+    assert_eq!(names, fields);
+    let s = &out.stats;
+    // Counted from the words: every word one instruction plus its slots.
+    assert_eq!(s.dwords as usize, out.words.len() * 2);
+    assert!(s.inst >= out.words.len() as u32);
+    assert_eq!(s.cat.iter().sum::<u32>(), s.inst);
+    assert_eq!(s.ss, out.asm.matches("(ss)").count() as u32);
+    // Six inputs and temporaries fit in two vec4s of r0..r1 or so; the
+    // spec's occupancy at that footprint.
+    assert!(s.full >= 1 && s.full <= 3, "{line}");
+    use lathe_passes::target::{FileId, TargetFacts};
+    assert_eq!(s.waves, t.occupancy(FileId(0), s.full * 8));
+}
