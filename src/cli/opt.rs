@@ -26,6 +26,12 @@ pub struct OptArgs {
     /// need. Without it the IR is generic.
     #[arg(long)]
     pub target: Option<String>,
+    /// With an ir3 `--target`: print the emitted program instead of the
+    /// IR (legalising it first if the pipeline did not): `asm` (the
+    /// disassembly, then the statistics line as a `;` comment), `bin`
+    /// (one `0x…` word per line), `stats` (the statistics line).
+    #[arg(long, value_parser = ["asm", "bin", "stats"])]
+    pub emit: Option<String>,
 }
 
 pub fn run(args: OptArgs) -> CliResult {
@@ -40,18 +46,32 @@ pub fn run(args: OptArgs) -> CliResult {
             .map_err(|e| format!("cannot read {}: {e}", args.file))?;
         (args.file.clone(), text)
     };
+    if args.emit.is_some()
+        && !args
+            .target
+            .as_deref()
+            .is_some_and(|m| m.parse::<lathe_adreno::ir3::GpuModel>().is_ok())
+    {
+        return Err("--emit needs an ir3 --target (a630, …)".into());
+    }
     match args.target.as_deref() {
-        None => optimise(Registry::<GenericOp>::standard(), &args, &name, &text),
+        None => optimise(Registry::<GenericOp>::standard(), &args, &name, &text, print),
         Some(model) => {
             if let Ok(gpu) = model.parse::<lathe_adreno::ir3::GpuModel>() {
                 let target =
                     lathe_adreno::ir3::target::Ir3Target::new(gpu).map_err(|e| e.to_string())?;
-                let registry = Registry::with_target(Rc::new(target));
-                optimise(registry, &args, &name, &text)
+                let target = Rc::new(target);
+                let registry = Registry::with_target(target.clone());
+                match args.emit.as_deref() {
+                    Some(form) => optimise(registry, &args, &name, &text, |shader| {
+                        emit_ir3(shader, &target, form)
+                    }),
+                    None => optimise(registry, &args, &name, &text, print),
+                }
             } else if let Ok(gpu) = model.parse::<lathe_mali::valhall::MaliModel>() {
                 let target = lathe_mali::valhall::target::ValhallTarget::new(gpu);
                 let registry = Registry::with_target(Rc::new(target));
-                optimise(registry, &args, &name, &text)
+                optimise(registry, &args, &name, &text, print)
             } else {
                 Err(format!("unknown GPU model `{model}` for --target").into())
             }
@@ -59,8 +79,36 @@ pub fn run(args: OptArgs) -> CliResult {
     }
 }
 
-/// Parses `text` as IR of vocabulary `O`, runs the pipeline, prints the result.
-fn optimise<O: Opcode>(registry: Registry<O>, args: &OptArgs, name: &str, text: &str) -> CliResult {
+/// Prints the IR.
+fn print<O: Opcode>(shader: &mut Shader<'_, O>) -> CliResult {
+    print!("{}", lathe_ir::print(shader));
+    Ok(())
+}
+
+/// Prints the emitted ir3 program in `form` (`asm`, `bin`, `stats`).
+fn emit_ir3(
+    shader: &mut Shader<'_, lathe_adreno::ir3::generated::MachineOp>,
+    target: &lathe_adreno::ir3::target::Ir3Target,
+    form: &str,
+) -> CliResult {
+    let out = lathe_adreno::ir3::emit::emit(shader, target)?;
+    match form {
+        "bin" => out.words.iter().for_each(|w| println!("0x{w:016x}")),
+        "stats" => println!("{}", out.stats),
+        _ => print!("{}; {}\n", out.asm, out.stats),
+    }
+    Ok(())
+}
+
+/// Parses `text` as IR of vocabulary `O`, runs the pipeline, hands the
+/// result to `finish` (which prints it).
+fn optimise<O: Opcode>(
+    registry: Registry<O>,
+    args: &OptArgs,
+    name: &str,
+    text: &str,
+    finish: impl FnOnce(&mut Shader<'_, O>) -> CliResult,
+) -> CliResult {
     let names: Vec<&str> = args
         .passes
         .iter()
@@ -106,6 +154,5 @@ fn optimise<O: Opcode>(registry: Registry<O>, args: &OptArgs, name: &str, text: 
     if args.time_passes {
         eprint!("{}", lathe_passes::timing_report(&records));
     }
-    print!("{}", lathe_ir::print(&shader));
-    Ok(())
+    finish(&mut shader)
 }

@@ -324,3 +324,119 @@ fn the_statistics_line_has_mesas_fields_in_order() {
     use lathe_passes::target::{FileId, TargetFacts};
     assert_eq!(s.waves, t.occupancy(FileId(0), s.full * 8));
 }
+
+/// A small deterministic generator (xorshift) for the random programs.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// One random instruction over `pool` (full f32 values): ALU (cat2),
+/// mad (cat3, its late third source) and SFU (cat4, (ss)) results, each
+/// read soon after, so every latency rule comes up.
+fn random_inst(rng: &mut Rng, pool: &[usize], next: usize) -> String {
+    let mut pick = || pool[pool.len() - 1 - rng.below(pool.len().min(4))];
+    let (a, b, c) = (pick(), pick(), pick());
+    let body = match rng.below(7) {
+        0 => format!("add.f full %{a}, %{b}"),
+        1 => format!("mul.f full %{a}, %{b}"),
+        2 => format!("max.f full %{a}, %{b}"),
+        3 => format!("mad.f32 %{a}, %{b}, %{c}"),
+        4 => format!("rcp full %{a}"),
+        5 => format!("rsq full %{a}"),
+        _ => format!("min.f full %{a}, %{b}"),
+    };
+    format!("  %{next}:f32 = {body}\n")
+}
+
+/// A random program: straight-line code, then (for odd seeds) a loop
+/// whose body carries two values around a counter.
+fn random_program(seed: u64) -> String {
+    let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let mut text = String::from("shader fragment\nb0:\n");
+    let mut pool: Vec<usize> = Vec::new();
+    for i in 0..4 {
+        text += &format!("  %{i}:f32 = input index={i}\n");
+        pool.push(i);
+    }
+    if seed % 2 == 1 {
+        text += "  %100:u32 = input index=4\n";
+    }
+    let mut next = 4;
+    for _ in 0..6 + rng.below(10) {
+        text += &random_inst(&mut rng, &pool, next);
+        pool.push(next);
+        next += 1;
+    }
+    let outputs: Vec<usize> = if seed % 2 == 1 {
+        // b1: %x, %y carried; %n counts input 4 (u32) down.
+        let (x0, y0) = (pool[pool.len() - 1], pool[pool.len() - 2]);
+        text += "  jump b1\nb1:\n";
+        text += &format!("  %101:f32 = phi [%{x0}, b0], [%111, b1]\n");
+        text += &format!("  %102:f32 = phi [%{y0}, b0], [%112, b1]\n");
+        text += "  %103:u32 = phi [%100, b0], [%104, b1]\n";
+        text += "  %104:u32 = add.s full src2=0x27ff %103\n";
+        let mut body = vec![101, 102];
+        let mut k = 120;
+        for _ in 0..2 + rng.below(5) {
+            text += &random_inst(&mut rng, &body, k);
+            body.push(k);
+            k += 1;
+        }
+        text += &format!("  %111:f32 = add.f full %{}, %101\n", body[body.len() - 1]);
+        text += &format!("  %112:f32 = mul.f full %{}, %102\n", body[body.len() - 2]);
+        text += "  %105:bool = cmps.u dst_conv full cond=5 src2=0x2000 %104\n";
+        text += "  branch %105, b1, b2\nb2:\n";
+        vec![101, 102]
+    } else {
+        pool.iter().rev().take(3).copied().collect()
+    };
+    for (k, v) in outputs.iter().enumerate() {
+        text += &format!("  output index={k} %{v}\n");
+    }
+    text + "  ret\n"
+}
+
+#[test]
+fn random_programs_run_without_hazard_as_stepped() {
+    let t = target("a630");
+    for seed in 0..24u64 {
+        let source = random_program(seed);
+        let alloc = allocated(&source, &t);
+        let out = emitted(&alloc, &t);
+        assert_reassembles(&out, &t);
+        let mut inputs: Vec<u32> = [1.5f32, -0.75, 3.0, 0.125].map(f32::to_bits).to_vec();
+        inputs.push(1 + (seed as u32 % 3));
+        let got = run_words(&out, &t, &out.words, &inputs)
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{alloc}\n{}", out.asm));
+        assert_eq!(
+            got,
+            stepped(&alloc, &t, &inputs),
+            "seed {seed}\n{alloc}\n{}",
+            out.asm
+        );
+    }
+}
+
+/// Spills and fills (stp/ldp to private memory, whose loads are waited
+/// for with (sy)) emit and run as stepped.
+#[test]
+fn a_spilling_program_runs_without_hazard_as_stepped() {
+    let t = target("a630");
+    let alloc = allocated(include_str!("../examples/ir3-spill.lir"), &t);
+    let out = emitted(&alloc, &t);
+    assert!(out.stats.stp > 0 && out.stats.ldp > 0, "{}", out.stats);
+    assert!(out.stats.sy > 0, "{}", out.stats);
+    let inputs = [1.0009765625f32.to_bits(), 0.5f32.to_bits()];
+    let got = run_words(&out, &t, &out.words, &inputs).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(got, stepped(&alloc, &t, &inputs));
+}

@@ -19,13 +19,14 @@
 //! // The SFU reads the ALU result 6 slots later; `end` waits for the
 //! // SFU's result with (ss).
 //! assert_eq!(out.asm.lines().last(), Some("(ss)end"));
-//! assert_eq!(out.interface.outputs[0].register, "r1.x");
+//! // Registers count half units: %2@gpr4 is r0.z.
+//! assert_eq!(out.interface.outputs[0].register, "r0.z");
 //! // The words run without a hazard on the generated simulator.
 //! let mut m = sim::machine(1);
 //! let (file, half, index) = m.parse_reg("r0.x").unwrap();
 //! m.set(file, half, index, 0, 2.0f32.to_bits());
 //! sim::run(&mut m, &out.words, "a630".parse::<GpuModel>().unwrap().generation()).unwrap();
-//! let (file, half, index) = m.parse_reg("r1.x").unwrap();
+//! let (file, half, index) = m.parse_reg("r0.z").unwrap();
 //! assert_eq!(m.get(file, half, index, 0), Some(0.5f32.to_bits()));
 //! ```
 

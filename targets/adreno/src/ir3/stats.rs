@@ -136,7 +136,6 @@ pub(crate) fn collect(
         byte_offset: 0,
     };
     let (spill, fill) = (target.spill(Type::U32, slot), target.fill(Type::U32, slot));
-    let mov = target.copy(Type::U32);
     let same = |a: Option<MachineOp>, b: &MachineOp| a.is_some_and(|a| a.encoding() == b.encoding());
 
     let mut s = Stats {
@@ -163,7 +162,7 @@ pub(crate) fn collect(
         s.inst += count + slots;
         s.cat[category] += count;
         s.cat[0] += slots;
-        if op.encoding() == mov.encoding() || meta_text(&op, "category").as_deref() == Some("1") {
+        if is_move(&op) {
             let types = (op.modifier("src_type"), op.modifier("dst_type"));
             if let (Some(a), Some(b)) = types {
                 if a == b {
@@ -220,6 +219,18 @@ pub(crate) fn collect(
     let units = s.full * 4 * (32 / unit_bits);
     s.waves = target.occupancy(FileId(general as u8), units);
     Ok(s)
+}
+
+/// Mesa's `OPC_MOV`: the spec's `cat1-mov` family (mov, cov, mova, and
+/// their immediate, const and relative forms) without `movs`, which
+/// reads another fiber's value.
+fn is_move(op: &MachineOp) -> bool {
+    let isa = Spec::isa();
+    let under = |name: &str| {
+        isa.chain(op.encoding())
+            .any(|e| isa.encodings[e].name == name)
+    };
+    under("cat1-mov") && !under("cat1-movs")
 }
 
 /// Vec4 const registers the program reads: one past the highest `cN`
