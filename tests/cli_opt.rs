@@ -464,3 +464,51 @@ fn backend_pipeline_spills_ir3_values_from_one_spill_base() {
         assert!(unit + 2 <= 384, "outside the file: {line}");
     }
 }
+
+/// `--emit` prints the emitted ir3 program: its disassembly and Mesa's
+/// statistics line, the words (which `lathe sim` runs without a hazard),
+/// or the line alone.
+#[test]
+fn the_backend_pipeline_emits_an_ir3_program() {
+    let path: PathBuf = [
+        env!("CARGO_MANIFEST_DIR"),
+        "targets",
+        "adreno",
+        "examples",
+        "ir3-machine.lir",
+    ]
+    .iter()
+    .collect();
+    let file = path.display().to_string();
+    let emit = |form: &str| {
+        let out = lathe(
+            &[
+                "opt", "--passes", "group,depth,sched,ra,legalise", "--target", "a630", "--emit",
+                form, &file,
+            ],
+            None,
+        );
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let asm = emit("asm");
+    let lines: Vec<&str> = asm.lines().collect();
+    let (stats, program) = lines.split_last().unwrap();
+    assert!(stats.starts_with("; MESA_SHADER_FRAGMENT shader: "), "{asm}");
+    assert_eq!(program.last(), Some(&"end"));
+    assert!(asm.contains("(ss)"), "{asm}");
+    assert_eq!(emit("stats").trim_end(), &stats[2..]);
+    // The words are the disassembly's, and run without a hazard.
+    let words = emit("bin");
+    assert_eq!(words.lines().count(), program.len());
+    let source = program.join("\n") + "\n";
+    let out = lathe(&["asm", "--gpu", "a630", "-"], Some(&source));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), words);
+    let out = lathe(&["sim", "--gpu", "a630", "-"], Some(&source));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    let out = lathe(&["opt", "--passes", "", "--emit", "asm", &file], None);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("--emit needs an ir3 --target"));
+}
