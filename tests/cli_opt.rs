@@ -483,8 +483,14 @@ fn the_backend_pipeline_emits_an_ir3_program() {
     let emit = |form: &str| {
         let out = lathe(
             &[
-                "opt", "--passes", "group,depth,sched,ra,legalise", "--target", "a630", "--emit",
-                form, &file,
+                "opt",
+                "--passes",
+                "group,depth,sched,ra,legalise",
+                "--target",
+                "a630",
+                "--emit",
+                form,
+                &file,
             ],
             None,
         );
@@ -494,7 +500,10 @@ fn the_backend_pipeline_emits_an_ir3_program() {
     let asm = emit("asm");
     let lines: Vec<&str> = asm.lines().collect();
     let (stats, program) = lines.split_last().unwrap();
-    assert!(stats.starts_with("; MESA_SHADER_FRAGMENT shader: "), "{asm}");
+    assert!(
+        stats.starts_with("; MESA_SHADER_FRAGMENT shader: "),
+        "{asm}"
+    );
     assert_eq!(program.last(), Some(&"end"));
     assert!(asm.contains("(ss)"), "{asm}");
     assert_eq!(emit("stats").trim_end(), &stats[2..]);

@@ -55,7 +55,13 @@ pub fn run(args: OptArgs) -> CliResult {
         return Err("--emit needs an ir3 --target (a630, …)".into());
     }
     match args.target.as_deref() {
-        None => optimise(Registry::<GenericOp>::standard(), &args, &name, &text, print),
+        None => optimise(
+            Registry::<GenericOp>::standard(),
+            &args,
+            &name,
+            &text,
+            print,
+        ),
         Some(model) => {
             if let Ok(gpu) = model.parse::<lathe_adreno::ir3::GpuModel>() {
                 let target =

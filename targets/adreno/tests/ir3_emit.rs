@@ -8,9 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use lathe_adreno::ir3::{
-    self, GpuModel, emit, generated::MachineOp, run, sim, target::Ir3Target,
-};
+use lathe_adreno::ir3::{self, GpuModel, emit, generated::MachineOp, run, sim, target::Ir3Target};
 use lathe_ir::{GenericOp, interp};
 use lathe_passes::lower_swap::lower_swaps;
 use lathe_passes::ra::{RaOptions, allocate};
@@ -50,7 +48,8 @@ fn run_words(
     let mut m = sim::machine(1);
     for s in &out.interface.inputs {
         let (file, half, index) = m.parse_reg(&s.register).unwrap();
-        m.set(file, half, index, 0, inputs[s.index as usize]).unwrap();
+        m.set(file, half, index, 0, inputs[s.index as usize])
+            .unwrap();
     }
     let generation = ir3::Generation::from_gpu_id(t.generation_id()).unwrap();
     sim::run(&mut m, words, generation)?;
@@ -246,7 +245,10 @@ fn the_simulator_reports_a_missing_nop_or_sync_flag() {
     let generation = ir3::Generation::A6xx;
     let alloc = allocated(DOT, &t);
     let out = emitted(&alloc, &t);
-    let bits: Vec<u32> = [1.0f32, 2.0, 3.0, 4.0].iter().map(|f| f.to_bits()).collect();
+    let bits: Vec<u32> = [1.0f32, 2.0, 3.0, 4.0]
+        .iter()
+        .map(|f| f.to_bits())
+        .collect();
     run_words(&out, &t, &out.words, &bits).unwrap();
 
     // Drop the first delay slot, wherever it is (a nop, or one of an
@@ -263,7 +265,11 @@ fn the_simulator_reports_a_missing_nop_or_sync_flag() {
         match rest.rfind("(rpt") {
             Some(at) => {
                 let n: u32 = rest[at + 4..rest.len() - 1].parse().unwrap();
-                let rpt = if n > 1 { format!("(rpt{})", n - 1) } else { String::new() };
+                let rpt = if n > 1 {
+                    format!("(rpt{})", n - 1)
+                } else {
+                    String::new()
+                };
                 fewer[k] = format!("{}{rpt}nop", &rest[..at]);
             }
             None => {
@@ -273,7 +279,11 @@ fn the_simulator_reports_a_missing_nop_or_sync_flag() {
     } else {
         let at = line.find("(nop").unwrap();
         let n: u32 = line[at + 4..at + 5].parse().unwrap();
-        let slots = if n > 1 { format!("(nop{}) ", n - 1) } else { String::new() };
+        let slots = if n > 1 {
+            format!("(nop{}) ", n - 1)
+        } else {
+            String::new()
+        };
         fewer[k] = format!("{}{slots}{}", &line[..at], &line[at + 7..]);
     }
     let words: Vec<u64> = fewer
@@ -301,9 +311,33 @@ fn the_statistics_line_has_mesas_fields_in_order() {
     let out = emitted(&allocated(DOT, &t), &t);
     let line = out.stats.to_string();
     let fields = [
-        "inst", "nops", "non-nops", "mov", "cov", "dwords", "last-baryf", "last-helper", "half",
-        "full", "constlen", "cat0", "cat1", "cat2", "cat3", "cat4", "cat5", "cat6", "cat7", "stp",
-        "ldp", "sstall", "(ss)", "systall", "(sy)", "waves", "loops",
+        "inst",
+        "nops",
+        "non-nops",
+        "mov",
+        "cov",
+        "dwords",
+        "last-baryf",
+        "last-helper",
+        "half",
+        "full",
+        "constlen",
+        "cat0",
+        "cat1",
+        "cat2",
+        "cat3",
+        "cat4",
+        "cat5",
+        "cat6",
+        "cat7",
+        "stp",
+        "ldp",
+        "sstall",
+        "(ss)",
+        "systall",
+        "(sy)",
+        "waves",
+        "loops",
     ];
     let (stage, rest) = line.split_once(" shader: ").unwrap();
     assert_eq!(stage, "MESA_SHADER_FRAGMENT");

@@ -297,7 +297,13 @@ fn role_fields(isa: &Isa, leaf: EncId, word: u64) -> Vec<RoleField<'_>> {
                     _ => None,
                 });
             if let Some(role) = role {
-                out.push((field.name.clone(), &field.ty, field.extract(word), role, file));
+                out.push((
+                    field.name.clone(),
+                    &field.ty,
+                    field.extract(word),
+                    role,
+                    file,
+                ));
             }
         }
     }

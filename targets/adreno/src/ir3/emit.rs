@@ -100,10 +100,7 @@ impl Compiled {
 }
 
 /// Legalises `shader` if needed and emits it.
-pub fn emit(
-    shader: &mut Shader<'_, MachineOp>,
-    target: &Ir3Target,
-) -> Result<Compiled, EmitError> {
+pub fn emit(shader: &mut Shader<'_, MachineOp>, target: &Ir3Target) -> Result<Compiled, EmitError> {
     legalise::legalise(shader, target)?;
     let g = target.generation_id();
     let generation = Generation::from_gpu_id(g)

@@ -268,12 +268,9 @@ pub(crate) fn word_of(
             check_in_place(shader, target, i)?;
             Ok(None)
         }
-        Op::Phi
-        | Op::Input { .. }
-        | Op::Output { .. }
-        | Op::Jump
-        | Op::Branch
-        | Op::Return => Ok(None),
+        Op::Phi | Op::Input { .. } | Op::Output { .. } | Op::Jump | Op::Branch | Op::Return => {
+            Ok(None)
+        }
     }
 }
 
@@ -294,7 +291,9 @@ fn check_in_place(
     };
     let lane_units = |v: Value| {
         let ty = shader.value_type(v);
-        target.operand_class(&Op::Phi, 0, Type::scalar(ty.scalar)).lane_units as u32
+        target
+            .operand_class(&Op::Phi, 0, Type::scalar(ty.scalar))
+            .lane_units as u32
     };
     let (rf, ru) = start(r)?;
     let agree = match d.op {
@@ -419,12 +418,7 @@ impl Legaliser<'_> {
         })
     }
 
-    fn modified(
-        &self,
-        op: MachineOp,
-        key: &str,
-        value: u64,
-    ) -> Result<MachineOp, LegaliseError> {
+    fn modified(&self, op: MachineOp, key: &str, value: u64) -> Result<MachineOp, LegaliseError> {
         op.with_modifier(key, value).ok_or_else(|| {
             LegaliseError::Spec(Error::Spec(format!(
                 "`{}` has no field `{key}` for {value}",
@@ -479,8 +473,13 @@ impl Legaliser<'_> {
                             "predicate32"
                         };
                         let cmp = self.idiom(idiom)?;
-                        let i =
-                            shader.create_inst(Op::Opcode(cmp), &[cond], &[], None, Some(Type::BOOL));
+                        let i = shader.create_inst(
+                            Op::Opcode(cmp),
+                            &[cond],
+                            &[],
+                            None,
+                            Some(Type::BOOL),
+                        );
                         let p = shader.inst(i).result.ok_or_else(|| {
                             LegaliseError::Malformed("compare without a result".into())
                         })?;
@@ -524,7 +523,11 @@ impl Legaliser<'_> {
         Ok(())
     }
 
-    fn jump(&mut self, shader: &mut Shader<'_, MachineOp>, to: Block) -> Result<Inst, LegaliseError> {
+    fn jump(
+        &mut self,
+        shader: &mut Shader<'_, MachineOp>,
+        to: Block,
+    ) -> Result<Inst, LegaliseError> {
         let op = self.idiom("jump")?;
         let i = shader.create_inst(Op::Opcode(op), &[], &[], None, None);
         self.flow_targets.insert(i, to);
@@ -935,7 +938,9 @@ impl Legaliser<'_> {
         }
         for (&i, to) in &self.flow_targets {
             let (Some(&from), Some(&dest)) = (at_inst.get(&i), address.get(to)) else {
-                return Err(LegaliseError::Malformed("a flow instruction left the layout".into()));
+                return Err(LegaliseError::Malformed(
+                    "a flow instruction left the layout".into(),
+                ));
             };
             let Op::Opcode(m) = shader.inst(i).op else {
                 continue;

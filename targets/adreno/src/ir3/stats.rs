@@ -136,7 +136,8 @@ pub(crate) fn collect(
         byte_offset: 0,
     };
     let (spill, fill) = (target.spill(Type::U32, slot), target.fill(Type::U32, slot));
-    let same = |a: Option<MachineOp>, b: &MachineOp| a.is_some_and(|a| a.encoding() == b.encoding());
+    let same =
+        |a: Option<MachineOp>, b: &MachineOp| a.is_some_and(|a| a.encoding() == b.encoding());
 
     let mut s = Stats {
         stage: stage_name(shader.stage),
@@ -145,7 +146,12 @@ pub(crate) fn collect(
     };
     let mut max_full: Option<u32> = None;
     let mut max_half: Option<u32> = None;
-    let merged = target.files().iter().filter(|f| f.kind == FileKind::General).count() == 1;
+    let merged = target
+        .files()
+        .iter()
+        .filter(|f| f.kind == FileKind::General)
+        .count()
+        == 1;
     for &word in words {
         let op = MachineOp::from_word(word, g).ok_or(Error::NoMatch { word, generation })?;
         let repeat = delay::repeat(word, generation)?;
@@ -255,7 +261,10 @@ fn constlen(asm: &str) -> u32 {
             at = start + prefix.len();
             // A register name starts a word: `c12.x`, not `sync` or `rcp`.
             let word_start = start == 0 || !bytes[start - 1].is_ascii_alphanumeric();
-            let digits: String = line[at..].chars().take_while(char::is_ascii_digit).collect();
+            let digits: String = line[at..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
             if word_start && !digits.is_empty() && line[at + digits.len()..].starts_with('.') {
                 if let Ok(n) = digits.parse::<u32>() {
                     len = len.max(n + 1);
@@ -272,7 +281,10 @@ mod tests {
 
     #[test]
     fn constlen_counts_vec4s_of_the_highest_const() {
-        assert_eq!(constlen("add.f r0.x, c3.y, r1.x\nmul.f r0.y, r0.x, c1.w\n"), 4);
+        assert_eq!(
+            constlen("add.f r0.x, c3.y, r1.x\nmul.f r0.y, r0.x, c1.w\n"),
+            4
+        );
         assert_eq!(constlen("(ss)end\nrcp r0.x, r0.y\n"), 0);
     }
 }
