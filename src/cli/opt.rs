@@ -46,12 +46,11 @@ pub fn run(args: OptArgs) -> CliResult {
             .map_err(|e| format!("cannot read {}: {e}", args.file))?;
         (args.file.clone(), text)
     };
-    if args.emit.is_some()
-        && !args
-            .target
-            .as_deref()
-            .is_some_and(|m| m.parse::<lathe_adreno::ir3::GpuModel>().is_ok())
-    {
+    let ir3 = args
+        .target
+        .as_deref()
+        .is_some_and(|m| m.parse::<lathe_adreno::ir3::GpuModel>().is_ok());
+    if args.emit.is_some() && !ir3 {
         return Err("--emit needs an ir3 --target (a630, …)".into());
     }
     match args.target.as_deref() {
@@ -101,7 +100,7 @@ fn emit_ir3(
     match form {
         "bin" => out.words.iter().for_each(|w| println!("0x{w:016x}")),
         "stats" => println!("{}", out.stats),
-        _ => print!("{}; {}\n", out.asm, out.stats),
+        _ => println!("{}; {}", out.asm, out.stats),
     }
     Ok(())
 }

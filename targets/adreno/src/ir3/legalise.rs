@@ -451,10 +451,8 @@ impl Legaliser<'_> {
                     let end = self.idiom("end")?;
                     new.push(shader.create_inst(Op::Opcode(end), &[], &[], None, None));
                 }
-                Op::Jump => {
-                    if targets.first().copied() != next {
-                        new.push(self.jump(shader, targets[0])?);
-                    }
+                Op::Jump if targets.first().copied() != next => {
+                    new.push(self.jump(shader, targets[0])?);
                 }
                 Op::Branch => {
                     let (then, other) = (targets[0], targets[1]);
@@ -541,12 +539,12 @@ impl Legaliser<'_> {
         }
         let last = layout
             .iter()
-            .flat_map(|&b| shader.block_insts(b).iter().copied())
-            .filter(|&i| {
+            .rev()
+            .flat_map(|&b| shader.block_insts(b).iter().rev().copied())
+            .find(|&i| {
                 matches!(shader.inst(i).op, Op::Opcode(m)
                     if matches!(m.meta("varying_fetch"), Some(MetaValue::Ident(v)) if v == "true"))
-            })
-            .last();
+            });
         if let Some(i) = last
             && let Op::Opcode(m) = shader.inst(i).op
             && let Some(with) = m.with_modifier("ei", 1)
@@ -561,7 +559,7 @@ impl Legaliser<'_> {
         &self,
         shader: &Shader<'_, MachineOp>,
         i: Inst,
-    ) -> Result<(Vec<(u8, u16)>, Vec<(u8, u16)>), LegaliseError> {
+    ) -> Result<(Vec<Unit>, Vec<Unit>), LegaliseError> {
         let d = shader.inst(i);
         let mut reads = Vec::new();
         let mut writes = Vec::new();
@@ -951,6 +949,9 @@ impl Legaliser<'_> {
         Ok(())
     }
 }
+
+/// A register unit: file and unit index.
+type Unit = (u8, u16);
 
 /// Register units waiting for an asynchronous result, with the sync kind.
 type Pending = std::collections::BTreeMap<(u8, u16), &'static str>;
