@@ -48,6 +48,8 @@ pub mod machine_run;
 pub mod model;
 pub mod operands;
 pub mod parse;
+pub mod rules;
+pub mod select;
 pub mod semantics;
 pub mod sim;
 pub mod sim_io;

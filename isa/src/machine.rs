@@ -413,7 +413,7 @@ impl<S: MachineSpec> MachineOp<S> {
 /// `value` of an operand of type `ty` with its register number set to
 /// `number` (see [`MachineOp::encode`]); `value` unchanged when no
 /// register form is found.
-fn set_in_form(
+pub(crate) fn set_in_form(
     isa: &Isa,
     ty: &FieldType,
     value: u64,
@@ -487,7 +487,7 @@ fn active_variants(isa: &Isa, leaf: EncId, word: u64, generation: u32) -> Vec<(E
 /// The bits of `word` that the active `when` variants of `leaf` assert:
 /// an operand inside them is part of the instruction (mova's `a0.x`),
 /// not a register number the allocator chooses.
-fn asserted_bits(isa: &Isa, leaf: EncId, word: u64, generation: u32) -> u64 {
+pub(crate) fn asserted_bits(isa: &Isa, leaf: EncId, word: u64, generation: u32) -> u64 {
     active_variants(isa, leaf, word, generation)
         .into_iter()
         .flat_map(|(enc, j)| isa.encodings[enc].whens[j].level.asserts.iter())
@@ -496,7 +496,7 @@ fn asserted_bits(isa: &Isa, leaf: EncId, word: u64, generation: u32) -> u64 {
 
 /// Does the operand field's value in `word` name something other than a
 /// register (a const, immediate or relative form)?
-fn is_literal_value(isa: &Isa, field: &Field, word: u64, generation: u32) -> bool {
+pub(crate) fn is_literal_value(isa: &Isa, field: &Field, word: u64, generation: u32) -> bool {
     let FieldType::Sub(tree, _) = &field.ty else {
         return false;
     };
@@ -521,7 +521,7 @@ fn is_literal_value(isa: &Isa, field: &Field, word: u64, generation: u32) -> boo
 /// number is what the form's fields marked `role = reg` hold; a register
 /// form without such fields is all number except its pattern bits; a form
 /// wrapping a register operand encoding is cleared inside that field.
-fn clear_register(isa: &Isa, field: &Field, word: u64, generation: u32) -> u64 {
+pub(crate) fn clear_register(isa: &Isa, field: &Field, word: u64, generation: u32) -> u64 {
     let value = field.extract(word);
     field.insert(word, clear_in_form(isa, &field.ty, value, generation, 0))
 }

@@ -29,6 +29,7 @@ mod gpu;
 pub mod legalise;
 pub mod oracle;
 pub mod run;
+pub mod select;
 pub mod sim;
 mod source;
 mod spec;

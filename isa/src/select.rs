@@ -1,0 +1,577 @@
+//! Instruction selection driven by a checked rules file: the tables
+//! `lathe_codegen_macros::rules!` generates ([`Rules`]) and the walk that
+//! applies them to a generic shader ([`select`]).
+//!
+//! Every generic instruction is matched against the rules for its opcode
+//! in file order; the first whose pattern matches (opcode, attributes,
+//! result and operand types, nested patterns on the operands' defining
+//! instructions) emits its templates. A template without literals is the
+//! word the build checked, decoded at the target's generation
+//! ([`MachineOp::from_word`]); a template with a literal (a constant's
+//! value, a uniform's const register) is assembled with the value in place
+//! by the target's assembler, and a value the encoding cannot hold makes
+//! the rule not apply, so the next one is tried. The IR's structural
+//! operations stay structural: phis, jumps, branches and returns keep
+//! their shape, meta inputs and outputs keep theirs, and the generic
+//! `load_input`/`store_output` become meta inputs and outputs numbered in
+//! first-seen order (the [`Interface`] says which slot each is).
+
+use std::collections::HashMap;
+
+use lathe_ir::{Block, GenericOp, Op, Opcode, Scalar, Shader, Type, Value};
+
+use crate::machine::{MachineOp, MachineSpec};
+
+/// A rules file's generated tables.
+#[derive(Debug)]
+pub struct Rules {
+    /// The ISA the rules are for.
+    pub isa: &'static str,
+    /// Spec generations the templates were checked at.
+    pub generations: &'static [u32],
+    pub rules: &'static [Rule],
+}
+
+/// One rule instance (one tuple of its `for` clause).
+#[derive(Debug)]
+pub struct Rule {
+    pub name: &'static str,
+    /// Line of the rule in the rules file.
+    pub line: u32,
+    /// Pattern nodes; the first is the root.
+    pub nodes: &'static [Node],
+    /// Placeholder types; slot 0 is `$dst`.
+    pub slots: &'static [SlotInfo],
+    pub insts: &'static [Template],
+}
+
+/// What a placeholder is at run time.
+#[derive(Clone, Copy, Debug)]
+pub enum SlotInfo {
+    /// A register value of this type (`$dst`, operands, temporaries).
+    Register(Scalar),
+    /// A number from an attribute.
+    Number,
+    /// A register of a file the allocator does not assign (a const
+    /// register), written `PREFIX{n / COMPS}.{COMPS[n % COMPS]}`.
+    Named(&'static str, &'static str),
+}
+
+/// A generic instruction pattern.
+#[derive(Debug)]
+pub struct Node {
+    pub op: &'static str,
+    pub attrs: &'static [AttrMatch],
+    /// `None`: operands unconstrained.
+    pub args: Option<&'static [ArgMatch]>,
+    pub ty: Scalar,
+}
+
+/// An attribute condition.
+#[derive(Debug)]
+pub enum AttrMatch {
+    Word(&'static str),
+    Eq(&'static str, &'static str),
+    /// Bind the attribute's value (the bare one when `None`) to a slot.
+    Bind(Option<&'static str>, u8),
+}
+
+/// An operand condition.
+#[derive(Clone, Copy, Debug)]
+pub enum ArgMatch {
+    Value(u8, Scalar),
+    Node(u8),
+}
+
+/// One instruction template.
+#[derive(Debug)]
+pub struct Template {
+    pub mnemonic: &'static str,
+    /// The checked word (register numbers are cleared when decoded).
+    pub word: u64,
+    /// For a template with literals: text pieces with the literals'
+    /// slots between them, assembled at selection time.
+    pub pieces: &'static [Piece],
+    pub dst: Option<u8>,
+    pub srcs: &'static [u8],
+}
+
+/// A piece of a literal template's text.
+#[derive(Debug)]
+pub enum Piece {
+    Text(&'static str),
+    Literal(u8),
+}
+
+/// What selection needs from a target.
+pub trait SelectTarget<S: MachineSpec> {
+    /// The generation (spec `gen` value) to decode and assemble at.
+    fn generation(&self) -> u32;
+    /// Assembles one line of the ISA's assembly.
+    fn assemble(&self, text: &str) -> Option<u64>;
+}
+
+/// Where a meta input or output of the selected shader comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Port {
+    /// A generic meta `input`/`output` of this index.
+    Meta(u32),
+    /// A `load_input` / `store_output` slot and component.
+    Slot(u16, u8),
+}
+
+/// The selected shader's meta inputs and outputs by index.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Interface {
+    pub inputs: Vec<Port>,
+    pub outputs: Vec<Port>,
+}
+
+/// Why a shader could not be selected.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SelectError {
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+    #[error("{0}")]
+    Malformed(String),
+}
+
+/// The rules by root opcode, built once per rule set.
+struct Index<'r> {
+    by_op: HashMap<&'static str, Vec<&'r Rule>>,
+}
+
+struct Selector<'r, 't, 'a, S: MachineSpec> {
+    rules: &'r Rules,
+    index: Index<'r>,
+    target: &'t dyn SelectTarget<S>,
+    out: Shader<'a, MachineOp<S>>,
+    values: Vec<Option<Value>>,
+    decoded: HashMap<u64, MachineOp<S>>,
+    interface: Interface,
+}
+
+/// Selects machine instructions for `generic` with `rules`; the machine
+/// shader (in `arena`) and its interface.
+pub fn select<'a, S: MachineSpec>(
+    rules: &Rules,
+    generic: &Shader<'_, GenericOp>,
+    target: &dyn SelectTarget<S>,
+    arena: &'a lathe_ir::Bump,
+) -> Result<(Shader<'a, MachineOp<S>>, Interface), SelectError> {
+    if !rules.generations.contains(&target.generation()) {
+        return Err(SelectError::Unsupported(format!(
+            "generation {} ({} rules are checked at {:?})",
+            target.generation(),
+            rules.isa,
+            rules.generations
+        )));
+    }
+    let mut by_op: HashMap<&'static str, Vec<&Rule>> = HashMap::new();
+    for r in rules.rules {
+        by_op.entry(r.nodes[0].op).or_default().push(r);
+    }
+    let mut s = Selector {
+        rules,
+        index: Index { by_op },
+        target,
+        out: Shader::with_capacity(arena, generic.stage, generic.len(), generic.layout().len()),
+        values: vec![None; generic.value_capacity()],
+        decoded: HashMap::new(),
+        interface: Interface::default(),
+    };
+    s.run(generic)?;
+    Ok((s.out, s.interface))
+}
+
+impl<'a, S: MachineSpec> Selector<'_, '_, 'a, S> {
+    fn run(&mut self, g: &Shader<'_, GenericOp>) -> Result<(), SelectError> {
+        let mut blocks: Vec<Option<Block>> = vec![None; g.block_capacity()];
+        for &b in g.layout() {
+            blocks[b.index()] = Some(self.out.add_block());
+        }
+        let block = |b: Block| {
+            blocks[b.index()]
+                .ok_or_else(|| SelectError::Malformed(format!("b{} is not laid out", b.index())))
+        };
+        let mut phis = Vec::new();
+        for &gb in g.layout() {
+            let mb = block(gb)?;
+            for &i in g.block_insts(gb) {
+                let d = g.inst(i);
+                let result_ty = d.result.map(|r| g.value_type(r));
+                if d.address.is_some() {
+                    return Err(self.unsupported(d.op.name(), "an address operand"));
+                }
+                match d.op {
+                    Op::Phi => {
+                        let ty = result_ty
+                            .ok_or_else(|| SelectError::Malformed("phi without result".into()))?;
+                        let targets: Vec<Block> = d
+                            .targets
+                            .iter()
+                            .map(|&t| block(t))
+                            .collect::<Result<_, _>>()?;
+                        let p = self
+                            .out
+                            .append_inst(mb, Op::Phi, &[], &targets, None, Some(ty));
+                        self.define(g, i, self.out.inst(p).result)?;
+                        phis.push((p, d.args.to_vec()));
+                    }
+                    Op::Input { index } => {
+                        let k = self.port(true, Port::Meta(index));
+                        let m = self.out.append_inst(
+                            mb,
+                            Op::Input { index: k },
+                            &[],
+                            &[],
+                            None,
+                            result_ty,
+                        );
+                        self.define(g, i, self.out.inst(m).result)?;
+                    }
+                    Op::Output { index } => {
+                        let v = self.value(d.args[0])?;
+                        let k = self.port(false, Port::Meta(index));
+                        self.out
+                            .append_inst(mb, Op::Output { index: k }, &[v], &[], None, None);
+                    }
+                    Op::Jump | Op::Branch | Op::Return => {
+                        let args: Vec<Value> = d
+                            .args
+                            .iter()
+                            .map(|&a| self.value(a))
+                            .collect::<Result<_, _>>()?;
+                        let targets: Vec<Block> = d
+                            .targets
+                            .iter()
+                            .map(|&t| block(t))
+                            .collect::<Result<_, _>>()?;
+                        self.out
+                            .append_inst(mb, d.op_cast(), &args, &targets, None, None);
+                    }
+                    Op::Collect | Op::Split { .. } | Op::Swap => {
+                        return Err(self.unsupported(d.op.name(), "vectors"));
+                    }
+                    Op::Opcode(GenericOp::LoadInput { slot, comp, .. }) => {
+                        let k = self.port(true, Port::Slot(slot, comp));
+                        let m = self.out.append_inst(
+                            mb,
+                            Op::Input { index: k },
+                            &[],
+                            &[],
+                            None,
+                            result_ty,
+                        );
+                        self.define(g, i, self.out.inst(m).result)?;
+                    }
+                    Op::Opcode(GenericOp::StoreOutput { slot, comp }) => {
+                        let v = self.value(d.args[0])?;
+                        let k = self.port(false, Port::Slot(slot, comp));
+                        self.out
+                            .append_inst(mb, Op::Output { index: k }, &[v], &[], None, None);
+                    }
+                    Op::Opcode(op) => {
+                        let r = self.apply(g, mb, i, op)?;
+                        self.define(g, i, r)?;
+                    }
+                }
+            }
+        }
+        for (p, args) in phis {
+            let mapped: Vec<Value> = args
+                .iter()
+                .map(|&a| self.value(a))
+                .collect::<Result<_, _>>()?;
+            self.out.set_args(p, &mapped);
+        }
+        Ok(())
+    }
+
+    fn unsupported(&self, op: &str, what: &str) -> SelectError {
+        SelectError::Unsupported(format!("{op} with {what} ({} selection)", self.rules.isa))
+    }
+
+    /// The index of meta input (or output) `port`, allocated on first use.
+    fn port(&mut self, input: bool, port: Port) -> u32 {
+        let list = if input {
+            &mut self.interface.inputs
+        } else {
+            &mut self.interface.outputs
+        };
+        match list.iter().position(|&p| p == port) {
+            Some(k) if input => k as u32,
+            _ => {
+                list.push(port);
+                (list.len() - 1) as u32
+            }
+        }
+    }
+
+    fn define(
+        &mut self,
+        g: &Shader<'_, GenericOp>,
+        i: lathe_ir::Inst,
+        v: Option<Value>,
+    ) -> Result<(), SelectError> {
+        if let (Some(r), Some(v)) = (g.inst(i).result, v) {
+            self.values[r.index()] = Some(v);
+        }
+        Ok(())
+    }
+
+    fn value(&self, v: Value) -> Result<Value, SelectError> {
+        self.values
+            .get(v.index())
+            .copied()
+            .flatten()
+            .ok_or_else(|| {
+                SelectError::Malformed(format!("%{} is used before it is defined", v.index()))
+            })
+    }
+
+    /// Applies the first matching rule to generic instruction `i`.
+    fn apply(
+        &mut self,
+        g: &Shader<'_, GenericOp>,
+        mb: Block,
+        i: lathe_ir::Inst,
+        op: GenericOp,
+    ) -> Result<Option<Value>, SelectError> {
+        let d = g.inst(i);
+        let candidates = self.index.by_op.get(op.name()).cloned().unwrap_or_default();
+        for rule in candidates {
+            let mut bound = vec![Bound::None; rule.slots.len()];
+            if !matches(g, rule, 0, i, &mut bound) {
+                continue;
+            }
+            if let Some(r) = self.emit(mb, rule, &mut bound)? {
+                return Ok(r);
+            }
+        }
+        let ty = d
+            .result
+            .map_or_else(|| "no result".to_string(), |r| g.value_type(r).to_string());
+        let mut attrs = String::new();
+        let _ = op.write_attrs(d.result.map(|r| g.value_type(r)), &mut attrs);
+        Err(SelectError::Unsupported(format!(
+            "{}{attrs} giving {ty} ({} selection)",
+            op.name(),
+            self.rules.isa
+        )))
+    }
+
+    /// Emits `rule`'s templates; `None` when a literal does not fit (the
+    /// rule does not apply), else the result value.
+    fn emit(
+        &mut self,
+        mb: Block,
+        rule: &Rule,
+        bound: &mut [Bound],
+    ) -> Result<Option<Option<Value>>, SelectError> {
+        let mut ops = Vec::with_capacity(rule.insts.len());
+        for t in rule.insts {
+            match self.instruction(rule, t, bound) {
+                Some(op) => ops.push(op),
+                None => return Ok(None),
+            }
+        }
+        for (t, op) in rule.insts.iter().zip(ops) {
+            let args: Vec<Value> = t
+                .srcs
+                .iter()
+                .map(|&s| match bound[s as usize] {
+                    Bound::Value(v) => self.value(v),
+                    Bound::Machine(v) => Ok(v),
+                    _ => Err(SelectError::Malformed(format!(
+                        "rule {} reads an unbound slot",
+                        rule.name
+                    ))),
+                })
+                .collect::<Result<_, _>>()?;
+            let ty = t.dst.map(|s| match rule.slots[s as usize] {
+                SlotInfo::Register(ty) => Type::scalar(ty),
+                _ => Type::U32,
+            });
+            let inst = self
+                .out
+                .append_inst(mb, Op::Opcode(op), &args, &[], None, ty);
+            if let (Some(s), Some(r)) = (t.dst, self.out.inst(inst).result) {
+                bound[s as usize] = Bound::Machine(r);
+            }
+        }
+        Ok(Some(match bound.first() {
+            Some(Bound::Machine(v)) => Some(*v),
+            _ => None,
+        }))
+    }
+
+    /// The machine op of template `t`.
+    fn instruction(&mut self, rule: &Rule, t: &Template, bound: &[Bound]) -> Option<MachineOp<S>> {
+        let g = self.target.generation();
+        if t.pieces.is_empty() {
+            if let Some(op) = self.decoded.get(&t.word) {
+                return Some(*op);
+            }
+            let op = MachineOp::from_word(t.word, g)?;
+            self.decoded.insert(t.word, op);
+            return Some(op);
+        }
+        // Try each spelling of the literals until the assembler takes one.
+        for style in 0..3 {
+            let mut text = String::new();
+            for p in t.pieces {
+                match p {
+                    Piece::Text(s) => text.push_str(s),
+                    Piece::Literal(slot) => {
+                        let Bound::Literal(bits) = bound[*slot as usize] else {
+                            return None;
+                        };
+                        literal_text(
+                            rule.slots[*slot as usize],
+                            rule.slots[0],
+                            bits,
+                            style,
+                            &mut text,
+                        );
+                    }
+                }
+            }
+            if let Some(word) = self.target.assemble(&text) {
+                return MachineOp::from_word(word, g);
+            }
+        }
+        None
+    }
+}
+
+/// A literal's text: unsigned decimal, signed decimal at the result's
+/// width, or hex (`style` 0, 1, 2); a named register for `Named` slots.
+fn literal_text(slot: SlotInfo, result: SlotInfo, bits: u32, style: u8, out: &mut String) {
+    use std::fmt::Write;
+    match slot {
+        SlotInfo::Named(prefix, comps) => {
+            let n = comps.chars().count().max(1) as u32;
+            let c = comps.chars().nth((bits % n) as usize).unwrap_or('x');
+            let _ = write!(out, "{prefix}{}.{c}", bits / n);
+        }
+        _ => {
+            let width = match result {
+                SlotInfo::Register(s) if s.bits() <= 16 => 16,
+                _ => 32,
+            };
+            let _ = match style {
+                0 => write!(out, "{bits}"),
+                1 if width == 16 => write!(out, "{}", bits as u16 as i16),
+                1 => write!(out, "{}", bits as i32),
+                _ => write!(out, "0x{bits:x}"),
+            };
+        }
+    }
+}
+
+/// What a slot holds during one rule application.
+#[derive(Clone, Copy, Debug)]
+enum Bound {
+    None,
+    /// A generic value (mapped when used).
+    Value(Value),
+    /// A machine value the rule made.
+    Machine(Value),
+    Literal(u32),
+}
+
+/// Does generic instruction `i` match node `n` of `rule`?
+fn matches(
+    g: &Shader<'_, GenericOp>,
+    rule: &Rule,
+    n: u8,
+    i: lathe_ir::Inst,
+    bound: &mut [Bound],
+) -> bool {
+    let node = &rule.nodes[n as usize];
+    let d = g.inst(i);
+    let Op::Opcode(op) = d.op else { return false };
+    let Some(result) = d.result else { return false };
+    let ty = g.value_type(result);
+    if op.name() != node.op || ty != Type::scalar(node.ty) {
+        return false;
+    }
+    if !node.attrs.is_empty() {
+        let mut text = String::new();
+        let _ = op.write_attrs(Some(ty), &mut text);
+        let words: Vec<&str> = text.split_whitespace().collect();
+        // A listed attribute set is complete: `mov[neg]` is not `mov abs neg`.
+        if words.len() != node.attrs.len() {
+            return false;
+        }
+        for a in node.attrs {
+            let ok = match a {
+                AttrMatch::Word(w) => words.contains(w),
+                AttrMatch::Eq(k, v) => words.iter().any(|x| x.split_once('=') == Some((k, v))),
+                AttrMatch::Bind(key, slot) => {
+                    let value = match key {
+                        None => words.iter().find(|x| !x.contains('=')).copied(),
+                        Some(k) => words
+                            .iter()
+                            .find_map(|x| x.strip_prefix(k).and_then(|r| r.strip_prefix('='))),
+                    };
+                    let bits = match (op, value) {
+                        (GenericOp::Const { bits }, _) if key.is_none() => Some(bits),
+                        (_, Some(v)) => v.parse::<u32>().ok(),
+                        _ => None,
+                    };
+                    match bits {
+                        Some(b) => {
+                            bound[*slot as usize] = Bound::Literal(b);
+                            true
+                        }
+                        None => false,
+                    }
+                }
+            };
+            if !ok {
+                return false;
+            }
+        }
+    }
+    if n == 0 {
+        bound[0] = Bound::None;
+    }
+    let Some(args) = node.args else { return true };
+    if args.len() != d.args.len() {
+        return false;
+    }
+    for (a, &v) in args.iter().zip(d.args.iter()) {
+        match *a {
+            ArgMatch::Value(slot, s) => {
+                if g.value_type(v) != Type::scalar(s) {
+                    return false;
+                }
+                bound[slot as usize] = Bound::Value(v);
+            }
+            ArgMatch::Node(k) => {
+                let def = g.value_def(v);
+                if g.inst(def).block.is_none() || !matches(g, rule, k, def, bound) {
+                    return false;
+                }
+            }
+        }
+    }
+    true
+}
+
+trait OpCast {
+    fn op_cast<T>(&self) -> Op<T>;
+}
+
+impl OpCast for lathe_ir::InstData<'_, GenericOp> {
+    /// The structural terminator of `self` in another vocabulary.
+    fn op_cast<T>(&self) -> Op<T> {
+        match self.op {
+            Op::Jump => Op::Jump,
+            Op::Branch => Op::Branch,
+            _ => Op::Return,
+        }
+    }
+}

@@ -1,0 +1,71 @@
+//! The rules language against the real specs: the ir3 rules check clean,
+//! and rules that break the spec's facts are rejected with their line.
+
+use lathe_isa::rules::{check::check, parse_file};
+
+fn ir3() -> lathe_isa::Isa {
+    lathe_isa::load(concat!(env!("CARGO_MANIFEST_DIR"), "/specs/adreno/ir3.isa")).unwrap()
+}
+
+#[test]
+fn ir3_rules_check_clean() {
+    let isa = ir3();
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../targets/adreno/rules/ir3.rules"
+    );
+    let file = parse_file(std::path::Path::new(path)).unwrap_or_else(|e| panic!("{e}"));
+    let checked = check(&isa, &file).unwrap_or_else(|e| panic!("{e}"));
+    assert!(checked.rules.len() > 100, "{}", checked.rules.len());
+    assert_eq!(checked.generations, [600, 700]);
+}
+
+/// The first diagnostic's headline for a one-rule file.
+fn error_of(rule: &str) -> String {
+    let text = format!(
+        "rules ir3 gen a6xx..;\ntype f32 = gpr \"f32\" 32;\ntype f16 = hgpr \"f16\" 16;\ntype bool = hgpr \"u16\" 16;\n{rule}\n"
+    );
+    let file = lathe_isa::rules::parse_str("t.rules", &text).unwrap_or_else(|e| panic!("{e}"));
+    match check(&ir3(), &file) {
+        Ok(_) => panic!("`{rule}` checked clean"),
+        Err(e) => e.0[0].headline(),
+    }
+}
+
+#[test]
+fn rules_that_break_the_spec_are_rejected_at_their_line_and_column() {
+    assert_eq!(
+        error_of("rule r: fadd(a: f32, b: f32): f32 => { add.f $dst, $a, $c; }"),
+        "t.rules:5:56: error: `$c` is not bound by the pattern or a `let`"
+    );
+    assert_eq!(
+        error_of("rule r: fadd(a: f32, b: f32): f32 => { let t: f32; add.f $dst, $a, $t; }"),
+        "t.rules:5:68: error: `$t` is read before a template writes it"
+    );
+    assert_eq!(
+        error_of("rule r: frob(a: f32): f32 => { add.f $dst, $a, $a; }"),
+        "t.rules:5:9: error: unknown opcode `frob`"
+    );
+    assert_eq!(
+        error_of("rule r: fadd(a: f32, b: f32): bool => { add.f $dst, $a, $b; }"),
+        "t.rules:5:9: error: `fadd` here: needs a float type, not bool"
+    );
+    // A half register where the instruction's precision is full.
+    let mixed =
+        error_of("rule r: sel(c: bool, a: f32, b: f32): f32 => { sel.b32 $dst, $a, $c, $b; }");
+    assert!(
+        mixed.starts_with(
+            "t.rules:5:48: error: `sel.b32 r1.x, r1.z, hr1.y, r1.w` does not assemble"
+        ),
+        "{mixed}"
+    );
+    // Writing a source operand.
+    assert!(
+        error_of("rule r: fadd(a: f32, b: f32): f32 => { add.f $a, $dst, $b; }")
+            .contains("`$a` cannot be written here"),
+    );
+    assert_eq!(
+        error_of("rule r: fadd(a: f32, b: f32): f32 => { }"),
+        "t.rules:5:6: error: no template writes `$dst`"
+    );
+}

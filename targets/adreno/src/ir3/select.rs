@@ -1,0 +1,76 @@
+//! Instruction selection for ir3: generic IR in, ir3 machine IR out.
+//!
+//! Everything ir3-specific lives in `targets/adreno/rules/ir3.rules`,
+//! which `lathe_codegen_macros::rules!` checks against the `.isa` spec at
+//! build time (every template assembles and decodes back, its register
+//! operands are the rule's placeholders) and turns into the tables
+//! [`lathe_isa::select`] applies. Generic `load_input`/`store_output`
+//! become meta inputs and outputs, numbered as [`Selected::interface`]
+//! lists them; control flow and phis stay structural, so a branch's
+//! condition stays the boolean (0 or 1 in a half register) its compare
+//! wrote. What no rule covers fails with `unsupported: …`.
+//!
+//! ```
+//! use lathe_adreno::ir3::{GpuModel, select::select, target::Ir3Target};
+//! use lathe_ir::GenericOp;
+//!
+//! let text = "shader fragment\nb0:\n  %0:f32 = load_input slot=0 comp=0 interp=smooth\n  %1:f32 = load_uniform index=5\n  %2:f32 = fadd %0, %1\n  %3:f32 = sin %2\n  store_output slot=0 comp=0 %3\n  ret\n";
+//! let arena = lathe_ir::Bump::new();
+//! let generic = lathe_ir::parse::<GenericOp>(&arena, text).unwrap();
+//! let target = Ir3Target::new("a630".parse::<GpuModel>().unwrap()).unwrap();
+//! let selected = select(&generic, &target).unwrap();
+//! let machine = lathe_ir::print(&selected.shader);
+//! // The uniform folds into the add as const register c1.y (index 5).
+//! assert!(machine.contains("= add.f src2=0x"), "{machine}");
+//! assert!(machine.contains("= sin "), "{machine}");
+//!
+//! let generic = lathe_ir::parse::<GenericOp>(&arena, "shader fragment\nb0:\n  %0:u32 = const 4\n  %1:u32 = udiv %0, %0\n  output index=0 %1\n  ret\n").unwrap();
+//! let err = select(&generic, &target).unwrap_err();
+//! assert_eq!(err.to_string(), "unsupported: udiv giving u32 (ir3 selection)");
+//! ```
+
+use lathe_ir::{GenericOp, Shader};
+use lathe_isa::machine::MachineSpec;
+use lathe_isa::select::SelectTarget;
+pub use lathe_isa::select::{Interface, Port, SelectError};
+
+use super::generated::{MachineOp, Spec, asm};
+use super::target::Ir3Target;
+
+mod rules {
+    lathe_codegen_macros::rules!("rules/ir3.rules", "../../isa/specs/adreno/ir3.isa");
+}
+
+/// The ir3 rules' generated tables.
+pub fn rules() -> &'static lathe_isa::select::Rules {
+    &rules::RULES
+}
+
+/// A selected shader and where its meta inputs and outputs come from.
+#[derive(Debug)]
+pub struct Selected<'a> {
+    pub shader: Shader<'a, MachineOp>,
+    pub interface: Interface,
+}
+
+impl SelectTarget<Spec> for Ir3Target {
+    fn generation(&self) -> u32 {
+        self.generation_id()
+    }
+
+    fn assemble(&self, text: &str) -> Option<u64> {
+        let g = self.generation_id();
+        asm::assemble(text, g).or_else(|| Spec::isa().assemble(text, g).ok())
+    }
+}
+
+/// Selects ir3 instructions for `generic` (the result lives in the same
+/// arena).
+pub fn select<'a>(
+    generic: &Shader<'a, GenericOp>,
+    target: &Ir3Target,
+) -> Result<Selected<'a>, SelectError> {
+    let (shader, interface) =
+        lathe_isa::select::select(&rules::RULES, generic, target, generic.arena())?;
+    Ok(Selected { shader, interface })
+}
