@@ -188,7 +188,17 @@ pub fn check(isa: &Isa, file: &RulesFile) -> Result<Checked, Diagnostics> {
     }
 }
 
-/// Builds one instance; `None` after reporting an error.
+/// A template's text as checked: registers and sample literals in place
+/// of the placeholders.
+struct Substituted {
+    text: String,
+    /// Register placeholders in text order, with where they are written.
+    registers: Vec<(u8, Span)>,
+    /// For a template with literals, the text around them.
+    pieces: Vec<Piece>,
+}
+
+/// One instance being built.
 struct Builder<'b> {
     bind: &'b HashMap<&'b str, &'b Name>,
     nodes: Vec<Node>,
@@ -439,14 +449,8 @@ impl Cx<'_> {
         }
     }
 
-    /// The text of `text` with placeholders replaced for checking, and the
-    /// placeholder slots in text order with their byte offsets.
-    fn substitute(
-        &mut self,
-        b: &Builder,
-        text: &str,
-        span: Span,
-    ) -> Option<(String, Vec<(u8, Span)>, Vec<Piece>)> {
+    /// `text` with its placeholders replaced for checking.
+    fn substitute(&mut self, b: &Builder, text: &str, span: Span) -> Option<Substituted> {
         let mut out = String::new();
         let mut found = Vec::new();
         let mut pieces = Vec::new();
@@ -550,7 +554,11 @@ impl Cx<'_> {
         } else {
             pieces.push(Piece::Text(piece));
         }
-        ok.then_some((out, found, pieces))
+        ok.then_some(Substituted {
+            text: out,
+            registers: found,
+            pieces,
+        })
     }
 
     fn template(
@@ -560,7 +568,11 @@ impl Cx<'_> {
         span: Span,
         defined: &mut [bool],
     ) -> Option<Template> {
-        let (asm, placeholders, pieces) = self.substitute(b, text, span)?;
+        let Substituted {
+            text: asm,
+            registers: placeholders,
+            pieces,
+        } = self.substitute(b, text, span)?;
         let line = self.file.map.line_col(span.file, span.start).0 as u32;
         let mut word = None;
         let mut result = None;

@@ -21,8 +21,8 @@
 //! let selected = select(&generic, &target).unwrap();
 //! let machine = lathe_ir::print(&selected.shader);
 //! // The uniform folds into the add as const register c1.y (index 5).
-//! assert!(machine.contains("= add.f src2=0x"), "{machine}");
-//! assert!(machine.contains("= sin "), "{machine}");
+//! assert!(machine.contains("= add.f full src2=0x1005 %0"), "{machine}");
+//! assert!(machine.contains("= sin full %11"), "{machine}");
 //!
 //! let generic = lathe_ir::parse::<GenericOp>(&arena, "shader fragment\nb0:\n  %0:u32 = const 4\n  %1:u32 = udiv %0, %0\n  output index=0 %1\n  ret\n").unwrap();
 //! let err = select(&generic, &target).unwrap_err();
