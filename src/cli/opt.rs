@@ -23,7 +23,10 @@ pub struct OptArgs {
     pub time_passes: bool,
     /// GPU model whose machine instructions the IR uses (`a630`, …); it
     /// provides the facts the backend passes (`group`, `depth`, `sched`)
-    /// need. Without it the IR is generic.
+    /// need. Without it the IR is generic. With an ir3 model the pipeline
+    /// may name `select`: passes before it run on generic IR, ir3
+    /// instruction selection turns it into machine IR, passes after it
+    /// run on that (`select,group,depth,sched,ra`).
     #[arg(long)]
     pub target: Option<String>,
     /// With an ir3 `--target`: print the emitted program instead of the
@@ -66,6 +69,9 @@ pub fn run(args: OptArgs) -> CliResult {
                 let target =
                     lathe_adreno::ir3::target::Ir3Target::new(gpu).map_err(|e| e.to_string())?;
                 let target = Rc::new(target);
+                if args.passes.iter().any(|p| p.trim() == SELECT) {
+                    return select_ir3(&args, &name, &text, &target);
+                }
                 let registry = Registry::with_target(target.clone());
                 match args.emit.as_deref() {
                     Some(form) => optimise(registry, &args, &name, &text, |shader| {
@@ -105,6 +111,47 @@ fn emit_ir3(
     Ok(())
 }
 
+/// The pass name that turns generic IR into the target's machine IR
+/// (ir3 targets): passes before it run on generic IR, passes after it on
+/// the selected machine IR.
+const SELECT: &str = "select";
+
+/// `--passes A,select,B` with an ir3 target: generic passes `A`, ir3
+/// instruction selection, machine passes `B`, then print or emit.
+fn select_ir3(
+    args: &OptArgs,
+    name: &str,
+    text: &str,
+    target: &Rc<lathe_adreno::ir3::target::Ir3Target>,
+) -> CliResult {
+    let names: Vec<&str> = args
+        .passes
+        .iter()
+        .map(|n| n.trim())
+        .filter(|n| !n.is_empty())
+        .collect();
+    let at = names.iter().position(|&n| n == SELECT).unwrap_or(0);
+    let (before, after) = (&names[..at], &names[at + 1..]);
+    if after.contains(&SELECT) {
+        return Err("`select` can run once".into());
+    }
+    let generic_passes = Registry::<GenericOp>::standard().pipeline(before)?;
+    let machine_passes = Registry::with_target(target.clone()).pipeline(after)?;
+    let arena = lathe_ir::Bump::new();
+    let (mut generic, map): (Shader<GenericOp>, _) =
+        lathe_ir::parse_with_source_map(&arena, text).map_err(|e| e.with_file(name))?;
+    run_pipeline(generic_passes, args, name, text, Some(&map), &mut generic)?;
+    let mut shader = lathe_adreno::ir3::select::select(&generic, target)?.shader;
+    if args.print_after_all {
+        eprintln!("; after {SELECT}\n{}", lathe_ir::print(&shader));
+    }
+    run_pipeline(machine_passes, args, name, text, None, &mut shader)?;
+    match args.emit.as_deref() {
+        Some(form) => emit_ir3(&mut shader, target, form),
+        None => print(&mut shader),
+    }
+}
+
 /// Parses `text` as IR of vocabulary `O`, runs the pipeline, hands the
 /// result to `finish` (which prints it).
 fn optimise<O: Opcode>(
@@ -120,14 +167,27 @@ fn optimise<O: Opcode>(
         .map(|n| n.trim())
         .filter(|n| !n.is_empty())
         .collect();
-    let mut pipeline = registry.pipeline(&names)?;
-    pipeline.verify = true;
-    pipeline.print_after_all = args.print_after_all;
-
+    let pipeline = registry.pipeline(&names)?;
     let arena = lathe_ir::Bump::new();
     let (mut shader, map): (Shader<O>, _) =
         lathe_ir::parse_with_source_map(&arena, text).map_err(|e| e.with_file(name))?;
-    let records = match pipeline.run(&mut shader) {
+    run_pipeline(pipeline, args, name, text, Some(&map), &mut shader)?;
+    finish(&mut shader)
+}
+
+/// Runs `pipeline` over `shader`, which was parsed from `text` (with
+/// `map` when its instructions are the text's).
+fn run_pipeline<O: Opcode>(
+    mut pipeline: lathe_passes::PassManager<O>,
+    args: &OptArgs,
+    name: &str,
+    text: &str,
+    map: Option<&lathe_ir::SourceMap>,
+    shader: &mut Shader<'_, O>,
+) -> CliResult {
+    pipeline.verify = true;
+    pipeline.print_after_all = args.print_after_all;
+    let records = match pipeline.run(shader) {
         Ok(records) => records,
         Err(PassError::InvalidInput(err)) => {
             // Point at the first offending line of the input.
@@ -135,7 +195,7 @@ fn optimise<O: Opcode>(
             for v in &err.violations {
                 let place = v
                     .inst
-                    .and_then(|i| map.position(i))
+                    .and_then(|i| map?.position(i))
                     .map(|(line, col)| {
                         let src = text.lines().nth(line as usize - 1).unwrap_or("");
                         format!(
@@ -159,5 +219,5 @@ fn optimise<O: Opcode>(
     if args.time_passes {
         eprint!("{}", lathe_passes::timing_report(&records));
     }
-    finish(&mut shader)
+    Ok(())
 }
