@@ -144,6 +144,12 @@ impl Gen<'_, '_> {
                 let mut ops = vec![IAdd, ISub, IMul, And, Or, Xor];
                 if s.is_signed_int() {
                     ops.extend([IMin, IMax]);
+                    if self.rng.below(4) == 0 {
+                        let a = self.value(s);
+                        let op = self.rng.pick(&[ISign, IAbs]);
+                        self.avail.push(self.b.op(op, &[a], Type::scalar(s)));
+                        return;
+                    }
                 } else {
                     ops.extend([UMin, UMax]);
                 }
@@ -215,6 +221,16 @@ impl Gen<'_, '_> {
                     );
                 }
                 self.b.op(Cvt, &[a], Type::scalar(to))
+            }
+            11 if self.rng.below(3) == 0 => {
+                // packHalf2x16 and back.
+                let (a, b) = (self.value(Scalar::F32), self.value(Scalar::F32));
+                let format = lathe_ir::PackFormat::Half2x16;
+                let p = self.b.op(Pack { format }, &[a, b], Type::U32);
+                self.avail.push(p);
+                let lane = self.rng.below(2) as u8;
+                let w = self.value(Scalar::U32);
+                self.b.op(Unpack { format, lane }, &[w], Type::F32)
             }
             11 => {
                 let s = self.rng.pick(&[Scalar::Bool, Scalar::I32]);
