@@ -4,9 +4,9 @@
 //! per combination of its `when`s, into a static [`Form`]: the pieces in
 //! order with each name already resolved to where its value goes (bit
 //! ranges of the word, a sub-encoding tree, a param bound by the caller,
-//! or a derived value that is only shown). Mnemonics are found in a
-//! generated table sorted by their bytes (one walk per token, indexed by
-//! its first byte; no allocation), so a line only tries the forms whose
+//! or a derived value that is only shown). Mnemonics are found by
+//! generated code (a tree of byte matches over the sorted mnemonics, one
+//! walk per token; no allocation), so a line only tries the forms whose
 //! mnemonic it contains, and a sub-encoding operand only the forms whose
 //! text can start with the byte at hand (first-byte sets worked out at
 //! expansion time for each call site's binds). Reading a form fills the
@@ -33,7 +33,7 @@ use crate::format::read_scalar;
 use crate::model::FieldType;
 
 /// Most sub-encoding nesting a form can have.
-const MAX_NEST: usize = 8;
+const MAX_NEST: usize = 5;
 /// Most unshown bits varied when the default word does not print back,
 /// and most words tried for one reading (then other readings get
 /// their turn).
@@ -116,10 +116,10 @@ pub enum To {
     /// A derived value that reads nothing: the only value it shows.
     Const(u64),
     /// A sub-encoding's derived value that reads only its param `n`:
-    /// `(value shown, param value)` for the values shown by exactly one
-    /// param value below 8; reading one sets the caller's field the param
-    /// is bound to, if that field has at most 3 bits (else, or for a
-    /// value not listed, nothing is set and the confirmation decides).
+    /// `(value shown, param value)` for every param value below 8;
+    /// reading a value sets the caller's field the param is bound to when
+    /// that field has at most 3 bits and exactly one of the values it can
+    /// hold shows it (else nothing is set and the confirmation decides).
     Param(u16, &'static [(u64, u64)]),
 }
 
@@ -143,6 +143,9 @@ pub enum Op {
         read: Read,
         width: u32,
         to: To,
+        /// A flag whose text what follows it cannot begin with: read
+        /// whenever the text has it, without a choice point.
+        alone: bool,
     },
     /// The sub-encoding's param number `n`.
     Param(u16),
@@ -170,6 +173,9 @@ pub struct Form {
     /// Pattern and `assert` bits, and their values.
     pub fixed_mask: u64,
     pub fixed: u64,
+    /// Text an instruction's line must contain (its longest literal of
+    /// at least 3 bytes), or empty: a line without it is not tried.
+    pub needs: &'static str,
     /// Bits of the fields in scope, and their defaults.
     pub hidden: u64,
     pub defaults: u64,
@@ -191,19 +197,20 @@ pub struct Table {
     pub forms: &'static [Form],
     /// Forms tried for every line (their mnemonic is not a token of its own).
     pub always: &'static [u16],
-    /// The mnemonics (dispatch keys) sorted by their bytes, with their
-    /// forms, and for each byte the index of the first key that starts
-    /// with it or a greater byte.
-    pub keys: &'static [(&'static str, &'static [u16])],
-    pub starts: [u16; 257],
-    /// Bytes that occur in mnemonics.
-    pub charset: [u64; 4],
-    /// Bytes of `charset` some text before a key may end with (a number
-    /// before a mnemonic), and the first bytes of those keys: a key is
+    /// Calls its second argument with the forms of every mnemonic
+    /// (dispatch key) that is a prefix of the first (generated code).
+    pub lookup: fn(&[u8], &mut dyn FnMut(&'static [u16])),
+    /// Per byte: [`IN_KEYS`] if it occurs in mnemonics; [`BEFORE_KEY`] if
+    /// some text before a key may end with it (a number before a
+    /// mnemonic) and [`LATE_FIRST`] if such a key starts with it: a key is
     /// also looked up after such a byte inside a token.
-    pub after: [u64; 4],
-    pub late_first: [u64; 4],
+    pub classes: [u8; 256],
 }
+
+/// Byte classes of [`Table::classes`].
+pub const IN_KEYS: u8 = 1;
+pub const BEFORE_KEY: u8 = 2;
+pub const LATE_FIRST: u8 = 4;
 
 /// Whether byte `b` is in `set`.
 #[inline]
@@ -223,7 +230,7 @@ fn can_start(first: &[u64; 4], text: &[u8], pos: usize) -> bool {
 
 /// Most candidate forms kept on the stack; a line with more (none of the
 /// specs comes close) tries every form.
-const MAX_PICKS: usize = 256;
+const MAX_PICKS: usize = 128;
 
 /// The candidate forms of one line, without heap allocation.
 struct Picks {
@@ -245,32 +252,9 @@ impl Picks {
 }
 
 impl Table {
-    /// The forms of every key that is a prefix of `token`, into `out`:
-    /// one walk down the sorted keys, narrowing the range of keys that
-    /// share the prefix read so far.
+    /// The forms of every key that is a prefix of `token`, into `out`.
     fn lookups(&self, token: &[u8], out: &mut Picks) {
-        let Some(&first) = token.first() else {
-            return;
-        };
-        let (mut lo, mut hi) = (
-            usize::from(self.starts[usize::from(first)]),
-            usize::from(self.starts[usize::from(first) + 1]),
-        );
-        for (k, &c) in token.iter().enumerate() {
-            if k > 0 {
-                let range = &self.keys[lo..hi];
-                // Keys of length `k` sort first, then by byte `k`.
-                lo += range.partition_point(|(s, _)| s.len() <= k || s.as_bytes()[k] < c);
-                hi = lo + self.keys[lo..hi].partition_point(|(s, _)| s.as_bytes()[k] == c);
-            }
-            if lo == hi {
-                return;
-            }
-            let (s, forms) = self.keys[lo];
-            if s.len() == k + 1 {
-                out.extend(forms);
-            }
-        }
+        (self.lookup)(token, &mut |ids| out.extend(ids));
     }
 
     /// The forms worth trying for `text`, in the engine's order, into
@@ -278,22 +262,21 @@ impl Table {
     /// prefix of it), and the forms tried for every line.
     fn candidates(&self, text: &str, out: &mut Picks) {
         let b = text.as_bytes();
+        let class = |i: usize| self.classes[usize::from(b[i])];
         let mut i = 0;
         while i < b.len() {
-            if !in_set(&self.charset, b[i]) {
+            if class(i) & IN_KEYS == 0 {
                 i += 1;
                 continue;
             }
-            let mut end = i;
-            while end < b.len() && in_set(&self.charset, b[end]) {
+            let mut end = i + 1;
+            while end < b.len() && class(end) & IN_KEYS != 0 {
+                if class(end) & LATE_FIRST != 0 && class(end - 1) & BEFORE_KEY != 0 {
+                    self.lookups(&b[end..], out);
+                }
                 end += 1;
             }
             self.lookups(&b[i..end], out);
-            for p in i + 1..end {
-                if in_set(&self.after, b[p - 1]) && in_set(&self.late_first, b[p]) {
-                    self.lookups(&b[p..end], out);
-                }
-            }
             i = end;
         }
         out.extend(self.always);
@@ -344,15 +327,24 @@ impl Scope {
     }
 }
 
+#[inline]
+fn low_bits(width: u32) -> u64 {
+    if width >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << width) - 1
+    }
+}
+
+#[inline]
 fn deposit(ranges: &[(u32, u32)], mut v: u64) -> u64 {
+    // Most fields are one range.
+    if let [(low, width)] = *ranges {
+        return (v & low_bits(width)) << low;
+    }
     let mut out = 0;
     for &(low, width) in ranges {
-        let m = if width >= 64 {
-            u64::MAX
-        } else {
-            (1u64 << width) - 1
-        };
-        out |= (v & m) << low;
+        out |= (v & low_bits(width)) << low;
         v = v.checked_shr(width).unwrap_or(0);
     }
     out
@@ -385,6 +377,11 @@ struct Resume<'r> {
     ranges: &'static [(u32, u32)],
     default: Option<u64>,
     up: Option<&'r Resume<'r>>,
+    /// Where the sub-encoding's text starts, and the bits choosing its
+    /// form fixes (scope, mask, value; see [`Run::guard_pin`]), set
+    /// once it has read some text.
+    start: usize,
+    pin: Option<(usize, u64, u64)>,
 }
 
 struct Run<'t, 'c> {
@@ -410,7 +407,7 @@ struct Run<'t, 'c> {
 }
 
 /// Most readings the first pass keeps for the second.
-const MAX_PENDING: usize = 32;
+const MAX_PENDING: usize = 16;
 
 /// How many rejected words and varied readings a line remembers.
 const RECENT: usize = 8;
@@ -447,11 +444,31 @@ impl<T: Copy + PartialEq + Default> Recent<T> {
     }
 }
 
-/// Whether `here` starts with `t`, byte by byte (the texts are short and
-/// most tries fail at the first byte).
+/// Whether `here` starts with `t` (the texts are short and most tries
+/// fail at the first byte).
 #[inline(always)]
 fn has_prefix(here: &[u8], t: &[u8]) -> bool {
-    here.len() >= t.len() && here.iter().zip(t).all(|(a, b)| a == b)
+    if here.len() < t.len() {
+        return false;
+    }
+    // No `memcmp` call for a few bytes.
+    let mut i = 0;
+    while i < t.len() {
+        if here[i] != t[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// Whether `t` occurs in `text` (both short).
+fn contains(text: &[u8], t: &[u8]) -> bool {
+    let Some((&first, rest)) = t.split_first() else {
+        return true;
+    };
+    let last = text.len().saturating_sub(rest.len());
+    (0..last).any(|i| text[i] == first && text[i + 1..].starts_with(rest))
 }
 
 /// Every reading of `read` at the start of `here`: (value, bytes).
@@ -574,9 +591,33 @@ impl Run<'_, '_> {
                         return false;
                     }
                 }
+                Op::Value {
+                    read: Read::Flag(t),
+                    to,
+                    alone: true,
+                    ..
+                } if !matches!(to, To::Table(..)) => {
+                    if !self.store(1, to, depth) {
+                        return false;
+                    }
+                    pos += t.len();
+                }
+                Op::Value {
+                    read: Read::FlagInv(t),
+                    to,
+                    alone: true,
+                    ..
+                } if !matches!(to, To::Table(..)) => {
+                    if !self.store(0, to, depth) {
+                        return false;
+                    }
+                    pos += t.len();
+                }
                 Op::Value { .. } | Op::Param(..) => {
                     let (into, read, width, to) = match *op {
-                        Op::Value { read, width, to } => (depth, read, width, to),
+                        Op::Value {
+                            read, width, to, ..
+                        } => (depth, read, width, to),
                         Op::Param(n) => match self.param(n, depth) {
                             // The item lives in the scope that bound the param.
                             Some((d, read, width, to)) => (d - 1, read, width, to),
@@ -608,12 +649,14 @@ impl Run<'_, '_> {
                     if depth + 1 >= MAX_NEST {
                         return false;
                     }
-                    let resume = Resume {
+                    let mut resume = Resume {
                         ops,
                         at,
                         ranges,
                         default,
                         up,
+                        start: pos,
+                        pin: None,
                     };
                     // Reading the sub-encoding and the rest of the line
                     // changes scopes up to `depth + 1` only.
@@ -637,9 +680,14 @@ impl Run<'_, '_> {
                         }
                         self.scopes[depth + 1] = Scope::of(form);
                         self.binds[depth + 1] = binds;
-                        if self.guard_holds(form, depth + 1)
-                            && self.seq(form.ops, 0, depth + 1, pos, Some(&resume))
-                        {
+                        if !self.guard_holds(form, depth + 1) {
+                            continue;
+                        }
+                        let Some(pin) = self.guard_pin(form, depth + 1) else {
+                            continue;
+                        };
+                        resume.pin = pin;
+                        if self.seq(form.ops, 0, depth + 1, pos, Some(&resume)) {
                             return true;
                         }
                         self.scopes[..=depth + 1].copy_from_slice(&saved[..=depth + 1]);
@@ -702,6 +750,61 @@ impl Run<'_, '_> {
                 .is_some_and(|b| b >> (idx % 64) & 1 == 1)
     }
 
+    /// Choosing a sub-encoding form at `depth` fixes the params its
+    /// `when`s test: when exactly one guard param is bound to a caller's
+    /// field not yet known, of at most 3 bits, and the guard allows
+    /// exactly one of its values (the others known), that value, as
+    /// `(scope, mask, bits)` (`.base{BASE}` shown sets the caller's
+    /// BINDLESS bit). It is set only once the form has read some text:
+    /// an empty text may also be another form's (`{OFF}` of offset 0 and
+    /// `""`), where the default decides. `None` if the guard allows none
+    /// of its values.
+    fn guard_pin(&self, form: &Form, depth: usize) -> Option<Option<(usize, u64, u64)>> {
+        const VALUES: u64 = 8;
+        let (mut idx, mut scale) = (0u64, 1u64);
+        let mut open = None;
+        for &n in form.guard {
+            let v = match self.param(n, depth) {
+                Some((_, _, _, To::Const(c))) => c,
+                Some((d, _, width, To::Field(ranges))) => {
+                    let m = ranges_mask(ranges);
+                    if self.scopes[d - 1].known & m == m {
+                        gather(ranges, self.scopes[d - 1].value)
+                    } else if open.is_none() && width <= 3 {
+                        open = Some((scale, d - 1, width, ranges));
+                        0
+                    } else {
+                        return Some(None);
+                    }
+                }
+                _ => return Some(None),
+            };
+            if v >= VALUES {
+                return Some(None);
+            }
+            idx += v * scale;
+            scale *= VALUES;
+        }
+        let Some((step, into, width, ranges)) = open else {
+            return Some(None);
+        };
+        let allowed = |i: u64| {
+            form.allowed
+                .get((i / 64) as usize)
+                .is_some_and(|b| b >> (i % 64) & 1 == 1)
+        };
+        let mut only = None;
+        for v in 0..1u64 << width {
+            if allowed(idx + v * step) {
+                if only.is_some() {
+                    return Some(None);
+                }
+                only = Some(v);
+            }
+        }
+        only.map(|v| Some((into, ranges_mask(ranges), deposit(ranges, v))))
+    }
+
     /// Stores value `v` read for `to` into scope `into`; `false` if it
     /// contradicts what is known (the scope may then be partly changed).
     fn store(&mut self, v: u64, to: To, into: usize) -> bool {
@@ -721,17 +824,20 @@ impl Run<'_, '_> {
             }
             To::Table(..) => false,
             To::Const(c) => v == c,
-            To::Param(n, entries) => {
-                let Some(&(_, pv)) = entries.iter().find(|&&(k, _)| k == v) else {
-                    return true;
-                };
-                match self.param(n, into) {
-                    Some((d, _, width, to @ To::Field(_))) if width <= 3 => {
-                        self.store(pv, to, d - 1)
+            To::Param(n, entries) => match self.param(n, into) {
+                // Of the param values the field can hold, the one that
+                // shows `v`, if only one does.
+                Some((d, _, width, to @ To::Field(_))) if width <= 3 => {
+                    let mut fit = entries
+                        .iter()
+                        .filter(|&&(k, pv)| k == v && pv >> width == 0);
+                    match (fit.next(), fit.next()) {
+                        (Some(&(_, pv)), None) => self.store(pv, to, d - 1),
+                        _ => true,
                     }
-                    _ => true,
                 }
-            }
+                _ => true,
+            },
         }
     }
 
@@ -798,6 +904,11 @@ impl Run<'_, '_> {
     /// to its caller, or finish the instruction.
     fn close(&mut self, depth: usize, pos: usize, up: Option<&Resume<'_>>) -> bool {
         if let Some(r) = up {
+            if let Some((into, mask, bits)) = r.pin.filter(|_| pos > r.start) {
+                if !self.scopes[into].set(mask, bits) {
+                    return false;
+                }
+            }
             let sub = self.scopes[depth];
             let caller = &mut self.scopes[depth - 1];
             if !caller.set(deposit(r.ranges, sub.known), deposit(r.ranges, sub.value)) {
@@ -935,7 +1046,9 @@ pub fn assemble(
         }
         for &i in candidates {
             let form = &table.forms[usize::from(i)];
-            if !(form.gen_min <= generation && generation <= form.gen_max) {
+            if !(form.gen_min <= generation && generation <= form.gen_max)
+                || !contains(text.as_bytes(), form.needs.as_bytes())
+            {
                 continue;
             }
             run.scopes[0] = Scope::of(form);

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 
-use crate::asm_rt::in_set;
+use crate::asm_rt::{BEFORE_KEY, IN_KEYS, LATE_FIRST, in_set};
 use crate::display::MAX_DEPTH;
 use crate::expr::{BinOp, Expr, ExprEnv, ExprKind, UnOp};
 use crate::model::{EncId, Field, FieldType, Isa, ItemRef, Level, Piece};
@@ -449,10 +449,10 @@ fn only_params(
 const PARAM_VALUES: i64 = 8;
 
 /// A shown derived value of a sub-encoding that reads one param only
-/// (`HALF = !FULL` shown as `h`): each value shown that exactly one param
-/// value below 8 gives, with that value (`To::Param`), so reading the
-/// value sets the caller's field the param is bound to (when that field
-/// is at most 3 bits wide, every one of its values was tried here).
+/// (`HALF = !FULL` shown as `h`): the value shown for each param value
+/// below 8 (`To::Param`), so reading a value sets the caller's field the
+/// param is bound to when only one value that field can hold shows it
+/// (for a field of at most 3 bits, every one of its values is here).
 fn param_derived(
     isa: &Isa,
     leaf: EncId,
@@ -479,16 +479,12 @@ fn param_derived(
             None => by_key.push((key, vec![v])),
         }
     }
-    let entries = by_key
-        .iter()
-        .filter(|(_, vs)| vs.len() == 1)
-        .map(|(k, vs)| {
-            let (k, v) = (
-                Literal::u64_unsuffixed(*k),
-                Literal::u64_unsuffixed(vs[0] as u64),
-            );
+    let entries = by_key.iter().flat_map(|(k, vs)| {
+        vs.iter().map(move |v| {
+            let (k, v) = (Literal::u64_unsuffixed(*k), Literal::u64_unsuffixed(*v as u64));
             quote! { (#k, #v) }
-        });
+        })
+    });
     let p = Literal::u16_unsuffixed(p as u16);
     Some(quote! { To::Param(#p, &[#(#entries),*]) })
 }
@@ -732,6 +728,54 @@ fn dispatch_key(
     None
 }
 
+/// Code calling `found` with the forms of every key of `keys` (sorted,
+/// all sharing their first `depth` bytes with `t`) that is a prefix of
+/// `t`: one `match` per byte where keys part, runs they share compared
+/// at once.
+fn key_trie(keys: &[(&[u8], &[u16])], depth: usize) -> TokenStream {
+    let mut code = TokenStream::new();
+    let mut rest = keys;
+    if let Some((_, ids)) = rest.first().filter(|(k, _)| k.len() == depth) {
+        code.extend(quote! { found(&[#(#ids),*]); });
+        rest = &rest[1..];
+    }
+    let mut arms = Vec::new();
+    while let Some((first, _)) = rest.first() {
+        let c = first[depth];
+        let n = rest.iter().take_while(|(k, _)| k[depth] == c).count();
+        let (group, tail) = rest.split_at(n);
+        rest = tail;
+        // Bytes every key of the group shares after `c`.
+        let shortest = group.iter().map(|(k, _)| k.len()).min().unwrap_or(depth + 1);
+        let mut end = depth + 1;
+        while end < shortest && group.iter().all(|(k, _)| k[end] == first[end]) {
+            end += 1;
+        }
+        let inner = key_trie(group, end);
+        let c = Literal::u8_unsuffixed(c);
+        arms.push(if end == depth + 1 {
+            quote! { Some(#c) => { #inner } }
+        } else {
+            let run = Literal::byte_string(&first[depth + 1..end]);
+            let (from, to) = (
+                Literal::usize_unsuffixed(depth + 1),
+                Literal::usize_unsuffixed(end),
+            );
+            quote! { Some(#c) => if t.get(#from..#to) == Some(&#run[..]) { #inner } }
+        });
+    }
+    if !arms.is_empty() {
+        let d = Literal::usize_unsuffixed(depth);
+        code.extend(quote! {
+            match t.get(#d) {
+                #(#arms)*
+                _ => {}
+            }
+        });
+    }
+    code
+}
+
 struct Gen<'a> {
     isa: &'a Isa,
     /// Sub-encoding trees used, to emit their forms once.
@@ -957,6 +1001,55 @@ impl Gen<'_> {
         )
     }
 
+    /// Whether the text of `pieces` (of `leaf` in variant `var`) can begin
+    /// with `t`; in a sub-encoding (`in_sub`) the caller's text follows.
+    /// `true` when not known.
+    fn can_begin(
+        &self,
+        leaf: EncId,
+        var: &Variant,
+        pieces: &[Piece],
+        t: &[u8],
+        in_sub: bool,
+        depth: usize,
+    ) -> bool {
+        let isa = self.isa;
+        let Some((p, rest)) = pieces.split_first() else {
+            return t.is_empty() || in_sub;
+        };
+        if t.is_empty() || depth > 64 {
+            return true;
+        }
+        let go = |x: &[u8]| self.can_begin(leaf, var, rest, x, in_sub, depth + 1);
+        // The exact texts the piece can show, and whether it can show none.
+        let (texts, empty): (Vec<String>, bool) = match p {
+            Piece::Lit(s) => (vec![s.clone()], s.is_empty()),
+            Piece::Mnemonic => (vec![self.mnemonic(leaf, var)], false),
+            Piece::Field(name, _) => match resolve(isa, leaf, var, name) {
+                Some(Resolved::Item(it)) => match it.ty() {
+                    FieldType::Bool(Some(x)) | FieldType::BoolInv(x) => (vec![x.clone()], true),
+                    FieldType::Sub(..) => return true,
+                    ty => {
+                        let f = scalar_first(isa, ty, it.width());
+                        if in_set(&f.bytes, t[0]) {
+                            return true;
+                        }
+                        let mut texts = Vec::new();
+                        if let FieldType::Enum(e) = ty {
+                            texts = isa.enums[*e].values.iter().map(|(_, s, _)| s.clone()).collect();
+                        }
+                        (texts, f.empty)
+                    }
+                },
+                _ => return true,
+            },
+        };
+        texts.iter().any(|x| {
+            let x = x.as_bytes();
+            x.starts_with(t) || (!x.is_empty() && t.starts_with(x) && go(&t[x.len()..]))
+        }) || (empty && go(t))
+    }
+
     fn mnemonic(&self, leaf: EncId, var: &Variant) -> String {
         levels(self.isa, leaf, var)
             .into_iter()
@@ -1093,8 +1186,23 @@ impl Gen<'_> {
             }
         }
         let base = (value & mask) | (defaults & !mask);
+        let in_sub = isa.encodings[leaf].root != isa.root;
         let mut ops = Vec::new();
-        for p in &t.pieces {
+        for (at, p) in t.pieces.iter().enumerate() {
+            // A flag whose text the pieces after it cannot begin with is
+            // present whenever the text has it here: no choice to make.
+            let alone = match p {
+                Piece::Field(name, _) => match resolve(isa, leaf, var, name) {
+                    Some(Resolved::Item(it)) => match it.ty() {
+                        FieldType::Bool(Some(x)) | FieldType::BoolInv(x) if !x.is_empty() => {
+                            !self.can_begin(leaf, var, &t.pieces[at + 1..], x.as_bytes(), in_sub, 0)
+                        }
+                        _ => false,
+                    },
+                    _ => false,
+                },
+                _ => false,
+            };
             ops.push(match p {
                 Piece::Lit(s) => quote! { Op::Lit(#s) },
                 Piece::Mnemonic => {
@@ -1140,7 +1248,7 @@ impl Gen<'_> {
                             let read = read_tokens(ty)?;
                             let w = Literal::u32_unsuffixed(f.width);
                             let r = ranges_tokens(&f.ranges);
-                            quote! { Op::Value { read: #read, width: #w, to: To::Field(#r) } }
+                            quote! { Op::Value { read: #read, width: #w, to: To::Field(#r), alone: #alone } }
                         }
                     },
                     Resolved::Item(ItemRef::Derived(d)) => {
@@ -1154,7 +1262,7 @@ impl Gen<'_> {
                             })
                             .or_else(|| param_derived(isa, leaf, var, d))
                             .unwrap_or(quote! { To::Drop });
-                        quote! { Op::Value { read: #read, width: #w, to: #to } }
+                        quote! { Op::Value { read: #read, width: #w, to: #to, alone: #alone } }
                     }
                 },
             });
@@ -1173,8 +1281,23 @@ impl Gen<'_> {
         let (guard, allowed) = param_guard(isa, leaf, var).unwrap_or_default();
         let guard = guard.iter().map(|&p| Literal::u16_unsuffixed(p as u16));
         let allowed = allowed.iter().map(|&b| Literal::u64_unsuffixed(b));
+        // The longest literal of an instruction's text (of 3 bytes or
+        // more): a line without it is not tried (`(nop` of the `(nopN)`
+        // forms).
+        let needs = if isa.encodings[leaf].root == isa.root {
+            t.pieces
+                .iter()
+                .filter_map(|p| match p {
+                    Piece::Lit(s) if s.len() >= 3 => Some(s.as_str()),
+                    _ => None,
+                })
+                .max_by_key(|s| s.len())
+                .unwrap_or("")
+        } else {
+            ""
+        };
         let code = quote! {
-            Form { gen_min: #gmin, gen_max: #gmax, fixed_mask: #fm, fixed: #fv,
+            Form { gen_min: #gmin, gen_max: #gmax, fixed_mask: #fm, fixed: #fv, needs: #needs,
                    guard: &[#(#guard),*], allowed: &[#(#allowed),*],
                    hidden: #hm, defaults: #dv, search: #sm,
                    ops: &[#(#ops),*] }
@@ -1290,22 +1413,12 @@ pub(crate) fn asm_module(isa: &Isa) -> TokenStream {
             None => always.push(i as u16),
         }
     }
-    let by_mnemonic: BTreeMap<&str, Vec<u16>> = by_key
+    // Sorted by bytes (the order of a `BTreeMap` of strings).
+    let keys: Vec<(&[u8], &[u16])> = by_key
         .iter()
-        .map(|(k, v)| (k.as_str(), v.clone()))
+        .map(|(k, v)| (k.as_bytes(), v.as_slice()))
         .collect();
-    // Sorted by bytes (the order of a `BTreeMap` of strings), indexed by
-    // their first byte.
-    let key_code = by_mnemonic
-        .iter()
-        .map(|(m, ids)| quote! { (#m, &[#(#ids),*]) });
-    let starts = (0..=256usize).map(|b| {
-        let n = by_mnemonic
-            .keys()
-            .filter(|m| m.as_bytes().first().is_some_and(|&c| usize::from(c) < b))
-            .count();
-        Literal::u16_unsuffixed(n as u16)
-    });
+    let trie = key_trie(&keys, 0);
 
     // Sub-encoding trees, transitively.
     let mut done: BTreeSet<EncId> = BTreeSet::new();
@@ -1339,11 +1452,16 @@ pub(crate) fn asm_module(isa: &Isa) -> TokenStream {
 
     let nforms = forms.len();
     let codes = forms.iter().map(|f| &f.code);
-    let nkeys = by_mnemonic.len();
     let nalways = always.len();
-    let cs = charset.iter().map(|w| Literal::u64_unsuffixed(*w));
-    let after = after.iter().map(|w| Literal::u64_unsuffixed(*w));
-    let late_first = late_first.iter().map(|w| Literal::u64_unsuffixed(*w));
+    let classes = (0..=255u8).map(|b| {
+        let mut c = 0u8;
+        for (set, bit) in [(&charset, IN_KEYS), (&after, BEFORE_KEY), (&late_first, LATE_FIRST)] {
+            if in_set(set, b) {
+                c |= bit;
+            }
+        }
+        Literal::u8_unsuffixed(c)
+    });
 
     quote! {
         /// Assembly as generated code: static forms read from the display
@@ -1357,15 +1475,17 @@ pub(crate) fn asm_module(isa: &Isa) -> TokenStream {
             #subs
             static FORMS: [Form; #nforms] = [#(#codes),*];
             static ALWAYS: [u16; #nalways] = [#(#always),*];
-            static KEYS: [(&str, &[u16]); #nkeys] = [#(#key_code),*];
+            /// The forms of every mnemonic that starts `t`: the sorted
+            /// mnemonics as a tree of byte matches.
+            #[allow(unused_variables)]
+            fn lookup(t: &[u8], found: &mut dyn FnMut(&'static [u16])) {
+                #trie
+            }
             static TABLE: Table = Table {
                 forms: &FORMS,
                 always: &ALWAYS,
-                keys: &KEYS,
-                starts: [#(#starts),*],
-                charset: [#(#cs),*],
-                after: [#(#after),*],
-                late_first: [#(#late_first),*],
+                lookup,
+                classes: [#(#classes),*],
             };
 
             /// The word whose text at `generation` is exactly `text`, read
