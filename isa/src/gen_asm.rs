@@ -481,7 +481,10 @@ fn param_derived(
     }
     let entries = by_key.iter().flat_map(|(k, vs)| {
         vs.iter().map(move |v| {
-            let (k, v) = (Literal::u64_unsuffixed(*k), Literal::u64_unsuffixed(*v as u64));
+            let (k, v) = (
+                Literal::u64_unsuffixed(*k),
+                Literal::u64_unsuffixed(*v as u64),
+            );
             quote! { (#k, #v) }
         })
     });
@@ -746,7 +749,11 @@ fn key_trie(keys: &[(&[u8], &[u16])], depth: usize) -> TokenStream {
         let (group, tail) = rest.split_at(n);
         rest = tail;
         // Bytes every key of the group shares after `c`.
-        let shortest = group.iter().map(|(k, _)| k.len()).min().unwrap_or(depth + 1);
+        let shortest = group
+            .iter()
+            .map(|(k, _)| k.len())
+            .min()
+            .unwrap_or(depth + 1);
         let mut end = depth + 1;
         while end < shortest && group.iter().all(|(k, _)| k[end] == first[end]) {
             end += 1;
@@ -1029,16 +1036,25 @@ impl Gen<'_> {
                 Some(Resolved::Item(it)) => match it.ty() {
                     FieldType::Bool(Some(x)) | FieldType::BoolInv(x) => (vec![x.clone()], true),
                     FieldType::Sub(..) => return true,
+                    // Its texts exactly, and a number for a value without one.
+                    FieldType::Enum(e) => {
+                        let values = &isa.enums[*e].values;
+                        let w = it.width();
+                        let covered = w < 16
+                            && (0..1u64 << w).all(|v| values.iter().any(|(x, _, _)| *x == v));
+                        if !covered && t[0].is_ascii_digit() {
+                            return true;
+                        }
+                        let texts: Vec<String> = values.iter().map(|(_, s, _)| s.clone()).collect();
+                        let empty = texts.iter().any(String::is_empty);
+                        (texts, empty)
+                    }
                     ty => {
                         let f = scalar_first(isa, ty, it.width());
                         if in_set(&f.bytes, t[0]) {
                             return true;
                         }
-                        let mut texts = Vec::new();
-                        if let FieldType::Enum(e) = ty {
-                            texts = isa.enums[*e].values.iter().map(|(_, s, _)| s.clone()).collect();
-                        }
-                        (texts, f.empty)
+                        (Vec::new(), f.empty)
                     }
                 },
                 _ => return true,
@@ -1455,7 +1471,11 @@ pub(crate) fn asm_module(isa: &Isa) -> TokenStream {
     let nalways = always.len();
     let classes = (0..=255u8).map(|b| {
         let mut c = 0u8;
-        for (set, bit) in [(&charset, IN_KEYS), (&after, BEFORE_KEY), (&late_first, LATE_FIRST)] {
+        for (set, bit) in [
+            (&charset, IN_KEYS),
+            (&after, BEFORE_KEY),
+            (&late_first, LATE_FIRST),
+        ] {
             if in_set(set, b) {
                 c |= bit;
             }
