@@ -190,6 +190,10 @@ pub struct Form {
     pub ops: &'static [Op],
 }
 
+/// Calls its second argument with the forms of every mnemonic that is a
+/// prefix of the first.
+pub type Lookup = fn(&[u8], &mut dyn FnMut(&'static [u16]));
+
 /// Everything the generated assembler of one ISA knows.
 #[derive(Debug)]
 pub struct Table {
@@ -199,7 +203,7 @@ pub struct Table {
     pub always: &'static [u16],
     /// Calls its second argument with the forms of every mnemonic
     /// (dispatch key) that is a prefix of the first (generated code).
-    pub lookup: fn(&[u8], &mut dyn FnMut(&'static [u16])),
+    pub lookup: Lookup,
     /// Per byte: [`IN_KEYS`] if it occurs in mnemonics; [`BEFORE_KEY`] if
     /// some text before a key may end with it (a number before a
     /// mnemonic) and [`LATE_FIRST`] if such a key starts with it: a key is
@@ -1046,9 +1050,8 @@ pub fn assemble(
         }
         for &i in candidates {
             let form = &table.forms[usize::from(i)];
-            if !(form.gen_min <= generation && generation <= form.gen_max)
-                || !contains(text.as_bytes(), form.needs.as_bytes())
-            {
+            let live = form.gen_min <= generation && generation <= form.gen_max;
+            if !live || !contains(text.as_bytes(), form.needs.as_bytes()) {
                 continue;
             }
             run.scopes[0] = Scope::of(form);
