@@ -3,6 +3,8 @@
 //! This facade re-exports the workspace crates so that a driver can depend on
 //! one crate. See the README for the crate map.
 
+pub mod compile;
+
 pub use lathe_adreno as adreno;
 pub use lathe_frontend as frontend;
 pub use lathe_ir as ir;

@@ -1,4 +1,5 @@
-//! `lathe compile`: lower a SPIR-V or WGSL shader and print what `--emit` asks for.
+//! `lathe compile`: lower a SPIR-V or WGSL shader and print what `--emit`
+//! asks for; with `--gpu MODEL`, compile it for that GPU.
 
 use super::CliResult;
 use clap::{Args, ValueEnum};
@@ -13,6 +14,16 @@ pub enum Emit {
     Ir,
     /// The shader interface (inputs, outputs, resources, ...) as JSON.
     Interface,
+    /// With `--gpu`: the disassembly, then the statistics line as a `;`
+    /// comment (the default with `--gpu`).
+    Asm,
+    /// With `--gpu`: the instruction words as little-endian bytes (to
+    /// `-o FILE`; not to a terminal).
+    Bin,
+    /// With `--gpu`: the one statistics line.
+    Stats,
+    /// With `--gpu`: statistics, the register interface and the words.
+    Json,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -34,9 +45,20 @@ pub enum StageArg {
 pub struct CompileArgs {
     /// A `.spv` or `.wgsl` file, or `-` for standard input (with `--lang`).
     pub input: String,
-    /// What to print.
-    #[arg(long, value_enum, default_value = "ir")]
-    pub emit: Emit,
+    /// What to print (default: `ir`, or `asm` with `--gpu`).
+    #[arg(long, value_enum)]
+    pub emit: Option<Emit>,
+    /// Compile for this GPU (an Adreno model `lathe disasm` accepts:
+    /// a306, a530, a630, a740, ...).
+    #[arg(long, value_name = "MODEL")]
+    pub gpu: Option<String>,
+    /// Write the output here instead of standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<String>,
+    /// With `--gpu`: print the machine IR to standard error after this
+    /// backend stage (`select`, `group`, `depth`, `sched`, `ra`) or `all`.
+    #[arg(long, value_name = "PASS")]
+    pub print_after: Option<String>,
     /// Entry point name, when the module has several.
     #[arg(long)]
     pub entry: Option<String>,
@@ -64,9 +86,109 @@ pub fn run(args: CompileArgs) -> CliResult {
     };
     let arena = lathe_ir::Bump::new();
     let lowered = lower_input(&arena, &args.input, args.lang, &opts)?;
-    match args.emit {
-        Emit::Ir => print!("{}", lathe_ir::print(&lowered.shader)),
-        Emit::Interface => println!("{}", serde_json::to_string_pretty(&lowered.interface)?),
+    let text = match (&args.gpu, args.emit.unwrap_or(Emit::Ir)) {
+        (Some(model), _) => return compile_for(model, &lowered, &args),
+        (None, Emit::Ir) => lathe_ir::print(&lowered.shader),
+        (None, Emit::Interface) => serde_json::to_string_pretty(&lowered.interface)? + "\n",
+        (None, other) => {
+            let name = other.to_possible_value().map(|v| v.get_name().to_string());
+            return Err(format!("--emit {} needs --gpu MODEL", name.unwrap_or_default()).into());
+        }
+    };
+    write_output(args.output.as_deref(), text.as_bytes())
+}
+
+/// Compiles `lowered` for GPU `model` and writes what `--emit` asks for.
+fn compile_for(model: &str, lowered: &Lowered<'_>, args: &CompileArgs) -> CliResult {
+    use lathe_adreno::ir3::compile::{CompileOptions, compile_with};
+    let gpu = match model.parse::<lathe_adreno::ir3::GpuModel>() {
+        Ok(gpu) => gpu,
+        Err(_) if model.parse::<lathe_mali::valhall::MaliModel>().is_ok() => {
+            return Err(format!(
+                "unsupported: the Mali Valhall backend ({model}) is not built yet"
+            )
+            .into());
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let target = std::rc::Rc::new(lathe_adreno::ir3::target::Ir3Target::new(gpu)?);
+    let options = CompileOptions {
+        dumps: args.print_after.is_some(),
+    };
+    let out = compile_with(&lowered.shader, &target, &options)?;
+    if let Some(wanted) = &args.print_after {
+        let mut found = false;
+        for (stage, dump) in &out.dumps {
+            if wanted == "all" || wanted == stage {
+                eprintln!("; after {stage}\n{dump}");
+                found = true;
+            }
+        }
+        if !found {
+            let stages: Vec<&str> = out.dumps.iter().map(|(s, _)| *s).collect();
+            return Err(format!(
+                "--print-after {wanted}: no such stage (stages: {}, all)",
+                stages.join(", ")
+            )
+            .into());
+        }
+    }
+    let c = &out.compiled;
+    match args.emit.unwrap_or(Emit::Asm) {
+        Emit::Ir | Emit::Interface => {
+            Err("--emit ir/interface print the generic IR; drop --gpu".into())
+        }
+        Emit::Asm => write_output(
+            args.output.as_deref(),
+            format!("{}; {}\n", c.asm, c.stats).as_bytes(),
+        ),
+        Emit::Stats => write_output(args.output.as_deref(), format!("{}\n", c.stats).as_bytes()),
+        Emit::Bin => {
+            if args.output.is_none() && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+                return Err(
+                    "--emit bin writes binary; give -o FILE or redirect standard output".into(),
+                );
+            }
+            write_output(args.output.as_deref(), &c.bytes())
+        }
+        Emit::Json => {
+            let slots = |s: &[lathe_adreno::ir3::emit::Slot]| {
+                s.iter()
+                    .map(|s| serde_json::json!({"index": s.index, "register": s.register, "type": s.ty.to_string()}))
+                    .collect::<Vec<_>>()
+            };
+            let i = &c.interface;
+            let json = serde_json::json!({
+                "gpu": model,
+                "stats": c.stats.to_string(),
+                "interface": {
+                    "inputs": slots(&i.inputs),
+                    "outputs": slots(&i.outputs),
+                    "constlen": i.constlen,
+                    "full_regs": i.full_regs,
+                    "half_regs": i.half_regs,
+                    "waves": i.waves,
+                },
+                "words": c.words.iter().map(|w| format!("0x{w:016x}")).collect::<Vec<_>>(),
+            });
+            write_output(
+                args.output.as_deref(),
+                (serde_json::to_string_pretty(&json)? + "\n").as_bytes(),
+            )
+        }
+    }
+}
+
+/// Writes `bytes` to `path` (standard output when `None` or `-`).
+fn write_output(path: Option<&str>, bytes: &[u8]) -> CliResult {
+    use std::io::Write;
+    match path {
+        None | Some("-") => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(bytes)?;
+            out.flush()?;
+        }
+        Some(p) => std::fs::write(p, bytes).map_err(|e| format!("cannot write {p}: {e}"))?,
     }
     Ok(())
 }

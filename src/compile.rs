@@ -1,0 +1,65 @@
+//! One call from a shader to a binary: what a driver embeds instead of
+//! the CLI. The frontend lowers SPIR-V (or WGSL) to generic IR, then the
+//! target's backend compiles it ([`lathe_adreno::ir3::compile`]).
+//!
+//! ```
+//! use lathe::compile::{Source, compile_ir3};
+//! use lathe::frontend::Options;
+//!
+//! let wgsl = "@fragment fn main() -> @location(0) vec4<f32> { return vec4<f32>(1.0, 0.5, 0.25, 1.0); }";
+//! let gpu = "a630".parse().unwrap();
+//! let out = compile_ir3(Source::Wgsl(wgsl), &Options::default(), gpu).unwrap();
+//! assert_eq!(out.compiled.words.len(), out.compiled.asm.lines().count());
+//! // What the backend does not cover yet fails plainly, never panics.
+//! let ubo = "struct U { a: f32 }\n@group(0) @binding(0) var<uniform> u: U;\n\
+//!            @fragment fn main() -> @location(0) vec4<f32> { return vec4<f32>(u.a); }";
+//! let err = compile_ir3(Source::Wgsl(ubo), &Options::default(), gpu).unwrap_err();
+//! assert!(err.to_string().starts_with("unsupported:"), "{err}");
+//! ```
+
+use std::rc::Rc;
+
+use lathe_adreno::ir3::compile::{CompileError, CompileOptions, Output, compile_with};
+use lathe_adreno::ir3::{GpuModel, target::Ir3Target};
+use lathe_frontend::{Options, lower_spirv, lower_wgsl};
+
+/// A shader module.
+#[derive(Clone, Copy, Debug)]
+pub enum Source<'s> {
+    /// SPIR-V words.
+    Spirv(&'s [u32]),
+    /// WGSL text.
+    Wgsl(&'s str),
+}
+
+/// Why a shader did not compile.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Frontend(#[from] lathe_frontend::Error),
+    #[error(transparent)]
+    Ir3(#[from] CompileError),
+    #[error("{0}")]
+    Target(String),
+}
+
+/// Compiles the entry point `options` selects for the Adreno GPU `gpu`.
+pub fn compile_ir3(source: Source<'_>, options: &Options, gpu: GpuModel) -> Result<Output, Error> {
+    compile_ir3_with(source, options, gpu, &CompileOptions::default())
+}
+
+/// [`compile_ir3`] with backend options (dumps after each pass).
+pub fn compile_ir3_with(
+    source: Source<'_>,
+    options: &Options,
+    gpu: GpuModel,
+    backend: &CompileOptions,
+) -> Result<Output, Error> {
+    let arena = lathe_ir::Bump::new();
+    let lowered = match source {
+        Source::Spirv(words) => lower_spirv(&arena, words, options)?,
+        Source::Wgsl(text) => lower_wgsl(&arena, text, options)?,
+    };
+    let target = Rc::new(Ir3Target::new(gpu).map_err(|e| Error::Target(e.to_string()))?);
+    Ok(compile_with(&lowered.shader, &target, backend)?)
+}

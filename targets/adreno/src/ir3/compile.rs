@@ -1,0 +1,92 @@
+//! The ir3 backend end to end: generic IR in, an emitted program out.
+//!
+//! [`compile`] runs instruction selection (the rules in
+//! `targets/adreno/rules/ir3.rules`), the shared backend passes
+//! ([`BACKEND_PASSES`]: grouping, depths, scheduling, register allocation
+//! with the [`Ir3Target`]'s facts), then legalisation and emission. A
+//! driver that already has generic IR calls this; `lathe::compile` wraps
+//! it with the SPIR-V/WGSL frontend.
+//!
+//! ```
+//! use lathe_adreno::ir3::{compile::compile, target::Ir3Target, GpuModel};
+//!
+//! let text = "shader fragment\nb0:\n  %0:f32 = load_uniform index=0\n  %1:f32 = load_uniform index=1\n  %2:f32 = fmul %0, %1\n  store_output slot=0 comp=0 %2\n  ret\n";
+//! let arena = lathe_ir::Bump::new();
+//! let generic = lathe_ir::parse::<lathe_ir::GenericOp>(&arena, text).unwrap();
+//! let target = std::rc::Rc::new(Ir3Target::new("a630".parse::<GpuModel>().unwrap()).unwrap());
+//! let out = compile(&generic, &target).unwrap();
+//! assert!(out.asm.contains("mul.f"), "{}", out.asm);
+//! assert!(out.asm.trim_end().ends_with("end"));
+//! ```
+
+use std::rc::Rc;
+
+use lathe_ir::{GenericOp, Shader};
+use lathe_passes::manager::{PassError, Registry};
+
+use super::emit::{Compiled, EmitError, emit};
+use super::generated::MachineOp;
+use super::select::select;
+use super::target::Ir3Target;
+use lathe_isa::select::SelectError;
+
+/// The shared passes between selection and legalisation, in order.
+pub const BACKEND_PASSES: &[&str] = &["group", "depth", "sched", "ra"];
+
+/// Why a shader did not compile.
+#[derive(Debug, thiserror::Error)]
+pub enum CompileError {
+    #[error(transparent)]
+    Select(#[from] SelectError),
+    #[error(transparent)]
+    Pass(#[from] PassError),
+    #[error(transparent)]
+    Emit(#[from] EmitError),
+}
+
+/// Options of one [`compile_with`] run.
+#[derive(Clone, Debug, Default)]
+pub struct CompileOptions {
+    /// Keep the machine IR printed after selection and after every
+    /// backend pass (`lathe compile --print-after all`).
+    pub dumps: bool,
+}
+
+/// A compiled shader and, when asked for, the machine IR after each stage.
+#[derive(Debug)]
+pub struct Output {
+    pub compiled: Compiled,
+    /// `(stage, machine IR text)` after `select` and each backend pass.
+    pub dumps: Vec<(&'static str, String)>,
+}
+
+/// Compiles `generic` for `target`.
+pub fn compile(
+    generic: &Shader<'_, GenericOp>,
+    target: &Rc<Ir3Target>,
+) -> Result<Compiled, CompileError> {
+    Ok(compile_with(generic, target, &CompileOptions::default())?.compiled)
+}
+
+/// [`compile`] with options.
+pub fn compile_with(
+    generic: &Shader<'_, GenericOp>,
+    target: &Rc<Ir3Target>,
+    options: &CompileOptions,
+) -> Result<Output, CompileError> {
+    let mut dumps = Vec::new();
+    let mut shader = select(generic, target)?.shader;
+    if options.dumps {
+        dumps.push(("select", lathe_ir::print(&shader)));
+    }
+    let registry = Registry::<MachineOp>::with_target(target.clone());
+    let mut pipeline = registry.pipeline(BACKEND_PASSES)?;
+    pipeline.print_after_all = options.dumps;
+    for record in pipeline.run(&mut shader)? {
+        if let Some(dump) = record.dump {
+            dumps.push((record.name, dump));
+        }
+    }
+    let compiled = emit(&mut shader, target)?;
+    Ok(Output { compiled, dumps })
+}
