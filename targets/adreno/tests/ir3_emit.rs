@@ -472,3 +472,65 @@ fn a_spilling_program_runs_without_hazard_as_stepped() {
     let got = run_words(&out, &t, &out.words, &inputs).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(got, stepped(&alloc, &t, &inputs));
 }
+
+/// Two varyings interpolated at the preloaded (i, j): the last fetch
+/// carries (ei), and the program reads what the planes give there.
+const VARYINGS: &str = "shader fragment
+b0:
+  %0:f32 = input index=0
+  %1:f32 = input index=1
+  %2:f32x2 = collect %0, %1
+  %3:f32 = bary.f full src1=0x2000 %2
+  %4:f32 = bary.f full src1=0x2001 %2
+  %5:f32 = add.f full %3, %4
+  output index=0 %5
+  ret
+";
+
+#[test]
+fn the_last_varying_fetch_ends_the_input_phase() {
+    let t = target("a630");
+    let out = emitted(&allocated(VARYINGS, &t), &t);
+    assert_reassembles(&out, &t);
+    let fetches: Vec<&str> = out.asm.lines().filter(|l| l.contains("bary.f")).collect();
+    assert_eq!(fetches.len(), 2, "{}", out.asm);
+    assert!(
+        !fetches[0].contains("(ei)") && fetches[1].contains("(ei)"),
+        "{}",
+        out.asm
+    );
+    assert_eq!(out.stats.last_baryf, {
+        // Mesa's index of the last fetch counts (nopN) slots and repeats.
+        let k = out.asm.lines().position(|l| l == fetches[1]).unwrap();
+        let slots: u32 = out
+            .asm
+            .lines()
+            .take(k)
+            .map(|l| {
+                let nop = l
+                    .find("(nop")
+                    .map_or(0, |at| l[at + 4..at + 5].parse().unwrap());
+                let rpt = l
+                    .find("(rpt")
+                    .map_or(0, |at| l[at + 4..at + 5].parse().unwrap());
+                1 + nop + rpt
+            })
+            .sum();
+        slots
+    });
+
+    let mut m = sim::machine(1);
+    let mut io = lathe_isa::sim::Harness::default();
+    io.varyings = vec![[1.0, 3.0, 5.0], [2.0, 2.5, 4.0]];
+    m.set_io(Box::new(io));
+    let (i, j) = (0.25f32, 0.5f32);
+    for (s, v) in out.interface.inputs.iter().zip([i, j]) {
+        let (file, half, index) = m.parse_reg(&s.register).unwrap();
+        m.set(file, half, index, 0, v.to_bits()).unwrap();
+    }
+    sim::run(&mut m, &out.words, ir3::Generation::A6xx).unwrap_or_else(|e| panic!("{e}"));
+    let plane = |p: [f32; 3]| p[0] + i * (p[1] - p[0]) + j * (p[2] - p[0]);
+    let want = plane([1.0, 3.0, 5.0]) + plane([2.0, 2.5, 4.0]);
+    let (file, half, index) = m.parse_reg(&out.interface.outputs[0].register).unwrap();
+    assert_eq!(m.get(file, half, index, 0), Some(want.to_bits()));
+}

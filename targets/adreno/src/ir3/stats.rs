@@ -14,14 +14,14 @@
 //! `mov` counts moves whose source and destination types agree, `cov` the
 //! other moves; `half`/`full` are the highest vec4 register used plus one
 //! (with merged registers a half register also counts its full one);
-//! `constlen` is in vec4s; `stp`/`ldp` are the target's spill and fill
-//! instructions; `waves` is the spec's occupancy at the footprint; `loops`
-//! counts backward branches.
+//! `constlen` is in vec4s; `stp`/`ldp` count the components the
+//! target's spill and fill instructions move; `waves` is the spec's occupancy at the footprint; `loops`
+//! counts backward branches. `last-baryf` is the position (in counted
+//! instructions) of the varying fetch with `(ei)`, `last-helper` that of
+//! the last `nop` with `(eq)` (legalisation emits none yet).
 //!
-//! Not computed: `last-helper` (which instructions need helper
-//! invocations is not in the spec yet) and `sstall`/`systall` (Mesa's
-//! estimate of cycles stalled on a sync flag uses soft delays that are no
-//! hardware fact): they print 0.
+//! Not computed: `sstall`/`systall` (Mesa's estimate of cycles stalled on
+//! a sync flag uses soft delays that are no hardware fact): they print 0.
 
 use std::fmt;
 
@@ -157,6 +157,8 @@ pub(crate) fn collect(
         let repeat = delay::repeat(word, generation)?;
         let slots = delay::nop_slots(word, generation)?;
         let count = 1 + repeat;
+        // Mesa's position of an instruction: the slots before it.
+        let position = s.inst;
         let category: usize = meta_text(&op, "category")
             .and_then(|c| c.parse().ok())
             .unwrap_or(0)
@@ -178,11 +180,13 @@ pub(crate) fn collect(
                 }
             }
         }
+        // Spills and fills count the components they move.
+        let components = op.modifier("size").map_or(1, |n| n as u32);
         if op.encoding() == spill.encoding() {
-            s.stp += 1;
+            s.stp += components;
         }
         if op.encoding() == fill.encoding() {
-            s.ldp += 1;
+            s.ldp += components;
         }
         if op.modifier("ss") == Some(1) {
             s.ss += 1;
@@ -190,8 +194,14 @@ pub(crate) fn collect(
         if op.modifier("sy") == Some(1) {
             s.sy += 1;
         }
-        if matches!(op.meta("varying_fetch"), Some(MetaValue::Ident(v)) if v == "true") {
-            s.last_baryf = s.inst - 1;
+        if op.modifier("ei") == Some(1)
+            && matches!(op.meta("varying_fetch"), Some(MetaValue::Ident(v)) if v == "true")
+        {
+            s.last_baryf = position;
+        }
+        // Helper invocations end at a nop with (eq).
+        if same(nop, &op) && op.modifier("eq") == Some(1) {
+            s.last_helper = position;
         }
         if (same(jump, &op) || same(branch, &op))
             && op.modifier("immed").is_some_and(|o| (o as u32 as i32) <= 0)
