@@ -80,15 +80,41 @@ struct Node {
 /// Delay slots needed immediately before the last word of `program`,
 /// after the words before it (a straight-line sequence).
 pub fn required_nops(program: &[u64], generation: Generation) -> Result<u32, Error> {
+    required_nops_cached(program, generation, &mut Decoded::default())
+}
+
+/// Decoded words, kept across queries: a legaliser asks about the same
+/// words many times.
+#[derive(Default)]
+pub(crate) struct Decoded {
+    nodes: std::collections::HashMap<u64, Node>,
+}
+
+impl Decoded {
+    fn get(&mut self, isa: &Isa, word: u64, generation: Generation) -> Result<&Node, Error> {
+        if !self.nodes.contains_key(&word) {
+            let n = node(isa, word, generation)?;
+            self.nodes.insert(word, n);
+        }
+        Ok(&self.nodes[&word])
+    }
+}
+
+/// [`required_nops`] with decoded words kept in `cache`.
+pub(crate) fn required_nops_cached(
+    program: &[u64],
+    generation: Generation,
+    cache: &mut Decoded,
+) -> Result<u32, Error> {
     let isa = spec()?;
-    let Some((&consumer_word, producers)) = program.split_last() else {
+    let Some((&consumer_word, producer_words)) = program.split_last() else {
         return Ok(0);
     };
-    let consumer = node(isa, consumer_word, generation)?;
-    let producers = producers
-        .iter()
-        .map(|&w| node(isa, w, generation))
-        .collect::<Result<Vec<_>, _>>()?;
+    for &w in program {
+        cache.get(isa, w, generation)?;
+    }
+    let consumer = &cache.nodes[&consumer_word];
+    let producers: Vec<&Node> = producer_words.iter().map(|w| &cache.nodes[w]).collect();
 
     let mut pending: Vec<RegUse> = consumer.srcs.iter().map(|(_, r)| *r).collect();
     let mut delay = 0u32;
@@ -368,10 +394,20 @@ pub(crate) struct Access {
     pub special: bool,
 }
 
-/// Every register `word` names, destinations first.
-pub(crate) fn accesses(word: u64, generation: Generation) -> Result<Vec<Access>, Error> {
+/// What the statistics need of one word, from one decoding.
+pub(crate) struct WordFacts {
+    /// The `(rptN)` repeat count.
+    pub repeat: u32,
+    /// The `(nopN)` slots after it.
+    pub nops: u32,
+    /// Every register it names, destinations first.
+    pub accesses: Vec<Access>,
+}
+
+pub(crate) fn facts(word: u64, generation: Generation) -> Result<WordFacts, Error> {
     let n = node(spec()?, word, generation)?;
-    Ok(n.dsts
+    let accesses = n
+        .dsts
         .iter()
         .chain(n.srcs.iter().map(|(_, r)| r))
         .map(|r| Access {
@@ -380,12 +416,12 @@ pub(crate) fn accesses(word: u64, generation: Generation) -> Result<Vec<Access>,
             elems: r.elems,
             special: r.special,
         })
-        .collect())
-}
-
-/// The `(rptN)` repeat count of `word`.
-pub(crate) fn repeat(word: u64, generation: Generation) -> Result<u32, Error> {
-    Ok(node(spec()?, word, generation)?.repeat)
+        .collect();
+    Ok(WordFacts {
+        repeat: n.repeat,
+        nops: n.nops,
+        accesses,
+    })
 }
 
 /// The `(nopN)` slots `word` carries after itself.

@@ -106,6 +106,7 @@ pub fn legalise(
             LegaliseError::Malformed(format!("no generation {}", target.generation_id()))
         })?,
         flow_targets: HashMap::new(),
+        decoded: Default::default(),
     };
     check(shader, target)?;
     let layout = shader.layout().to_vec();
@@ -406,6 +407,8 @@ struct Legaliser<'t> {
     generation: Generation,
     /// The block each inserted jump or branch goes to.
     flow_targets: HashMap<Inst, Block>,
+    /// Words decoded for the delay calculator.
+    decoded: std::cell::RefCell<delay::Decoded>,
 }
 
 impl Legaliser<'_> {
@@ -794,7 +797,11 @@ impl Legaliser<'_> {
                 let mut program: Vec<u64> = path.clone();
                 program.extend(recent.iter().map(|&(_, w)| w));
                 program.push(word);
-                needed = needed.max(delay::required_nops(&program, self.generation)?);
+                needed = needed.max(delay::required_nops_cached(
+                    &program,
+                    self.generation,
+                    &mut self.decoded.borrow_mut(),
+                )?);
             }
             if needed > 0 {
                 changed = true;

@@ -154,8 +154,8 @@ pub(crate) fn collect(
         == 1;
     for &word in words {
         let op = MachineOp::from_word(word, g).ok_or(Error::NoMatch { word, generation })?;
-        let repeat = delay::repeat(word, generation)?;
-        let slots = delay::nop_slots(word, generation)?;
+        let facts = delay::facts(word, generation)?;
+        let (repeat, slots) = (facts.repeat, facts.nops);
         let count = 1 + repeat;
         // Mesa's position of an instruction: the slots before it.
         let position = s.inst;
@@ -208,7 +208,7 @@ pub(crate) fn collect(
         {
             s.loops += 1;
         }
-        for a in delay::accesses(word, generation)? {
+        for a in facts.accesses {
             if a.special {
                 continue;
             }
