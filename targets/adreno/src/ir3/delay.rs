@@ -92,11 +92,10 @@ pub(crate) struct Decoded {
 
 impl Decoded {
     fn get(&mut self, isa: &Isa, word: u64, generation: Generation) -> Result<&Node, Error> {
-        if !self.nodes.contains_key(&word) {
-            let n = node(isa, word, generation)?;
-            self.nodes.insert(word, n);
-        }
-        Ok(&self.nodes[&word])
+        Ok(match self.nodes.entry(word) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => e.insert(node(isa, word, generation)?),
+        })
     }
 }
 
@@ -133,7 +132,7 @@ pub(crate) fn required_nops_cached(
             }
             for (field, src) in &consumer.srcs {
                 needed = needed.max(pair_delay(
-                    isa, producer, *dst, &consumer, field, *src, generation,
+                    isa, producer, *dst, consumer, field, *src, generation,
                 ));
             }
             // Older writes of this register are hidden behind this one.
