@@ -355,6 +355,18 @@ impl<S: MachineSpec> MachineOp<S> {
         Some(op)
     }
 
+    /// [`MachineOp::with_modifier`] of a signed `value` (a branch offset):
+    /// a negative one is stored as its two's complement in the field's
+    /// width; `None` when it does not fit as a signed or unsigned number.
+    pub fn with_signed_modifier(&self, key: &str, value: i64) -> Option<Self> {
+        let (_, f) = self.info().modifiers.iter().find(|(k, _)| k == key)?;
+        let fits = value >= 0 || (f.width < 64 && value >= -(1i64 << (f.width - 1)));
+        if !fits {
+            return None;
+        }
+        self.with_modifier(key, value as u64 & width_mask(f.width))
+    }
+
     /// A metadata value of the instruction.
     pub fn meta(&self, key: &str) -> Option<&'static MetaValue> {
         S::isa().meta(self.encoding(), key)

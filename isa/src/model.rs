@@ -636,6 +636,25 @@ impl Isa {
         u32::try_from(v.max(0)).ok()
     }
 
+    /// The value of the named expression `name` (a function of the spec,
+    /// such as Valhall's `flow_waits(F)`) with its parameters bound to
+    /// `args` at `generation`; `None` when there is no such expression,
+    /// the argument count differs, or it names anything but its
+    /// parameters, `gen` and other named expressions.
+    pub fn call(&self, name: &str, args: &[i64], generation: u32) -> Option<i64> {
+        let e = self.exprs.iter().find(|e| e.name == name)?;
+        if e.params.len() != args.len() {
+            return None;
+        }
+        let env = CallEnv {
+            isa: self,
+            params: &e.params,
+            args,
+            generation,
+        };
+        e.expr.eval(&env, 0).ok()
+    }
+
     /// The decision tree of the tree rooted at `root`.
     pub fn decoder(&self, root: EncId) -> Option<&crate::decode::DecisionTree> {
         self.decoders
@@ -655,6 +674,30 @@ struct OccupancyEnv<'i> {
 impl crate::expr::ExprEnv for OccupancyEnv<'_> {
     fn lookup(&self, name: &str) -> Option<i64> {
         (name == OCCUPANCY_INPUT).then_some(i64::from(self.regs))
+    }
+    fn generation(&self) -> u32 {
+        self.generation
+    }
+    fn named(&self, index: usize) -> Option<(&[String], &Expr)> {
+        self.isa
+            .exprs
+            .get(index)
+            .map(|e| (e.params.as_slice(), &e.expr))
+    }
+}
+
+/// The scope of [`Isa::call`]: the parameters and nothing else.
+struct CallEnv<'i> {
+    isa: &'i Isa,
+    params: &'i [String],
+    args: &'i [i64],
+    generation: u32,
+}
+
+impl crate::expr::ExprEnv for CallEnv<'_> {
+    fn lookup(&self, name: &str) -> Option<i64> {
+        let k = self.params.iter().position(|p| p == name)?;
+        self.args.get(k).copied()
     }
     fn generation(&self) -> u32 {
         self.generation

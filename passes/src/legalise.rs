@@ -7,8 +7,24 @@ use lathe_ir::{Opcode, Shader};
 use crate::manager::{Pass, PassFailure};
 use crate::target::TargetFacts;
 
-/// Runs the target's legalisation on `shader`.
-pub fn legalise<O: Opcode>(shader: &mut Shader<'_, O>, target: &dyn TargetFacts<O>) -> bool {
+/// Why a target could not legalise an allocated shader.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LegaliseError {
+    /// Something the target's legalisation does not handle yet.
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+    /// The shader breaks a rule legalisation relies on (an operand
+    /// without a register, a group whose registers disagree).
+    #[error("cannot legalise: {0}")]
+    Invalid(String),
+}
+
+/// Runs the target's legalisation on `shader`; returns whether anything
+/// changed.
+pub fn legalise<O: Opcode>(
+    shader: &mut Shader<'_, O>,
+    target: &dyn TargetFacts<O>,
+) -> Result<bool, LegaliseError> {
     target.legalise(shader)
 }
 
@@ -29,6 +45,6 @@ impl<O: Opcode> Pass<O> for Legalise<O> {
     }
 
     fn run(&mut self, shader: &mut Shader<'_, O>) -> Result<bool, PassFailure> {
-        Ok(legalise(shader, &*self.target))
+        Ok(legalise(shader, &*self.target)?)
     }
 }

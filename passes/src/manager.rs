@@ -38,6 +38,8 @@ pub enum PassFailure {
     Ra(#[from] crate::ra::RaError),
     #[error(transparent)]
     LowerSwap(#[from] crate::lower_swap::LowerSwapError),
+    #[error(transparent)]
+    Legalise(#[from] crate::legalise::LegaliseError),
 }
 
 /// A transformation of a shader. Passes work on any vocabulary, asking it

@@ -261,10 +261,11 @@ pub trait TargetFacts<O: Opcode> {
 
     /// Post-RA legalisation: make an allocated shader obey the hardware's
     /// remaining rules (ir3 nops and sync bits, Valhall scoreboard slots);
-    /// the `legalise` pass calls it. Returns whether anything changed. The
-    /// default does nothing: each target fills it in with its backend.
-    fn legalise(&self, shader: &mut Shader<'_, O>) -> bool {
+    /// the `legalise` pass calls it. Returns whether anything changed, or
+    /// why the shader cannot be legalised. The default does nothing: each
+    /// target fills it in with its backend.
+    fn legalise(&self, shader: &mut Shader<'_, O>) -> Result<bool, crate::legalise::LegaliseError> {
         let _ = shader;
-        false
+        Ok(false)
     }
 }

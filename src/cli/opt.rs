@@ -29,8 +29,9 @@ pub struct OptArgs {
     /// run on that (`select,group,depth,sched,ra`).
     #[arg(long)]
     pub target: Option<String>,
-    /// With an ir3 `--target`: print the emitted program instead of the
-    /// IR (legalising it first if the pipeline did not): `asm` (the
+    /// With an ir3 or Valhall `--target`: print the emitted program
+    /// instead of the IR (legalising it first if the pipeline did not):
+    /// `asm` (the
     /// disassembly, then the statistics line as a `;` comment), `bin`
     /// (one `0x…` word per line), `stats` (the statistics line).
     #[arg(long, value_parser = ["asm", "bin", "stats"])]
@@ -53,8 +54,12 @@ pub fn run(args: OptArgs) -> CliResult {
         .target
         .as_deref()
         .is_some_and(|m| m.parse::<lathe_adreno::ir3::GpuModel>().is_ok());
-    if args.emit.is_some() && !ir3 {
-        return Err("--emit needs an ir3 --target (a630, …)".into());
+    let valhall = args
+        .target
+        .as_deref()
+        .is_some_and(|m| m.parse::<lathe_mali::valhall::MaliModel>().is_ok());
+    if args.emit.is_some() && !ir3 && !valhall {
+        return Err("--emit needs an ir3 --target (a630, …) or a Valhall one (g610, …)".into());
     }
     match args.target.as_deref() {
         None => optimise(
@@ -80,9 +85,14 @@ pub fn run(args: OptArgs) -> CliResult {
                     None => optimise(registry, &args, &name, &text, print),
                 }
             } else if let Ok(gpu) = model.parse::<lathe_mali::valhall::MaliModel>() {
-                let target = lathe_mali::valhall::target::ValhallTarget::new(gpu);
-                let registry = Registry::with_target(Rc::new(target));
-                optimise(registry, &args, &name, &text, print)
+                let target = Rc::new(lathe_mali::valhall::target::ValhallTarget::new(gpu));
+                let registry = Registry::with_target(target.clone());
+                match args.emit.as_deref() {
+                    Some(form) => optimise(registry, &args, &name, &text, |shader| {
+                        emit_valhall(shader, &target, form)
+                    }),
+                    None => optimise(registry, &args, &name, &text, print),
+                }
             } else {
                 Err(format!("unknown GPU model `{model}` for --target").into())
             }
@@ -107,6 +117,23 @@ fn emit_ir3(
         "bin" => out.words.iter().for_each(|w| println!("0x{w:016x}")),
         "stats" => println!("{}", out.stats),
         _ => println!("{}; {}", out.asm, out.stats),
+    }
+    Ok(())
+}
+
+/// Prints the emitted Valhall program in `form` (`asm`, `bin`, `stats`),
+/// legalising it first unless the pipeline did.
+fn emit_valhall(
+    shader: &mut Shader<'_, lathe_mali::valhall::generated::MachineOp>,
+    target: &lathe_mali::valhall::target::ValhallTarget,
+    form: &str,
+) -> CliResult {
+    lathe_mali::valhall::legalise::legalise(shader, target)?;
+    let out = lathe_mali::valhall::emit::emit(shader, target)?;
+    match form {
+        "bin" => out.words.iter().for_each(|w| println!("0x{w:016x}")),
+        "stats" => println!("{}", out.stats),
+        _ => println!("{}; {}", out.listing(), out.stats),
     }
     Ok(())
 }

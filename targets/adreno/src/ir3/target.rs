@@ -389,9 +389,12 @@ impl TargetFacts<MachineOp> for Ir3Target {
     /// [`super::legalise::legalise`]: nops, sync flags, flow instructions
     /// and branch offsets. A shader it cannot legalise is left as it was
     /// (false); [`super::emit::emit`] then reports why.
-    fn legalise(&self, shader: &mut lathe_ir::Shader<'_, MachineOp>) -> bool {
-        super::legalise::check(shader, self).is_ok()
-            && super::legalise::legalise(shader, self).unwrap_or(false)
+    fn legalise(
+        &self,
+        shader: &mut lathe_ir::Shader<'_, MachineOp>,
+    ) -> Result<bool, lathe_passes::legalise::LegaliseError> {
+        Ok(super::legalise::check(shader, self).is_ok()
+            && super::legalise::legalise(shader, self).unwrap_or(false))
     }
 
     fn register_name(&self, _class: RegClass, reg: PhysReg, ty: Type) -> String {

@@ -25,13 +25,18 @@
 //! assert_eq!(disassemble(0x7800_c000_0000_0000, Arch::V9).unwrap(), "NOP.end ");
 //! ```
 
+pub mod emit;
+mod flow;
 pub mod fuzzing;
+pub mod legalise;
 mod metadata;
 mod model;
 pub mod oracle;
 pub mod run;
+mod scoreboard;
 pub mod sim;
 mod source;
+pub mod stats;
 pub mod target;
 mod words;
 

@@ -16,7 +16,7 @@
 //! ```
 //! use lathe_mali::valhall::{target::ValhallTarget, MaliModel};
 //! use lathe_mali::valhall::generated::MachineOp;
-//! use lathe_ir::{Op, Type};
+//! use lathe_ir::{Op, Shader, Type};
 //! use lathe_passes::target::{FileId, TargetFacts};
 //!
 //! let t = ValhallTarget::new("g610".parse::<MaliModel>().unwrap());
@@ -29,7 +29,7 @@
 //! assert_eq!(t.occupancy_steps(gpr), vec![32, 64]);
 //! ```
 
-use lathe_ir::{Op, Type};
+use lathe_ir::{Op, Shader, Type};
 use lathe_isa::ast::MetaValue;
 use lathe_isa::machine::MachineSpec;
 use lathe_isa::model::RegfileKind;
@@ -165,6 +165,17 @@ impl ValhallTarget {
             .unwrap_or_else(|| unreachable!("`{text}` decodes as it assembled"))
     }
 
+    /// The general registers' file (`r0`..`r63`), the one allocation
+    /// assigns.
+    pub fn general_file(&self) -> FileId {
+        FileId(self.general as u8)
+    }
+
+    /// The model whose facts these are.
+    pub fn model(&self) -> MaliModel {
+        self.model
+    }
+
     /// The generation number the spec's tables are read at (9, 10).
     pub fn generation_id(&self) -> u32 {
         self.generation
@@ -290,5 +301,14 @@ impl TargetFacts<MachineOp> for ValhallTarget {
 
     fn register_name(&self, _class: RegClass, reg: PhysReg, _ty: Type) -> String {
         format!("{}{}", self.files[reg.file.index()].name, reg.unit)
+    }
+
+    /// Branches, dependency slots, waits and the end of the shader
+    /// ([`super::legalise`]).
+    fn legalise(
+        &self,
+        shader: &mut Shader<'_, MachineOp>,
+    ) -> Result<bool, lathe_passes::legalise::LegaliseError> {
+        super::legalise::legalise(shader, self)
     }
 }
