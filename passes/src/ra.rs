@@ -375,8 +375,12 @@ struct Allocator<'s, 'a, O: Opcode, T: ?Sized> {
     /// Values in registers (may hold stale entries; checked against `unit`).
     entry: Vec<Option<Vec<Place>>>,
     exit: Vec<Option<Vec<Place>>>,
-    /// Instruction list being built for each block.
+    /// Instruction list being built for each block that got new
+    /// instructions (empty for the others).
     lists: Vec<Vec<Inst>>,
+    /// Per block with an empty list: how many of its original
+    /// instructions are done (they keep their places).
+    kept_prefix: Vec<u32>,
     /// Pending allocator phis at each join.
     merges: Vec<JoinMerges>,
     /// What each placeholder stands for (itself while undecided).
@@ -389,7 +393,13 @@ struct Allocator<'s, 'a, O: Opcode, T: ?Sized> {
     /// Per block: more than one predecessor, or phis.
     joins: Vec<bool>,
     live: Liveness,
-    cfg: Cfg,
+    /// Shared so a block's predecessor list can be read while `self`
+    /// changes.
+    cfg: Rc<Cfg>,
+    /// The current block's instructions (a list reused block after block).
+    insts: Vec<Inst>,
+    /// Dropped snapshots, reused for new ones.
+    pool: Vec<Vec<Place>>,
     /// Scratch arrays by type, in order of first use, with their lengths.
     scratch: Vec<(Type, u32)>,
     scratch_base: u32,
@@ -563,6 +573,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             entry: vec![None; nb],
             exit: vec![None; nb],
             lists: vec![Vec::new(); nb],
+            kept_prefix: vec![0; nb],
             merges: (0..nb).map(|_| JoinMerges::default()).collect(),
             merge_names: Vec::new(),
             kept: Vec::new(),
@@ -571,7 +582,9 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             done: vec![false; nb],
             joins,
             live,
-            cfg,
+            cfg: Rc::new(cfg),
+            insts: Vec::new(),
+            pool: Vec::new(),
             scratch: Vec::new(),
             scratch_base,
             scratch_bytes: 0,
@@ -612,10 +625,11 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             self.high[f] = self.high[f].max(unit + base.units);
             self.s.set_value_reg(r, Some(self.to_reg(unit)));
             self.alloc.record(i, Edit::SpillBase);
-            self.lists[entry.index()].push(i);
+            self.push_new(entry, i);
         }
+        let live = std::mem::take(&mut self.live);
         for &b in &rpo {
-            self.block(b)?;
+            self.block(b, &live)?;
             if self.needs_base {
                 return Ok(Outcome::NeedsBase(self.alloc.original_operands));
             }
@@ -630,14 +644,10 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         }
         self.settle_merges();
         for &b in &rpo {
+            // Blocks without new instructions are left as they are.
             let list = std::mem::take(&mut self.lists[b.index()]);
-            // Original instructions keep their order, so a list as long as
-            // the block's is the block's (and its instructions need not be
-            // touched again).
-            if list.len() != self.s.block_insts(b).len() {
+            if !list.is_empty() {
                 self.s.set_block_insts(b, &list);
-            } else {
-                debug_assert_eq!(list, self.s.block_insts(b));
             }
         }
         for (ty, len) in std::mem::take(&mut self.scratch) {
@@ -833,6 +843,40 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         }
     }
 
+    // ----- instruction lists -----
+
+    /// Original instruction `i`, the next of `b`'s, is done.
+    fn push_original(&mut self, b: Block, i: Inst) {
+        let list = &mut self.lists[b.index()];
+        if list.is_empty() {
+            debug_assert_eq!(
+                self.s.block_insts(b).get(self.kept_prefix[b.index()] as usize),
+                Some(&i)
+            );
+            self.kept_prefix[b.index()] += 1;
+        } else {
+            list.push(i);
+        }
+    }
+
+    /// New instruction `i` goes after what `b` has so far.
+    fn push_new(&mut self, b: Block, i: Inst) {
+        self.list_of(b).push(i);
+    }
+
+    /// `b`'s new instruction list, made from the original instructions
+    /// done so far when it gets its first new instruction (most blocks get
+    /// none, and keep their list untouched).
+    fn list_of(&mut self, b: Block) -> &mut Vec<Inst> {
+        let list = &mut self.lists[b.index()];
+        if list.is_empty() {
+            let done = self.kept_prefix[b.index()] as usize;
+            list.reserve(done + 4);
+            list.extend_from_slice(&self.s.block_insts(b)[..done]);
+        }
+        list
+    }
+
     // ----- free space -----
 
     fn is_free(&self, unit: u32, n: u32, avoid: &[(u32, u32)]) -> bool {
@@ -921,14 +965,23 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
 
     // ----- blocks -----
 
-    fn block(&mut self, b: Block) -> Result<(), RaError> {
-        let insts = self.s.block_insts(b).to_vec();
+    fn block(&mut self, b: Block, live: &Liveness) -> Result<(), RaError> {
+        let mut insts = std::mem::take(&mut self.insts);
+        insts.clear();
+        insts.extend_from_slice(self.s.block_insts(b));
+        let done = self.block_with(b, live, &insts);
+        self.insts = insts;
+        done
+    }
+
+    fn block_with(&mut self, b: Block, live: &Liveness, insts: &[Inst]) -> Result<(), RaError> {
         let bi = b.index() as u32;
-        for &v in &self.live.live_out[b.index()] {
+        let live_out = live.live_out(b);
+        for &v in live_out {
             self.vals[v.index()].out_stamp = bi;
         }
-        self.gather_uses(b, &insts);
-        self.enter(b, &insts)?;
+        self.gather_uses(b, insts);
+        self.enter(b, insts, live.live_in(b))?;
         let phis = insts
             .iter()
             .take_while(|&&i| self.s.inst(i).op.is_phi())
@@ -938,8 +991,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         }
         // The state at the end, before the terminator (which has run its
         // operands already and defines nothing).
-        let live_out = std::mem::take(&mut self.live.live_out[b.index()]);
-        let places = self.snapshot(&live_out);
+        let places = self.snapshot(live_out);
         // Leave the register file empty for the next block: what is still
         // in a register is live out.
         for p in &places {
@@ -951,9 +1003,13 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         self.exit[b.index()] = Some(places);
         self.done[b.index()] = true;
         // Back edges: successors already entered need their copies now.
-        let succs = distinct(self.cfg.succs(b));
         let mut waiting = 0;
-        for &s in &succs {
+        for k in 0..self.cfg.succs(b).len() {
+            let succs = self.cfg.succs(b);
+            let s = succs[k];
+            if succs[..k].contains(&s) {
+                continue;
+            }
             if self.entry[s.index()].is_none() {
                 waiting += 1;
             } else if self.is_join(s) {
@@ -961,7 +1017,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 self.preds_left[s.index()] -= 1;
                 if self.preds_left[s.index()] == 0 {
                     // Every predecessor has made its copies.
-                    self.entry[s.index()] = Some(Vec::new());
+                    self.entry_done(s);
                     self.finish_join(s);
                 }
             }
@@ -970,25 +1026,56 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         // use follows the live part of the program, not its size.
         self.succs_left[b.index()] = waiting;
         if waiting == 0 {
-            self.exit[b.index()] = None;
+            self.drop_exit(b);
         }
         Ok(())
     }
 
-    fn snapshot(&self, values: &[Value]) -> Vec<Place> {
+    /// The places of `values` now, in a list from the pool of dropped
+    /// snapshots (one allocation per block would be scattered over the
+    /// heap).
+    fn snapshot(&mut self, values: &[Value]) -> Vec<Place> {
         debug_assert!(values.is_sorted(), "liveness lists are sorted by value");
-        values
-            .iter()
-            .map(|&v| {
-                let val = self.val(v);
-                Place {
-                    value: v,
-                    name: val.name,
-                    unit: val.unit(),
-                    in_memory: val.in_mem,
-                }
-            })
-            .collect()
+        let mut places = self.pool.pop().unwrap_or_default();
+        places.clear();
+        places.extend(values.iter().map(|&v| {
+            let val = self.val(v);
+            Place {
+                value: v,
+                name: val.name,
+                unit: val.unit(),
+                in_memory: val.in_mem,
+            }
+        }));
+        places
+    }
+
+    /// Nothing reads `b`'s exit snapshot any more.
+    fn drop_exit(&mut self, b: Block) {
+        if let Some(places) = self.exit[b.index()].take() {
+            self.pool.push(places);
+        }
+    }
+
+    /// `b` was entered and no predecessor needs its entry snapshot.
+    fn entry_done(&mut self, b: Block) {
+        if let Some(places) = self.entry[b.index()].replace(Vec::new()) {
+            self.pool.push(places);
+        }
+    }
+
+    /// Put the values of `live_in` back where `from` (a predecessor's
+    /// exit) has them. Both lists are sorted by value: walk them together.
+    fn restore_live_in(&mut self, from: &[Place], live_in: &[Value]) {
+        let mut k = 0;
+        for x in from {
+            while k < live_in.len() && live_in[k] < x.value {
+                k += 1;
+            }
+            if live_in.get(k) == Some(&x.value) {
+                self.restore_one(x);
+            }
+        }
     }
 
     fn restore_one(&mut self, p: &Place) {
@@ -1007,8 +1094,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
     }
 
     /// Set up the state at the top of `b`: live-ins and phis placed.
-    fn enter(&mut self, b: Block, insts: &[Inst]) -> Result<(), RaError> {
-        let live_in = std::mem::take(&mut self.live.live_in[b.index()]);
+    fn enter(&mut self, b: Block, insts: &[Inst], live_in: &[Value]) -> Result<(), RaError> {
         if let Some(v) = live_in.iter().find(|v| self.val(**v).ty.is_vector()) {
             return Err(RaError::Unsupported(format!(
                 "a register group ({}) is live into block b{}: groups must die in \
@@ -1018,23 +1104,28 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 b.index()
             )));
         }
-        self.enter_with(b, insts, &live_in)?;
+        self.enter_with(b, insts, live_in)?;
         let mut waiting = 0;
-        for p in distinct(self.cfg.preds(b)) {
+        for k in 0..self.cfg.preds(b).len() {
+            let preds = self.cfg.preds(b);
+            let p = preds[k];
+            if preds[..k].contains(&p) {
+                continue;
+            }
             if !self.done[p.index()] {
                 waiting += 1;
                 continue;
             }
             self.succs_left[p.index()] -= 1;
             if self.succs_left[p.index()] == 0 {
-                self.exit[p.index()] = None;
+                self.drop_exit(p);
             }
         }
         self.preds_left[b.index()] = waiting;
         if waiting == 0 {
             // Only joins with a predecessor still to come keep their entry
             // state; the others just note that they were entered.
-            self.entry[b.index()] = Some(Vec::new());
+            self.entry_done(b);
             self.finish_join(b);
         }
         Ok(())
@@ -1043,42 +1134,30 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
     fn enter_with(&mut self, b: Block, insts: &[Inst], live_in: &[Value]) -> Result<(), RaError> {
         if !self.is_join(b) {
             if let Some(&p) = self.cfg.preds(b).first() {
-                // Both lists are sorted by value: walk them together.
                 let exit = self.exit[p.index()].take().unwrap_or_default();
-                let mut k = 0;
-                for x in &exit {
-                    while k < live_in.len() && live_in[k] < x.value {
-                        k += 1;
-                    }
-                    if live_in.get(k) == Some(&x.value) {
-                        self.restore_one(x);
-                    }
-                }
+                self.restore_live_in(&exit, live_in);
                 self.exit[p.index()] = Some(exit);
             }
             self.entry[b.index()] = Some(Vec::new());
             return Ok(());
         }
-        let preds = self.cfg.preds(b).to_vec();
+        let cfg = Rc::clone(&self.cfg);
+        let preds = cfg.preds(b);
         let first = preds.iter().copied().find(|p| self.done[p.index()]);
         let from = first
             .and_then(|p| self.exit[p.index()].take())
             .unwrap_or_default();
         let all_done = preds.iter().all(|p| self.done[p.index()]);
-        for &v in live_in {
-            if let Some(f) = place_of(&from, v) {
-                self.restore_one(f);
-            }
-        }
+        self.restore_live_in(&from, live_in);
         // Original phis: each needs a register, taken from live-ins that
         // are used furthest away when the file is full.
-        let phis: Vec<Inst> = insts
+        let nphis = insts
             .iter()
-            .copied()
-            .take_while(|&i| self.s.inst(i).op.is_phi())
-            .collect();
+            .take_while(|&&i| self.s.inst(i).op.is_phi())
+            .count();
+        let phis = &insts[..nphis];
         let mut placed: Vec<Value> = Vec::with_capacity(phis.len());
-        for &i in &phis {
+        for &i in phis {
             let r = self.s.inst(i).result.unwrap_or(Value(0));
             let (class, units) = (self.val(r).class, self.units_of(r));
             // Prefer the register its first predecessor's operand is in.
@@ -1112,7 +1191,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             };
             self.occupy(r, unit);
             self.s.set_value_reg(r, Some(self.to_reg(unit)));
-            self.lists[b.index()].push(i);
+            self.push_original(b, i);
             placed.push(r);
         }
         if let Some(p) = first {
@@ -1146,13 +1225,13 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         self.merges[b.index()] = merges;
         self.entry[b.index()] = Some(entry);
         // Phi results nobody reads free their registers at once.
-        for &i in &phis {
+        for &i in phis {
             let r = self.s.inst(i).result.unwrap_or(Value(0));
             if self.next_use(r, 0).is_none() && self.val(r).out_stamp != b.index() as u32 {
                 self.release(r);
             }
         }
-        for p in preds {
+        for &p in preds {
             if self.done[p.index()] {
                 self.fixup(p, b)?;
             }
@@ -1189,7 +1268,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         if !self.val(v).in_mem {
             let slot = self.slot(v);
             let i = self.store_inst(v, self.val(v).name, slot);
-            self.lists[b.index()].push(i);
+            self.push_new(b, i);
             self.vals[v.index()].in_mem = true;
         }
         self.release(v);
@@ -1279,7 +1358,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         let from = self.val(v).name;
         self.release(v);
         let i = self.copy_inst(from, v, home);
-        self.lists[b.index()].push(i);
+        self.push_new(b, i);
         self.vals[v.index()].name = self.s.inst(i).result.unwrap_or(Value(0));
         self.occupy(v, home);
     }
@@ -1311,7 +1390,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         let u = self.make_room(b, info.class, info.units as u32, pinned, pos)?;
         let slot = self.slot(v);
         let i = self.fill_inst(v, slot, u);
-        self.lists[b.index()].push(i);
+        self.push_new(b, i);
         let r = self.s.inst(i).result.unwrap_or(Value(0));
         self.vals[v.index()].name = r;
         self.occupy(v, u);
@@ -1470,7 +1549,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 self.reads_pending.push(i);
             }
         }
-        self.lists[b.index()].push(i);
+        self.push_original(b, i);
         if let Some(r) = result
             && self.next_use(r, pos + 1).is_none()
             && self.val(r).out_stamp != bi
@@ -1612,9 +1691,11 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             self.set_phi_arg(phi, r);
         }
         // Before `p`'s terminator.
-        let list = &mut self.lists[p.index()];
-        let at = list.len().saturating_sub(1);
-        list.splice(at..at, out);
+        if !out.is_empty() {
+            let list = self.list_of(p);
+            let at = list.len().saturating_sub(1);
+            list.splice(at..at, out);
+        }
         Ok(())
     }
 
@@ -1914,8 +1995,8 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 self.merge_names[m.id as usize] = r;
                 made.push(i);
             }
-            if kept.get(k + 1).is_none_or(|next| next.block != m.block) {
-                self.lists[m.block.index()].splice(0..0, made.drain(..));
+            if kept.get(k + 1).is_none_or(|next| next.block != m.block) && !made.is_empty() {
+                self.list_of(m.block).splice(0..0, made.drain(..));
             }
         }
         let names = &mut self.merge_names;
@@ -2020,14 +2101,6 @@ fn resolve(names: &mut [Value], v: Value) -> Value {
         x = std::mem::replace(slot, root);
     }
     root
-}
-
-/// The blocks of `list` without repeats.
-fn distinct(list: &[Block]) -> Vec<Block> {
-    let mut v = list.to_vec();
-    v.sort_unstable();
-    v.dedup();
-    v
 }
 
 /// The place of `v` in a snapshot (snapshots follow the liveness lists,

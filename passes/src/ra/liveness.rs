@@ -35,20 +35,73 @@ impl Use {
 /// Live-in and live-out values of every block, each list sorted by value
 /// (phi results are not live-in: they are defined at the block's top; phi
 /// operands are live out of the predecessor they come from).
+///
+/// All lists of one kind are in one flat array, block after block: one
+/// vector per block cost an allocation (and its regrowth) each, scattered
+/// over the heap, which is what a large program paid most for.
+#[derive(Default)]
 pub struct Liveness {
-    pub live_in: Vec<Vec<Value>>,
-    pub live_out: Vec<Vec<Value>>,
+    live_in: Sets,
+    live_out: Sets,
+}
+
+/// One list of values per block, in one array.
+#[derive(Default)]
+struct Sets {
+    /// Block `b`'s list is `values[start[b]..start[b + 1]]`.
+    start: Vec<u32>,
+    values: Vec<Value>,
+}
+
+impl Sets {
+    /// Lists from (block, value) pairs in value order: a stable counting
+    /// sort by block keeps each list sorted by value.
+    fn from_pairs(blocks: usize, pairs: &[(u32, Value)]) -> Sets {
+        let mut start = vec![0u32; blocks + 1];
+        for &(b, _) in pairs {
+            start[b as usize + 1] += 1;
+        }
+        for k in 0..blocks {
+            start[k + 1] += start[k];
+        }
+        let mut at = start.clone();
+        let mut values = vec![Value(0); pairs.len()];
+        for &(b, v) in pairs {
+            let slot = &mut at[b as usize];
+            values[*slot as usize] = v;
+            *slot += 1;
+        }
+        Sets { start, values }
+    }
+
+    fn of(&self, b: Block) -> &[Value] {
+        match (self.start.get(b.index()), self.start.get(b.index() + 1)) {
+            (Some(&s), Some(&e)) => &self.values[s as usize..e as usize],
+            _ => &[],
+        }
+    }
 }
 
 impl Liveness {
+    /// The values live into `b`, sorted.
+    pub fn live_in(&self, b: Block) -> &[Value] {
+        self.live_in.of(b)
+    }
+
+    /// The values live out of `b`, sorted.
+    pub fn live_out(&self, b: Block) -> &[Value] {
+        self.live_out.of(b)
+    }
+
     /// Liveness for `blocks` blocks from the program's `uses` and the
     /// block defining each value (`u32::MAX`: none), gathered by the
     /// caller in its own walk over the instructions.
     pub fn compute(cfg: &Cfg, blocks: usize, def_block: &[u32], uses: Vec<Use>) -> Liveness {
         let nb = blocks;
         let nv = def_block.len();
-        let mut live_in = vec![Vec::new(); nb];
-        let mut live_out = vec![Vec::new(); nb];
+        // (block, value) pairs, produced value after value.
+        let mut ins: Vec<(u32, Value)> = Vec::with_capacity(uses.len());
+        let mut outs: Vec<(u32, Value)> = Vec::with_capacity(uses.len());
         // The last value that marked a block, so each is marked once.
         let mut in_mark = vec![u32::MAX; nb];
         let mut out_mark = vec![u32::MAX; nb];
@@ -78,7 +131,7 @@ impl Liveness {
                 // Live out of the phi's predecessor.
                 if out_mark[b.index()] != tag {
                     out_mark[b.index()] = tag;
-                    live_out[b.index()].push(v);
+                    outs.push((b.0, v));
                 }
             }
             if db != b.0 {
@@ -89,14 +142,14 @@ impl Liveness {
                     continue;
                 }
                 in_mark[x.index()] = tag;
-                live_in[x.index()].push(v);
+                ins.push((x.0, v));
                 for &p in cfg.preds(x) {
                     if !cfg.is_reachable(p) {
                         continue;
                     }
                     if out_mark[p.index()] != tag {
                         out_mark[p.index()] = tag;
-                        live_out[p.index()].push(v);
+                        outs.push((p.0, v));
                     }
                     if p.0 != db {
                         work.push(p);
@@ -104,6 +157,9 @@ impl Liveness {
                 }
             }
         }
-        Liveness { live_in, live_out }
+        Liveness {
+            live_in: Sets::from_pairs(nb, &ins),
+            live_out: Sets::from_pairs(nb, &outs),
+        }
     }
 }
