@@ -58,6 +58,52 @@ impl Cfg {
         }
     }
 
+    /// Update the graph after critical edges were split, instead of
+    /// computing it again: each `(from, k, new)` says that successor `k` of
+    /// `from` is now the new block `new`, which jumps to the old successor
+    /// (taking `from`'s first place among its predecessors). Each new
+    /// block comes right after `from` in the reverse post-order, which
+    /// keeps it one.
+    pub fn split_edges(&mut self, edges: &[(Block, usize, Block)]) {
+        if edges.is_empty() {
+            return;
+        }
+        let n = edges
+            .iter()
+            .map(|e| e.2.index() + 1)
+            .max()
+            .unwrap_or(0)
+            .max(self.preds.len());
+        self.preds.resize(n, Vec::new());
+        self.succs.resize(n, Vec::new());
+        for &(from, k, new) in edges {
+            let to = std::mem::replace(&mut self.succs[from.index()][k], new);
+            if let Some(p) = self.preds[to.index()].iter_mut().find(|p| **p == from) {
+                *p = new;
+            }
+            self.preds[new.index()] = vec![from];
+            self.succs[new.index()] = vec![to];
+        }
+        let mut order: Vec<(u32, Block)> = edges
+            .iter()
+            .map(|&(from, _, new)| (self.rpo_index[from.index()], new))
+            .collect();
+        order.sort_by_key(|e| e.0);
+        let mut rpo = Vec::with_capacity(self.rpo.len() + edges.len());
+        let mut next = order.iter().peekable();
+        for (k, &b) in self.rpo.iter().enumerate() {
+            rpo.push(b);
+            while let Some(&(_, new)) = next.next_if(|e| e.0 == k as u32) {
+                rpo.push(new);
+            }
+        }
+        self.rpo_index = vec![u32::MAX; n];
+        for (k, b) in rpo.iter().enumerate() {
+            self.rpo_index[b.index()] = k as u32;
+        }
+        self.rpo = rpo;
+    }
+
     /// Predecessors in the order of the predecessors' layout position and
     /// terminator target order.
     pub fn preds(&self, b: Block) -> &[Block] {

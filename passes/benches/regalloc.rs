@@ -29,7 +29,10 @@ use std::rc::Rc;
 
 fn main() {
     // `cargo bench ... -- scaling` runs one part (for profiling).
-    let only: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    let only: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
     let parts: [(&str, fn()); 3] = [
         ("quality", quality),
         ("spilling", spilling),

@@ -56,7 +56,9 @@ mod liveness;
 
 use crate::manager::{Pass, PassFailure};
 use crate::target::{BaseOperand, FileId, PhysReg, RegClass, SpillSlot, TargetFacts};
-use lathe_ir::{ArrayDecl, ArrayId, Block, Cfg, Inst, Op, Opcode, Reg, Shader, Type, Value};
+use lathe_ir::{
+    ArrayDecl, ArrayId, Block, Cfg, Inst, InstData, Op, Opcode, Reg, Shader, Type, Value,
+};
 use liveness::{Liveness, Use};
 use std::rc::Rc;
 
@@ -140,10 +142,12 @@ impl OriginalOperands {
         }
     }
 
-    fn record(&mut self, i: Inst, operands: impl Iterator<Item = Value>) {
+    /// Note `i`'s operands; returns where they are in `values`.
+    fn record(&mut self, i: Inst, operands: impl Iterator<Item = Value>) -> (usize, usize) {
         let start = self.values.len();
         self.values.extend(operands);
         self.spans[i.index()] = (start as u32, (self.values.len() - start) as u32);
+        (start, self.values.len())
     }
 
     /// The operands `i` had (empty for an inserted instruction).
@@ -336,6 +340,37 @@ impl Val {
     }
 }
 
+/// One original instruction as the allocation walk needs it. The walk
+/// reads these (compact, in the order it visits them) instead of the
+/// shader's instruction records, which it writes only to rename operands.
+#[derive(Clone, Copy)]
+struct Step<O> {
+    inst: Inst,
+    op: Op<O>,
+    result: Option<Value>,
+    /// Its operands (address last) in `OriginalOperands::values`.
+    start: u32,
+    count: u16,
+    nargs: u16,
+}
+
+impl<O: Opcode> Step<O> {
+    fn new(inst: Inst, d: &InstData<'_, O>, start: usize, end: usize) -> Step<O> {
+        Step {
+            inst,
+            op: d.op,
+            result: d.result,
+            start: start as u32,
+            count: (end - start) as u16,
+            nargs: d.args.len() as u16,
+        }
+    }
+
+    fn operands<'v>(&self, values: &'v [Value]) -> &'v [Value] {
+        &values[self.start as usize..self.start as usize + self.count as usize]
+    }
+}
+
 /// Allocator phis at a join while its predecessors are fixed up: every
 /// value entering in a register is named by one (its uses in the blocks
 /// after read the placeholder name `PENDING + id`), and most turn out to
@@ -396,8 +431,10 @@ struct Allocator<'s, 'a, O: Opcode, T: ?Sized> {
     /// Shared so a block's predecessor list can be read while `self`
     /// changes.
     cfg: Rc<Cfg>,
-    /// The current block's instructions (a list reused block after block).
-    insts: Vec<Inst>,
+    /// The original instructions in the order of the walk, and each
+    /// block's range in it.
+    steps: Vec<Step<O>>,
+    block_steps: Vec<(u32, u32)>,
     /// Dropped snapshots, reused for new ones.
     pool: Vec<Vec<Place>>,
     /// Scratch arrays by type, in order of first use, with their lengths.
@@ -443,7 +480,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         options: RaOptions,
         keep_base: bool,
     ) -> Result<Self, RaError> {
-        let cfg = prepare(s);
+        let mut cfg = drop_unreachable(s);
         let files = t.files();
         let mut base = Vec::with_capacity(files.len());
         let mut limit = Vec::with_capacity(files.len());
@@ -520,26 +557,30 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             })
             .collect();
         // One walk over the program gathers everything later steps need
-        // from the instructions (a walk costs a cache miss per instruction
+        // from the instructions (a walk costs a cache miss per block or so
         // once the program is larger than the caches): the operands before
         // allocation, each result's class, where values are defined, and
-        // the uses liveness starts from.
+        // the uses liveness starts from; it also splits critical edges
+        // into joins, so every join's predecessors end in a plain jump
+        // (the fix-up copies go there).
         let mut original_operands = OriginalOperands::new(s.inst_capacity());
         let mut def_block = vec![NONE; nv];
         let mut uses: Vec<Use> = Vec::with_capacity(s.inst_capacity() * 2);
         let mut joins = vec![false; s.block_capacity()];
+        let mut phis: Vec<Inst> = Vec::new();
+        let mut splits: Vec<(Block, usize, Block)> = Vec::new();
+        let mut steps: Vec<Step<O>> = Vec::with_capacity(s.len() + 16);
+        let mut block_steps = vec![(0, 0); s.block_capacity()];
         for &b in cfg.rpo() {
-            joins[b.index()] = cfg.preds(b).len() > 1
-                || s.block_insts(b)
-                    .first()
-                    .is_some_and(|&i| s.inst(i).op.is_phi());
+            joins[b.index()] = is_join(s, &cfg, b);
+            let first = steps.len() as u32;
             for &i in s.block_insts(b) {
                 let d = s.inst(i);
-                original_operands.record(i, d.operands());
+                let (start, end) = original_operands.record(i, d.operands());
+                steps.push(Step::new(i, d, start, end));
                 if d.op.is_phi() {
-                    for (&v, &p) in d.args.iter().zip(d.targets.iter()) {
-                        uses.push(Use::live_out(v, p));
-                    }
+                    // Its operands' uses are read once the edges are split.
+                    phis.push(i);
                 } else {
                     uses.extend(d.operands().map(|v| Use::live_in(v, b)));
                 }
@@ -558,6 +599,25 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                     val.ty = ty;
                     val.units = class.units(ty) as u16;
                 }
+            }
+            block_steps[b.index()] = (first, steps.len() as u32);
+            let before = splits.len();
+            split_critical_edges(s, &cfg, b, &mut splits);
+            for &(_, _, n) in &splits[before..] {
+                // A new block's one instruction: a jump.
+                let i = s.block_insts(n)[0];
+                let at = original_operands.values.len();
+                block_steps.resize(s.block_capacity(), (0, 0));
+                block_steps[n.index()] = (steps.len() as u32, steps.len() as u32 + 1);
+                steps.push(Step::new(i, s.inst(i), at, at));
+            }
+        }
+        cfg.split_edges(&splits);
+        joins.resize(s.block_capacity(), false);
+        for i in phis {
+            let d = s.inst(i);
+            for (&v, &p) in d.args.iter().zip(d.targets.iter()) {
+                uses.push(Use::live_out(v, p));
             }
         }
         let live = Liveness::compute(&cfg, s.block_capacity(), &def_block, uses);
@@ -583,7 +643,8 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             joins,
             live,
             cfg: Rc::new(cfg),
-            insts: Vec::new(),
+            steps,
+            block_steps,
             pool: Vec::new(),
             scratch: Vec::new(),
             scratch_base,
@@ -628,8 +689,9 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             self.push_new(entry, i);
         }
         let live = std::mem::take(&mut self.live);
+        let steps = std::mem::take(&mut self.steps);
         for &b in &rpo {
-            self.block(b, &live)?;
+            self.block(b, &live, &steps)?;
             if self.needs_base {
                 return Ok(Outcome::NeedsBase(self.alloc.original_operands));
             }
@@ -850,7 +912,9 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         let list = &mut self.lists[b.index()];
         if list.is_empty() {
             debug_assert_eq!(
-                self.s.block_insts(b).get(self.kept_prefix[b.index()] as usize),
+                self.s
+                    .block_insts(b)
+                    .get(self.kept_prefix[b.index()] as usize),
                 Some(&i)
             );
             self.kept_prefix[b.index()] += 1;
@@ -911,15 +975,15 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
     /// Gather the uses in block `b`'s instructions `insts` (phis read at
     /// the predecessors' ends, not here): each value's positions, in order,
     /// in one flat array.
-    fn gather_uses(&mut self, b: Block, insts: &[Inst]) {
+    fn gather_uses(&mut self, b: Block, steps: &[Step<O>]) {
         let block = b.0;
         self.uses_block = block;
         let mut uses = std::mem::take(&mut self.block_uses);
         uses.clear();
-        for (k, &i) in insts.iter().enumerate() {
-            let d = self.s.inst(i);
-            if !d.op.is_phi() {
-                uses.extend(d.operands().map(|v| (k as u32, v)));
+        let values = &self.alloc.original_operands.values;
+        for (k, step) in steps.iter().enumerate() {
+            if !step.op.is_phi() {
+                uses.extend(step.operands(values).iter().map(|&v| (k as u32, v)));
             }
         }
         // Count, lay the ranges out, then place the positions in order.
@@ -965,29 +1029,19 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
 
     // ----- blocks -----
 
-    fn block(&mut self, b: Block, live: &Liveness) -> Result<(), RaError> {
-        let mut insts = std::mem::take(&mut self.insts);
-        insts.clear();
-        insts.extend_from_slice(self.s.block_insts(b));
-        let done = self.block_with(b, live, &insts);
-        self.insts = insts;
-        done
-    }
-
-    fn block_with(&mut self, b: Block, live: &Liveness, insts: &[Inst]) -> Result<(), RaError> {
+    fn block(&mut self, b: Block, live: &Liveness, steps: &[Step<O>]) -> Result<(), RaError> {
         let bi = b.index() as u32;
+        let (first, end) = self.block_steps[b.index()];
+        let steps = &steps[first as usize..end as usize];
         let live_out = live.live_out(b);
         for &v in live_out {
             self.vals[v.index()].out_stamp = bi;
         }
-        self.gather_uses(b, insts);
-        self.enter(b, insts, live.live_in(b))?;
-        let phis = insts
-            .iter()
-            .take_while(|&&i| self.s.inst(i).op.is_phi())
-            .count();
-        for (pos, &i) in insts.iter().enumerate().skip(phis) {
-            self.instruction(b, i, pos as u32)?;
+        self.gather_uses(b, steps);
+        self.enter(b, steps, live.live_in(b))?;
+        let phis = steps.iter().take_while(|x| x.op.is_phi()).count();
+        for (pos, step) in steps.iter().enumerate().skip(phis) {
+            self.instruction(b, step, pos as u32)?;
         }
         // The state at the end, before the terminator (which has run its
         // operands already and defines nothing).
@@ -1094,7 +1148,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
     }
 
     /// Set up the state at the top of `b`: live-ins and phis placed.
-    fn enter(&mut self, b: Block, insts: &[Inst], live_in: &[Value]) -> Result<(), RaError> {
+    fn enter(&mut self, b: Block, steps: &[Step<O>], live_in: &[Value]) -> Result<(), RaError> {
         if let Some(v) = live_in.iter().find(|v| self.val(**v).ty.is_vector()) {
             return Err(RaError::Unsupported(format!(
                 "a register group ({}) is live into block b{}: groups must die in \
@@ -1104,7 +1158,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 b.index()
             )));
         }
-        self.enter_with(b, insts, live_in)?;
+        self.enter_with(b, steps, live_in)?;
         let mut waiting = 0;
         for k in 0..self.cfg.preds(b).len() {
             let preds = self.cfg.preds(b);
@@ -1131,7 +1185,12 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         Ok(())
     }
 
-    fn enter_with(&mut self, b: Block, insts: &[Inst], live_in: &[Value]) -> Result<(), RaError> {
+    fn enter_with(
+        &mut self,
+        b: Block,
+        steps: &[Step<O>],
+        live_in: &[Value],
+    ) -> Result<(), RaError> {
         if !self.is_join(b) {
             if let Some(&p) = self.cfg.preds(b).first() {
                 let exit = self.exit[p.index()].take().unwrap_or_default();
@@ -1151,13 +1210,10 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         self.restore_live_in(&from, live_in);
         // Original phis: each needs a register, taken from live-ins that
         // are used furthest away when the file is full.
-        let nphis = insts
-            .iter()
-            .take_while(|&&i| self.s.inst(i).op.is_phi())
-            .count();
-        let phis = &insts[..nphis];
+        let nphis = steps.iter().take_while(|x| x.op.is_phi()).count();
+        let phis = &steps[..nphis];
         let mut placed: Vec<Value> = Vec::with_capacity(phis.len());
-        for &i in phis {
+        for &Step { inst: i, .. } in phis {
             let r = self.s.inst(i).result.unwrap_or(Value(0));
             let (class, units) = (self.val(r).class, self.units_of(r));
             // Prefer the register its first predecessor's operand is in.
@@ -1225,8 +1281,8 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         self.merges[b.index()] = merges;
         self.entry[b.index()] = Some(entry);
         // Phi results nobody reads free their registers at once.
-        for &i in phis {
-            let r = self.s.inst(i).result.unwrap_or(Value(0));
+        for phi in phis {
+            let r = phi.result.unwrap_or(Value(0));
             if self.next_use(r, 0).is_none() && self.val(r).out_stamp != b.index() as u32 {
                 self.release(r);
             }
@@ -1422,14 +1478,11 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         Ok(())
     }
 
-    fn instruction(&mut self, b: Block, i: Inst, pos: u32) -> Result<(), RaError> {
-        let d = self.s.inst(i);
-        let op = d.op;
+    fn instruction(&mut self, b: Block, step: &Step<O>, pos: u32) -> Result<(), RaError> {
         let mut operands = std::mem::take(&mut self.operands);
         operands.clear();
-        operands.extend(d.operands());
-        let nargs = d.args.len();
-        let result = d.result;
+        operands.extend_from_slice(step.operands(&self.alloc.original_operands.values));
+        let (i, op, nargs, result) = (step.inst, step.op, step.nargs as usize, step.result);
         let done = self.instruction_with(b, i, pos, op, &operands, nargs, result);
         self.operands = operands;
         done
@@ -1532,8 +1585,9 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         }
         self.dying.clear();
         // Rewrite the operands to their current names (moves above may
-        // have renamed live ones).
-        {
+        // have renamed live ones): most keep their names, and their
+        // instruction is not touched.
+        if operands.iter().any(|v| self.vals[v.index()].name != *v) {
             let vals = &self.vals;
             let data = self.s.inst_mut(i);
             let mut pending = false;
@@ -2132,10 +2186,9 @@ struct Move {
     phi: PhiArg,
 }
 
-/// Split critical edges into joins and drop unreachable blocks, so every
-/// join's predecessors end in a plain jump; returns the control-flow
-/// graph of the result (computed again only when something changed).
-fn prepare<O: Opcode>(s: &mut Shader<'_, O>) -> Cfg {
+/// Drop unreachable blocks (and phi entries from them); returns the
+/// control-flow graph of the result.
+fn drop_unreachable<O: Opcode>(s: &mut Shader<'_, O>) -> Cfg {
     let cfg = Cfg::compute(s);
     let dead: Vec<Block> = s
         .layout()
@@ -2143,64 +2196,71 @@ fn prepare<O: Opcode>(s: &mut Shader<'_, O>) -> Cfg {
         .copied()
         .filter(|&b| !cfg.is_reachable(b))
         .collect();
-    if !dead.is_empty() {
-        // Drop phi entries from the dead predecessors.
-        for &b in cfg.rpo() {
-            for &i in s.block_insts(b).to_vec().iter() {
-                let d = s.inst(i);
-                if !d.op.is_phi() {
-                    break;
-                }
-                let keep: Vec<(Value, Block)> = d
-                    .args
-                    .iter()
-                    .copied()
-                    .zip(d.targets.iter().copied())
-                    .filter(|(_, t)| cfg.is_reachable(*t))
-                    .collect();
-                let (args, targets): (Vec<Value>, Vec<Block>) = keep.into_iter().unzip();
-                s.set_args(i, &args);
-                s.set_targets(i, &targets);
-            }
-        }
-        s.remove_blocks(&dead);
+    if dead.is_empty() {
+        return cfg;
     }
-    let cfg = if dead.is_empty() {
-        cfg
-    } else {
-        Cfg::compute(s)
+    for &b in cfg.rpo() {
+        for &i in s.block_insts(b).to_vec().iter() {
+            let d = s.inst(i);
+            if !d.op.is_phi() {
+                break;
+            }
+            let keep: Vec<(Value, Block)> = d
+                .args
+                .iter()
+                .copied()
+                .zip(d.targets.iter().copied())
+                .filter(|(_, t)| cfg.is_reachable(*t))
+                .collect();
+            let (args, targets): (Vec<Value>, Vec<Block>) = keep.into_iter().unzip();
+            s.set_args(i, &args);
+            s.set_targets(i, &targets);
+        }
+    }
+    s.remove_blocks(&dead);
+    Cfg::compute(s)
+}
+
+/// More than one predecessor, or phis: its predecessors end with copies.
+fn is_join<O: Opcode>(s: &Shader<'_, O>, cfg: &Cfg, b: Block) -> bool {
+    cfg.preds(b).len() > 1
+        || s.block_insts(b)
+            .first()
+            .is_some_and(|&i| s.inst(i).op.is_phi())
+}
+
+/// Give each edge from `b` (a block with several successors) into a join a
+/// block of its own that jumps there, noting (b, successor index, new
+/// block) in `splits` for the control-flow graph.
+fn split_critical_edges<O: Opcode>(
+    s: &mut Shader<'_, O>,
+    cfg: &Cfg,
+    b: Block,
+    splits: &mut Vec<(Block, usize, Block)>,
+) {
+    let Some(term) = s.terminator(b) else {
+        return;
     };
-    let mut split = false;
-    for b in cfg.rpo().to_vec() {
-        let Some(term) = s.terminator(b) else {
-            continue;
-        };
-        let targets = s.inst(term).targets.to_vec();
-        if targets.len() < 2 {
-            continue;
-        }
-        for (k, &t) in targets.iter().enumerate() {
-            let join = cfg.preds(t).len() > 1
-                || s.block_insts(t)
-                    .first()
-                    .is_some_and(|&i| s.inst(i).op.is_phi());
-            if !join {
-                continue;
-            }
-            let n = s.add_block();
-            split = true;
-            s.append_inst(n, Op::Jump, &[], &[t], None, None);
-            s.inst_mut(term).targets[k] = n;
-            // The first phi entry from `b` now comes from `n`.
-            for &i in s.block_insts(t).to_vec().iter() {
-                if !s.inst(i).op.is_phi() {
-                    break;
-                }
-                if let Some(x) = s.inst_mut(i).targets.iter_mut().find(|x| **x == b) {
-                    *x = n;
-                }
-            }
-        }
+    let targets = cfg.succs(b);
+    if targets.len() < 2 {
+        return;
     }
-    if split { Cfg::compute(s) } else { cfg }
+    for (k, &t) in targets.iter().enumerate() {
+        if !is_join(s, cfg, t) {
+            continue;
+        }
+        let n = s.add_block();
+        s.append_inst(n, Op::Jump, &[], &[t], None, None);
+        s.inst_mut(term).targets[k] = n;
+        // The first phi entry from `b` now comes from `n`.
+        for &i in s.block_insts(t).to_vec().iter() {
+            if !s.inst(i).op.is_phi() {
+                break;
+            }
+            if let Some(x) = s.inst_mut(i).targets.iter_mut().find(|x| **x == b) {
+                *x = n;
+            }
+        }
+        splits.push((b, k, n));
+    }
 }
