@@ -32,7 +32,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use lathe_ir::{Block, Inst, Opcode, Shader, Value};
+use lathe_ir::{Block, Inst, Op, Opcode, Shader, Value};
 
 use crate::depth::is_meta;
 use crate::manager::{Pass, PassFailure};
@@ -183,19 +183,34 @@ fn schedule_block<O: Opcode>(
         old.last()
             .is_some_and(|&i| shader.inst(i).op.is_terminator()),
     );
-    let body = &old[phis..old.len() - term];
-    if body.len() < 2 {
+    let mut body = &old[phis..old.len() - term];
+    // The hardware preloads inputs before the first instruction: they stay
+    // at the head, or register allocation would see them defined late and
+    // could hand their registers to values computed before them.
+    let is_input = |i: &Inst| matches!(shader.inst(*i).op, Op::Input { .. });
+    let inputs: Vec<Inst> = body.iter().copied().filter(is_input).collect();
+    let rest: Vec<Inst>;
+    if !inputs.is_empty() {
+        rest = body.iter().copied().filter(|i| !is_input(i)).collect();
+        body = &rest;
+    }
+    if body.len() < 2 && inputs.is_empty() {
         return Some(old.to_vec());
     }
     for (k, &i) in body.iter().enumerate() {
         scratch.pos[i.index()] = k as u32;
     }
-    let order = schedule_body(shader, target, block, body, uses, scratch);
+    let order = if body.len() < 2 {
+        Some(body.to_vec())
+    } else {
+        schedule_body(shader, target, block, body, uses, scratch)
+    };
     for &i in body {
         scratch.pos[i.index()] = u32::MAX;
     }
     let mut out = Vec::with_capacity(old.len());
     out.extend_from_slice(&old[..phis]);
+    out.extend_from_slice(&inputs);
     out.extend(order?);
     out.extend_from_slice(&old[old.len() - term..]);
     Some(out)

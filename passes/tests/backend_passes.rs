@@ -207,6 +207,35 @@ fn sched_lowers_pressure_when_loads_come_first() {
 }
 
 #[test]
+fn sched_keeps_preloaded_inputs_at_the_head() {
+    let arena = Bump::new();
+    // The second input comes after a long-latency chain it does not feed;
+    // scheduling by depth alone would sink it, and ra would then see its
+    // register free before it (the hardware preloads it at the start).
+    let text = "shader fragment
+b0:
+  %0:f32 = input index=0
+  %1:f32 = exp2 %0
+  %2:f32 = exp2 %1
+  %3:f32 = input index=1
+  %4:f32 = fmul %3, %3
+  %5:f32 = fadd %2, %4
+  output index=0 %5
+  ret
+";
+    let mut s = parse(&arena, text);
+    sched::schedule(&mut s, &TestTarget::realistic());
+    let b = s.entry().unwrap();
+    let ops: Vec<bool> = s
+        .block_insts(b)
+        .iter()
+        .map(|&i| matches!(s.inst(i).op, Op::Input { .. }))
+        .collect();
+    assert_eq!(&ops[..2], &[true, true], "{}", lathe_ir::print(&s));
+    assert_eq!(ops.iter().filter(|&&x| x).count(), 2);
+}
+
+#[test]
 fn sched_keeps_ordered_accesses_in_order() {
     let arena = Bump::new();
     let text = "shader fragment
