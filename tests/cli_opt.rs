@@ -215,22 +215,23 @@ fn backend_passes_run_on_ir3_machine_ir_with_a_target() {
         None,
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
-    // The length chain (squares, add, then rsq: 6 cycles from an ALU
-    // result to the SFU) is the critical path, so it starts first and the
-    // independent dot product fills the slots before the add and the rsq.
+    // Preloaded inputs stay at the head. The length chain (squares, add,
+    // then rsq: 6 cycles from an ALU result to the SFU) is the critical
+    // path, so it starts first and the independent dot product fills the
+    // slots before the add and the rsq.
     assert_eq!(
         text(&out.stdout),
         "shader fragment
 b0:
   %0:f32 = input index=0
   %1:f32 = input index=1
-  %2:f32 = mul.f full %0, %0
-  %3:f32 = mul.f full %1, %1
-  %4:f32 = input index=2
-  %5:f32 = input index=3
-  %6:f32 = mul.f full %0, %4
-  %7:f32 = mul.f full %1, %5
-  %8:f32 = add.f full %2, %3
+  %2:f32 = input index=2
+  %3:f32 = input index=3
+  %4:f32 = mul.f full %0, %0
+  %5:f32 = mul.f full %1, %1
+  %6:f32 = mul.f full %0, %2
+  %7:f32 = mul.f full %1, %3
+  %8:f32 = add.f full %4, %5
   %9:f32 = add.f full %6, %7
   %10:f32 = rsq full %8
   %11:f32 = mul.f full %9, %10
