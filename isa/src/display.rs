@@ -286,6 +286,14 @@ impl<'a> Scope<'a> {
         Ok(())
     }
 
+    /// The text field `name` shows in this scope; `None` when the scope
+    /// cannot show it (it is not visible in the active variants).
+    pub fn field_text(&self, name: &str) -> Option<String> {
+        let mut s = String::new();
+        self.write_field(name, &mut s).ok()?;
+        Some(s)
+    }
+
     fn write_field(&self, name: &str, out: &mut dyn Write) -> Result<(), DisasmError> {
         let unresolved = || DisasmError::Unresolved {
             name: name.to_string(),

@@ -38,6 +38,7 @@ pub mod docgen;
 pub mod expr;
 pub mod fields;
 pub mod format;
+pub mod groups;
 mod gen_asm;
 mod gen_display;
 pub mod gen_rt;

@@ -288,7 +288,7 @@ impl<S: MachineSpec> MachineOp<S> {
         let mut op = Self::new(leaf, word, 0);
         let fixed = asserted_bits(isa, enc, word, generation);
         for (i, o) in info.operands.iter().enumerate() {
-            if o.files.is_empty() || is_literal_value(isa, &o.field, word, generation) {
+            if o.files.is_empty() || is_literal_value(isa, enc, &o.field, word, generation) {
                 op.literal |= 1 << i;
             } else if o.field.mask() & !fixed != 0 {
                 op.word = clear_register(isa, &o.field, op.word, generation);
@@ -507,11 +507,23 @@ pub(crate) fn asserted_bits(isa: &Isa, leaf: EncId, word: u64, generation: u32) 
 }
 
 /// Does the operand field's value in `word` name something other than a
-/// register (a const, immediate or relative form)?
-pub(crate) fn is_literal_value(isa: &Isa, field: &Field, word: u64, generation: u32) -> bool {
+/// register (a const, immediate or relative form), or nothing at all (an
+/// operand the instruction `leaf` does not show in this form, as a cat5
+/// sample without a second source)?
+pub(crate) fn is_literal_value(
+    isa: &Isa,
+    leaf: EncId,
+    field: &Field,
+    word: u64,
+    generation: u32,
+) -> bool {
     let FieldType::Sub(tree, _) = &field.ty else {
         return false;
     };
+    let scope = crate::display::Scope::new(isa, leaf, word, generation, None).unvalidated();
+    if scope.field_text(&field.name).is_none_or(|t| t.is_empty()) {
+        return true;
+    }
     let value = field.extract(word);
     let form = match isa.decoder(*tree) {
         Some(d) => d.lookup(value, generation),

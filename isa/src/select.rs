@@ -18,7 +18,7 @@
 
 use std::collections::HashMap;
 
-use lathe_ir::{Block, GenericOp, Op, Opcode, Scalar, Shader, Type, Value};
+use lathe_ir::{Block, GenericOp, Op, Opcode, Shader, Type, Value};
 
 use crate::machine::{MachineOp, MachineSpec};
 
@@ -48,8 +48,9 @@ pub struct Rule {
 /// What a placeholder is at run time.
 #[derive(Clone, Copy, Debug)]
 pub enum SlotInfo {
-    /// A register value of this type (`$dst`, operands, temporaries).
-    Register(Scalar),
+    /// A register value of this type (`$dst`, operands, temporaries); a
+    /// vector type is a register group.
+    Register(Type),
     /// A number from an attribute.
     Number,
     /// A register of a file the allocator does not assign (a const
@@ -64,7 +65,7 @@ pub struct Node {
     pub attrs: &'static [AttrMatch],
     /// `None`: operands unconstrained.
     pub args: Option<&'static [ArgMatch]>,
-    pub ty: Scalar,
+    pub ty: Type,
 }
 
 /// An attribute condition.
@@ -79,7 +80,7 @@ pub enum AttrMatch {
 /// An operand condition.
 #[derive(Clone, Copy, Debug)]
 pub enum ArgMatch {
-    Value(u8, Scalar),
+    Value(u8, Type),
     Node(u8),
 }
 
@@ -250,9 +251,24 @@ impl<'a, S: MachineSpec> Selector<'_, '_, 'a, S> {
                         self.out
                             .append_inst(mb, d.op_cast(), &args, &targets, None, None);
                     }
-                    Op::Collect | Op::Split { .. } | Op::Swap => {
-                        return Err(self.unsupported(d.op.name(), "vectors"));
+                    // Register groups stay structural: `group` and `ra`
+                    // place a collect's operands and a split's lanes
+                    // consecutively, as the instructions reading and
+                    // writing the vector need.
+                    Op::Collect | Op::Split { .. } => {
+                        let args: Vec<Value> = d
+                            .args
+                            .iter()
+                            .map(|&a| self.value(a))
+                            .collect::<Result<_, _>>()?;
+                        let op = match d.op {
+                            Op::Split { lane } => Op::Split { lane },
+                            _ => Op::Collect,
+                        };
+                        let m = self.out.append_inst(mb, op, &args, &[], None, result_ty);
+                        self.define(g, i, self.out.inst(m).result)?;
                     }
+                    Op::Swap => return Err(self.unsupported(d.op.name(), "two results")),
                     Op::Opcode(GenericOp::LoadInput { slot, comp, .. }) => {
                         let k = self.port(true, Port::Slot(slot, comp));
                         let m = self.out.append_inst(
@@ -390,7 +406,7 @@ impl<'a, S: MachineSpec> Selector<'_, '_, 'a, S> {
                 })
                 .collect::<Result<_, _>>()?;
             let ty = t.dst.map(|s| match rule.slots[s as usize] {
-                SlotInfo::Register(ty) => Type::scalar(ty),
+                SlotInfo::Register(ty) => ty,
                 _ => Type::U32,
             });
             let inst = self
@@ -457,7 +473,7 @@ fn literal_text(slot: SlotInfo, result: SlotInfo, bits: u32, style: u8, out: &mu
         }
         _ => {
             let width = match result {
-                SlotInfo::Register(s) if s.bits() <= 16 => 16,
+                SlotInfo::Register(s) if s.scalar.bits() <= 16 => 16,
                 _ => 32,
             };
             let _ = match style {
@@ -494,7 +510,7 @@ fn matches(
     let Op::Opcode(op) = d.op else { return false };
     let Some(result) = d.result else { return false };
     let ty = g.value_type(result);
-    if op.name() != node.op || ty != Type::scalar(node.ty) {
+    if op.name() != node.op || ty != node.ty {
         return false;
     }
     if !node.attrs.is_empty() {
@@ -545,7 +561,7 @@ fn matches(
     for (a, &v) in args.iter().zip(d.args.iter()) {
         match *a {
             ArgMatch::Value(slot, s) => {
-                if g.value_type(v) != Type::scalar(s) {
+                if g.value_type(v) != s {
                     return false;
                 }
                 bound[slot as usize] = Bound::Value(v);

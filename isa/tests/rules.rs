@@ -69,3 +69,56 @@ fn rules_that_break_the_spec_are_rejected_at_their_line_and_column() {
         "t.rules:5:6: error: no template writes `$dst`"
     );
 }
+
+/// Checks a one-rule file; the checked instance.
+fn checked_of(rule: &str) -> lathe_isa::rules::check::Instance {
+    let text = format!(
+        "rules ir3 gen a6xx..;\ntype f32 = gpr \"f32\" 32;\ntype u32 = gpr \"u32\" 32;\ntype f16 = hgpr \"f16\" 16;\n{rule}\n"
+    );
+    let file = lathe_isa::rules::parse_str("t.rules", &text).unwrap_or_else(|e| panic!("{e}"));
+    let checked = check(&ir3(), &file).unwrap_or_else(|e| panic!("{e}"));
+    checked.rules.into_iter().next().unwrap()
+}
+
+#[test]
+fn register_groups_are_vector_placeholders_as_long_as_the_spec_says() {
+    // sam writes the four components its write mask selects and reads the
+    // two coordinates of a 2D sample (the spec's `texture` effect).
+    let r = checked_of(
+        "rule t: sample[texture=$t, sampler=$s](c: f32x2): f32x4 => { sam (f32)(xyzw)$dst, $c, s#$s, t#$t; }",
+    );
+    assert_eq!(r.slots[0].ty, lathe_ir::Type::vector(lathe_ir::Scalar::F32, 4));
+    assert_eq!(r.insts[0].mnemonic, "sam");
+    // .3d reads three coordinates.
+    checked_of(
+        "rule t: sample[texture=$t, sampler=$s, dim=3d](c: f32x3): f32x4 => { sam.3d (f32)(xyzw)$dst, $c, s#$s, t#$t; }",
+    );
+}
+
+#[test]
+fn register_groups_of_the_wrong_size_are_rejected_at_their_placeholder() {
+    assert_eq!(
+        error_of(
+            "rule t: sample[texture=$t, sampler=$s, dim=3d](c: f32x3): f32x4 => { sam (f32)(xyzw)$dst, $c, s#$s, t#$t; }"
+        ),
+        "t.rules:5:91: error: `$c` is 3 register(s) (f32x3), but `sam (f32)(xyzw)r1.x, r1.w, s#1, t#1` reads a group of 2 at operand `src1` (the spec's semantics)"
+    );
+    assert_eq!(
+        error_of(
+            "rule t: sample[texture=$t, sampler=$s](c: f32x2): f32x4 => { sam (f32)(xyz)$dst, $c, s#$s, t#$t; }"
+        ),
+        "t.rules:5:76: error: `$dst` is 4 register(s) (f32x4), but `sam (f32)(xyz)r1.x, r1.w, s#1, t#1` writes a group of 3 at operand `dst` (the spec's semantics)"
+    );
+    // A scalar where the instruction reads a pair.
+    assert!(
+        error_of(
+            "rule v: load_input[slot=$k, comp=0, interp=smooth]: f32 => { let ij: f32; mov.u32u32 $ij, 0; bary.f $dst, $k, $ij; }"
+        )
+        .contains("`$ij` is 1 register(s) (f32), but `bary.f r1.x, 1, r1.z` reads a group of 2 at operand `src2`"),
+    );
+    // A vector where a plain ALU operand is one register.
+    assert!(
+        error_of("rule t: sample[texture=$t, sampler=$s](c: f32x2): f32x4 => { let x: f32; add.f $x, $c, $c; sam (f32)(xyzw)$dst, $c, s#$s, t#$t; }")
+            .contains("`$c` is 2 register(s) (f32x2), but `add.f r2.x, r1.w, r1.w` reads a group of 1"),
+    );
+}

@@ -12,6 +12,8 @@ use std::collections::HashMap;
 
 use lathe_ir::{GenericOp, Opcode, Scalar, Signature, Type};
 
+use crate::groups::groups;
+
 use super::{Arg, AttrPat, Name, Pattern, RulesFile, Stmt};
 use crate::diag::{Diagnostic, Diagnostics, Span};
 use crate::machine::{MachineTable, asserted_bits, is_literal_value, set_in_form};
@@ -45,7 +47,7 @@ pub struct Node {
     pub op: String,
     pub attrs: Vec<AttrCheck>,
     pub args: Option<Vec<ArgCheck>>,
-    pub ty: Scalar,
+    pub ty: Type,
 }
 
 /// An attribute constraint or binding.
@@ -64,7 +66,7 @@ pub enum AttrCheck {
 /// An operand: a bound value or a nested node.
 #[derive(Clone, Copy, Debug)]
 pub enum ArgCheck {
-    Value { slot: u8, ty: Scalar },
+    Value { slot: u8, ty: Type },
     Node(u8),
 }
 
@@ -86,7 +88,8 @@ pub enum SlotKind {
 pub struct Slot {
     pub name: String,
     pub kind: SlotKind,
-    pub ty: Scalar,
+    /// A vector type stands for a register group of that many registers.
+    pub ty: Type,
 }
 
 /// A piece of a literal template's text.
@@ -246,10 +249,11 @@ impl Cx<'_> {
         }
     }
 
-    /// The concrete type a written type names under `bind`.
-    fn scalar(&mut self, bind: &HashMap<&str, &Name>, n: &Name) -> Option<Scalar> {
+    /// The concrete type a written type names under `bind` (a scalar, or
+    /// a vector `f32x4`: a register group).
+    fn ty(&mut self, bind: &HashMap<&str, &Name>, n: &Name) -> Option<Type> {
         let concrete = bind.get(n.text.as_str()).copied().unwrap_or(n);
-        match Scalar::from_name(&concrete.text) {
+        match Type::parse(&concrete.text) {
             Some(s) => Some(s),
             None => {
                 self.err(
@@ -268,7 +272,7 @@ impl Cx<'_> {
             nodes: Vec::new(),
             slots: Vec::new(),
         };
-        let ty = self.scalar(bind, &r.pattern.ty)?;
+        let ty = self.ty(bind, &r.pattern.ty)?;
         b.slots.push(Slot {
             name: "dst".into(),
             kind: SlotKind::Result,
@@ -277,7 +281,7 @@ impl Cx<'_> {
         self.node(&mut b, &r.pattern);
         for s in &r.stmts {
             if let Stmt::Let { name, ty } = s {
-                let Some(ty) = self.scalar(bind, ty) else {
+                let Some(ty) = self.ty(bind, ty) else {
                     continue;
                 };
                 self.add_slot(&mut b, name, SlotKind::Temp, ty);
@@ -312,7 +316,7 @@ impl Cx<'_> {
         })
     }
 
-    fn add_slot(&mut self, b: &mut Builder, name: &Name, kind: SlotKind, ty: Scalar) -> u8 {
+    fn add_slot(&mut self, b: &mut Builder, name: &Name, kind: SlotKind, ty: Type) -> u8 {
         if b.slots.iter().any(|s| s.name == name.text) {
             self.err(name.span, format!("`${}` is bound twice", name.text));
         }
@@ -327,7 +331,7 @@ impl Cx<'_> {
     /// Adds pattern `p` (and its nested patterns) as nodes; its index.
     fn node(&mut self, b: &mut Builder, p: &Pattern) -> u8 {
         let index = b.nodes.len();
-        let ty = self.scalar(b.bind, &p.ty).unwrap_or(Scalar::Bool);
+        let ty = self.ty(b.bind, &p.ty).unwrap_or(Type::BOOL);
         b.nodes.push(Node {
             op: p.op.text.clone(),
             attrs: Vec::new(),
@@ -384,15 +388,13 @@ impl Cx<'_> {
             for a in list {
                 match a {
                     Arg::Value { name, ty } => {
-                        let ty = self.scalar(b.bind, ty).unwrap_or(Scalar::Bool);
-                        operand_types.push(Type::scalar(ty));
+                        let ty = self.ty(b.bind, ty).unwrap_or(Type::BOOL);
+                        operand_types.push(ty);
                         let slot = self.add_slot(b, name, SlotKind::Value, ty);
                         out.push(ArgCheck::Value { slot, ty });
                     }
                     Arg::Nested(q) => {
-                        operand_types.push(Type::scalar(
-                            self.scalar(b.bind, &q.ty).unwrap_or(Scalar::Bool),
-                        ));
+                        operand_types.push(self.ty(b.bind, &q.ty).unwrap_or(Type::BOOL));
                         let k = self.node(b, q);
                         out.push(ArgCheck::Node(k));
                     }
@@ -418,7 +420,7 @@ impl Cx<'_> {
         p: &Pattern,
         attrs: &[(Option<String>, String)],
         operands: Option<&[Type]>,
-        ty: Scalar,
+        result: Type,
     ) {
         let list: Vec<lathe_ir::Attr> = attrs
             .iter()
@@ -427,7 +429,6 @@ impl Cx<'_> {
                 value: v,
             })
             .collect();
-        let result = Type::scalar(ty);
         match GenericOp::parse(&p.op.text, &list, Some(result)) {
             Ok(op) => {
                 if let Some(operands) = operands {
@@ -481,8 +482,9 @@ impl Cx<'_> {
                         Some(v) => (v, true),
                         None => (name, false),
                     };
-                    let concrete = b.bind.get(var).map(|n| n.text.clone());
-                    match concrete.and_then(|t| self.types.get(&t).cloned()) {
+                    // A vector type variable spells as its scalar.
+                    let concrete = b.bind.get(var).and_then(|n| Type::parse(&n.text));
+                    match concrete.and_then(|t| self.types.get(t.scalar.name()).cloned()) {
                         Some((_, spelling, width)) => {
                             let s = if bits { width.to_string() } else { spelling };
                             out.push_str(&s);
@@ -514,7 +516,7 @@ impl Cx<'_> {
                     } => {
                         format!("{prefix}0.{}", comps.chars().nth(1).unwrap_or('x'))
                     }
-                    _ => match self.types.get(s.ty.name()) {
+                    _ => match self.types.get(s.ty.scalar.name()) {
                         Some((f, _, _)) => {
                             let n = self.isa.regfiles[*f].names.as_ref()?;
                             let number = 4 + slot as u32;
@@ -528,7 +530,10 @@ impl Cx<'_> {
                         None => {
                             self.err(
                                 at,
-                                format!("type `{}` has no `type` declaration", s.ty.name()),
+                                format!(
+                                    "type `{}` has no `type` declaration",
+                                    s.ty.scalar.name()
+                                ),
                             );
                             return None;
                         }
@@ -645,7 +650,7 @@ impl Cx<'_> {
             .operands
             .iter()
             .filter(|o| {
-                !(o.files.is_empty() || is_literal_value(isa, &o.field, word, g))
+                !(o.files.is_empty() || is_literal_value(isa, enc, &o.field, word, g))
                     && o.field.mask() & !fixed != 0
             })
             .collect();
@@ -662,8 +667,22 @@ impl Cx<'_> {
         }
         let mut dst = None;
         let mut srcs = Vec::new();
+        let sizes = groups(isa, word, g)?;
         for (o, &(slot, at)) in registers.iter().zip(placeholders) {
             let s = &b.slots[slot as usize];
+            // A register group is as long as the spec's semantics say
+            // this operand reads or writes.
+            let lanes = u32::from(s.ty.lanes);
+            let group = sizes.size(&o.field.name);
+            if let Some(why) = sizes.unknown.as_ref().filter(|_| lanes > 1) {
+                self.err(at, format!("`${}` is a group of {lanes} registers, but the registers `{asm}` reads and writes are not known: {why}", s.name));
+                return None;
+            }
+            if sizes.unknown.is_none() && lanes != group {
+                let verb = if o.role == Role::Dst { "writes" } else { "reads" };
+                self.err(at, format!("`${}` is {lanes} register(s) ({}), but `{asm}` {verb} a group of {group} at operand `{}` (the spec's semantics)", s.name, s.ty, o.key));
+                return None;
+            }
             let number = 4 + u64::from(slot);
             let value = o.field.extract(word);
             let cleared = crate::machine::clear_register(isa, &o.field, word, g);
@@ -672,7 +691,7 @@ impl Cx<'_> {
                 self.err(at, format!("`${}` is not the operand `{}` reads here (operands are taken in text order)", s.name, o.key));
                 return None;
             }
-            let (file, _, _) = self.types.get(s.ty.name()).cloned()?;
+            let (file, _, _) = self.types.get(s.ty.scalar.name()).cloned()?;
             let kind = isa.regfiles[file].kind;
             if !o.files.iter().any(|&f| isa.regfiles[f].kind == kind) {
                 self.err(

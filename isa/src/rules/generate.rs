@@ -7,9 +7,10 @@ use quote::quote;
 
 use super::check::{ArgCheck, AttrCheck, Checked, Piece, SlotKind};
 
-fn scalar(s: lathe_ir::Scalar) -> TokenStream {
-    let name = quote::format_ident!("{}", format!("{s:?}"));
-    quote!(lathe_ir::Scalar::#name)
+fn type_tokens(t: lathe_ir::Type) -> TokenStream {
+    let name = quote::format_ident!("{}", format!("{:?}", t.scalar));
+    let lanes = t.lanes;
+    quote!(lathe_ir::Type::vector(lathe_ir::Scalar::#name, #lanes))
 }
 
 /// The tables of `checked`.
@@ -21,7 +22,7 @@ pub fn generate(checked: &Checked) -> TokenStream {
         let line = r.line;
         let nodes = r.nodes.iter().map(|n| {
             let op = &n.op;
-            let ty = scalar(n.ty);
+            let ty = type_tokens(n.ty);
             let attrs = n.attrs.iter().map(|a| match a {
                 AttrCheck::Word(w) => quote!(lathe_isa::select::AttrMatch::Word(#w)),
                 AttrCheck::Eq(k, v) => quote!(lathe_isa::select::AttrMatch::Eq(#k, #v)),
@@ -38,7 +39,7 @@ pub fn generate(checked: &Checked) -> TokenStream {
                 Some(list) => {
                     let items = list.iter().map(|a| match *a {
                         ArgCheck::Value { slot, ty } => {
-                            let ty = scalar(ty);
+                            let ty = type_tokens(ty);
                             quote!(lathe_isa::select::ArgMatch::Value(#slot, #ty))
                         }
                         ArgCheck::Node(k) => quote!(lathe_isa::select::ArgMatch::Node(#k)),
@@ -56,7 +57,7 @@ pub fn generate(checked: &Checked) -> TokenStream {
                 quote!(lathe_isa::select::SlotInfo::Named(#p, #c))
             }
             _ => {
-                let ty = scalar(s.ty);
+                let ty = type_tokens(s.ty);
                 quote!(lathe_isa::select::SlotInfo::Register(#ty))
             }
         });
