@@ -159,7 +159,8 @@ fn effect_groups(scope: &Scope, name: &str, args: &[SArg], out: &mut Groups) {
                 match n {
                     Some(n) => out.grow(&field.node, n),
                     None => {
-                        out.unknown = Some(format!("the size of group `{}` of `{name}`", field.node))
+                        out.unknown =
+                            Some(format!("the size of group `{}` of `{name}`", field.node))
                     }
                 }
             }

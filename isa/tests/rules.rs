@@ -87,7 +87,10 @@ fn register_groups_are_vector_placeholders_as_long_as_the_spec_says() {
     let r = checked_of(
         "rule t: sample[texture=$t, sampler=$s](c: f32x2): f32x4 => { sam (f32)(xyzw)$dst, $c, s#$s, t#$t; }",
     );
-    assert_eq!(r.slots[0].ty, lathe_ir::Type::vector(lathe_ir::Scalar::F32, 4));
+    assert_eq!(
+        r.slots[0].ty,
+        lathe_ir::Type::vector(lathe_ir::Scalar::F32, 4)
+    );
     assert_eq!(r.insts[0].mnemonic, "sam");
     // .3d reads three coordinates.
     checked_of(

@@ -530,10 +530,7 @@ impl Cx<'_> {
                         None => {
                             self.err(
                                 at,
-                                format!(
-                                    "type `{}` has no `type` declaration",
-                                    s.ty.scalar.name()
-                                ),
+                                format!("type `{}` has no `type` declaration", s.ty.scalar.name()),
                             );
                             return None;
                         }
@@ -679,7 +676,11 @@ impl Cx<'_> {
                 return None;
             }
             if sizes.unknown.is_none() && lanes != group {
-                let verb = if o.role == Role::Dst { "writes" } else { "reads" };
+                let verb = if o.role == Role::Dst {
+                    "writes"
+                } else {
+                    "reads"
+                };
                 self.err(at, format!("`${}` is {lanes} register(s) ({}), but `{asm}` {verb} a group of {group} at operand `{}` (the spec's semantics)", s.name, s.ty, o.key));
                 return None;
             }
