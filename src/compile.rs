@@ -20,8 +20,9 @@
 use std::rc::Rc;
 
 use lathe_adreno::ir3::compile::{CompileError, CompileOptions, Output, compile_with};
-use lathe_adreno::ir3::{GpuModel, target::Ir3Target};
-use lathe_frontend::{Options, lower_spirv, lower_wgsl};
+use lathe_adreno::ir3::{GpuModel, target::Ir3Target, verify::Ir3Program};
+use lathe_frontend::{Lowered, Options, lower_spirv, lower_wgsl};
+use lathe_ir::verify::{self, Report, VerifyError};
 
 /// A shader module.
 #[derive(Clone, Copy, Debug)]
@@ -41,6 +42,20 @@ pub enum Error {
     Ir3(#[from] CompileError),
     #[error("{0}")]
     Target(String),
+    #[error("verify: {0}")]
+    Verify(#[from] VerifyError),
+}
+
+/// Lowers the entry point `options` selects to generic IR in `arena`.
+pub fn lower<'a>(
+    arena: &'a lathe_ir::Bump,
+    source: Source<'_>,
+    options: &Options,
+) -> Result<Lowered<'a>, Error> {
+    Ok(match source {
+        Source::Spirv(words) => lower_spirv(arena, words, options)?,
+        Source::Wgsl(text) => lower_wgsl(arena, text, options)?,
+    })
 }
 
 /// Compiles the entry point `options` selects for the Adreno GPU `gpu`.
@@ -56,10 +71,44 @@ pub fn compile_ir3_with(
     backend: &CompileOptions,
 ) -> Result<Output, Error> {
     let arena = lathe_ir::Bump::new();
-    let lowered = match source {
-        Source::Spirv(words) => lower_spirv(&arena, words, options)?,
-        Source::Wgsl(text) => lower_wgsl(&arena, text, options)?,
-    };
+    compile_lowered_ir3(&lower(&arena, source, options)?, gpu, backend)
+}
+
+/// Compiles an already [`lower`]ed shader for the Adreno GPU `gpu`.
+pub fn compile_lowered_ir3(
+    lowered: &Lowered<'_>,
+    gpu: GpuModel,
+    backend: &CompileOptions,
+) -> Result<Output, Error> {
     let target = Rc::new(Ir3Target::new(gpu).map_err(|e| Error::Target(e.to_string()))?);
     Ok(compile_with(&lowered.shader, &target, backend)?)
+}
+
+/// Compiles for `gpu` and checks the program on the generated simulator
+/// against the IR interpreter on random inputs ([`lathe_ir::verify`]):
+/// what `lathe compile --verify` runs.
+///
+/// ```
+/// use lathe::compile::{Source, verify_ir3};
+///
+/// let wgsl = "struct P { x: f32, y: f32 }\nvar<immediate> p: P;\n\
+///             @fragment fn main() -> @location(0) vec4<f32> {\n\
+///             return vec4<f32>(p.x * 2.0, inverseSqrt(p.x * p.y + 1.0), 0.0, 1.0); }";
+/// let gpu = "a630".parse().unwrap();
+/// let options = lathe_ir::verify::Options { seed: 7, ..Default::default() };
+/// let (_, report) = verify_ir3(Source::Wgsl(wgsl), &Default::default(), gpu, &options).unwrap();
+/// assert_eq!((report.threads, report.compared), (4, 16));
+/// ```
+pub fn verify_ir3(
+    source: Source<'_>,
+    options: &Options,
+    gpu: GpuModel,
+    verify: &verify::Options,
+) -> Result<(Output, Report), Error> {
+    let arena = lathe_ir::Bump::new();
+    let lowered = lower(&arena, source, options)?;
+    let out = compile_lowered_ir3(&lowered, gpu, &CompileOptions::default())?;
+    let program = Ir3Program::new(&out.compiled, &out.ports, gpu);
+    let report = verify::verify(&lowered.shader, &program, verify)?;
+    Ok((out, report))
 }

@@ -84,6 +84,26 @@ pub fn spirv_words(bytes: &[u8]) -> Result<Vec<u32>, Error> {
     Ok(le)
 }
 
+/// The entry points of a SPIR-V module in declaration order: name and
+/// stage (`None` for a stage Lathe does not lower, e.g. geometry).
+pub fn spirv_entry_points(words: &[u32]) -> Result<Vec<(String, Option<Stage>)>, Error> {
+    use rspirv::spirv::ExecutionModel;
+    let module = module::Module::read(words)?;
+    Ok(module
+        .entry_points
+        .iter()
+        .map(|e| {
+            let stage = match e.model {
+                ExecutionModel::Vertex => Some(Stage::Vertex),
+                ExecutionModel::Fragment => Some(Stage::Fragment),
+                ExecutionModel::GLCompute => Some(Stage::Compute),
+                _ => None,
+            };
+            (e.name.clone(), stage)
+        })
+        .collect())
+}
+
 /// Lower one entry point of a SPIR-V module.
 pub fn lower_spirv<'a>(
     arena: &'a Bump,

@@ -18,6 +18,18 @@ fn naga_stage(stage: naga::ShaderStage) -> Option<Stage> {
     }
 }
 
+/// The entry points of a WGSL source in declaration order: name and
+/// stage (`None` for a stage Lathe does not lower).
+pub fn entry_points(source: &str) -> Result<Vec<(String, Option<Stage>)>, Error> {
+    let module =
+        naga::front::wgsl::parse_str(source).map_err(|e| Error::Wgsl(e.emit_to_string(source)))?;
+    Ok(module
+        .entry_points
+        .iter()
+        .map(|e| (e.name.clone(), naga_stage(e.stage)))
+        .collect())
+}
+
 /// The SPIR-V of one WGSL entry point, after overrides (`(name or @id, value)` pairs).
 pub fn to_spirv(
     source: &str,

@@ -123,6 +123,7 @@ pub mod texture;
 pub mod types;
 pub mod uses;
 pub mod validate;
+pub mod verify;
 
 pub use attrs::{AtomicOp, DerivMode, Dim, LodMode, PackFormat, Sysval, TexShape};
 pub use builder::Builder;

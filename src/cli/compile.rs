@@ -75,7 +75,21 @@ pub struct CompileArgs {
     /// Skip the default passes (flatten, copy-prop, dce) after lowering.
     #[arg(long)]
     pub no_opt: bool,
+    /// With `--gpu`: run the compiled code on the generated simulator
+    /// against the IR interpreter on random inputs; a mismatch exits
+    /// with status 1, a timing hazard with status 3.
+    #[arg(long)]
+    pub verify: bool,
+    /// Seed of `--verify`'s random inputs.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub seed: u64,
+    /// Threads `--verify` runs (a multiple of 4 for fragment shaders).
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub threads: usize,
 }
+
+/// Exit status of `--verify` on a timing hazard.
+pub const HAZARD_EXIT: i32 = 3;
 
 pub fn run(args: CompileArgs) -> CliResult {
     let opts = Options {
@@ -100,7 +114,7 @@ pub fn run(args: CompileArgs) -> CliResult {
 
 /// Compiles `lowered` for GPU `model` and writes what `--emit` asks for.
 fn compile_for(model: &str, lowered: &Lowered<'_>, args: &CompileArgs) -> CliResult {
-    use lathe_adreno::ir3::compile::{CompileOptions, compile_with};
+    use lathe_adreno::ir3::compile::CompileOptions;
     let gpu = match model.parse::<lathe_adreno::ir3::GpuModel>() {
         Ok(gpu) => gpu,
         Err(_) if model.parse::<lathe_mali::valhall::MaliModel>().is_ok() => {
@@ -111,11 +125,10 @@ fn compile_for(model: &str, lowered: &Lowered<'_>, args: &CompileArgs) -> CliRes
         }
         Err(e) => return Err(e.into()),
     };
-    let target = std::rc::Rc::new(lathe_adreno::ir3::target::Ir3Target::new(gpu)?);
     let options = CompileOptions {
         dumps: args.print_after.is_some(),
     };
-    let out = compile_with(&lowered.shader, &target, &options)?;
+    let out = lathe::compile::compile_lowered_ir3(lowered, gpu, &options)?;
     if let Some(wanted) = &args.print_after {
         let mut found = false;
         for (stage, dump) in &out.dumps {
@@ -132,6 +145,10 @@ fn compile_for(model: &str, lowered: &Lowered<'_>, args: &CompileArgs) -> CliRes
             )
             .into());
         }
+    }
+    if args.verify {
+        let program = lathe_adreno::ir3::verify::Ir3Program::new(&out.compiled, &out.ports, gpu);
+        verify(&lowered.shader, &program, args)?;
     }
     let c = &out.compiled;
     match args.emit.unwrap_or(Emit::Asm) {
@@ -176,6 +193,34 @@ fn compile_for(model: &str, lowered: &Lowered<'_>, args: &CompileArgs) -> CliRes
                 (serde_json::to_string_pretty(&json)? + "\n").as_bytes(),
             )
         }
+    }
+}
+
+/// `--verify`: a summary line on standard error when the program agrees
+/// with the interpreter; exits with [`HAZARD_EXIT`] on a hazard.
+fn verify(
+    generic: &lathe_ir::Shader<'_, lathe_ir::GenericOp>,
+    program: &dyn lathe_ir::verify::Executor,
+    args: &CompileArgs,
+) -> CliResult {
+    let options = lathe_ir::verify::Options {
+        seed: args.seed,
+        threads: args.threads,
+        ..Default::default()
+    };
+    match lathe_ir::verify::verify(generic, program, &options) {
+        Ok(r) => {
+            eprintln!(
+                "verify: ok ({} values over {} threads, seed {}, draw {})",
+                r.compared, r.threads, args.seed, r.draw
+            );
+            Ok(())
+        }
+        Err(e) if e.is_hazard() => {
+            eprintln!("lathe: verify: {e}");
+            std::process::exit(HAZARD_EXIT);
+        }
+        Err(e) => Err(format!("verify: {e}").into()),
     }
 }
 

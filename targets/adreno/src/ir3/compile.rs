@@ -26,7 +26,7 @@ use lathe_passes::manager::{PassError, Registry};
 
 use super::emit::{Compiled, EmitError, emit};
 use super::generated::MachineOp;
-use super::select::select;
+use super::select::{Interface, select};
 use super::target::Ir3Target;
 use lathe_isa::select::SelectError;
 
@@ -56,6 +56,9 @@ pub struct CompileOptions {
 #[derive(Debug)]
 pub struct Output {
     pub compiled: Compiled,
+    /// Where each meta input and output index of `compiled.interface`
+    /// comes from in the generic shader (a slot, a meta index).
+    pub ports: Interface,
     /// `(stage, machine IR text)` after `select` and each backend pass.
     pub dumps: Vec<(&'static str, String)>,
 }
@@ -75,7 +78,8 @@ pub fn compile_with(
     options: &CompileOptions,
 ) -> Result<Output, CompileError> {
     let mut dumps = Vec::new();
-    let mut shader = select(generic, target)?.shader;
+    let selected = select(generic, target)?;
+    let mut shader = selected.shader;
     if options.dumps {
         dumps.push(("select", lathe_ir::print(&shader)));
     }
@@ -88,5 +92,9 @@ pub fn compile_with(
         }
     }
     let compiled = emit(&mut shader, target)?;
-    Ok(Output { compiled, dumps })
+    Ok(Output {
+        compiled,
+        ports: selected.interface,
+        dumps,
+    })
 }

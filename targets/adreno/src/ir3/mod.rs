@@ -36,6 +36,7 @@ mod source;
 mod spec;
 pub mod stats;
 pub mod target;
+pub mod verify;
 
 pub use gpu::{Generation, GpuModel, UnknownGpu};
 pub use source::{

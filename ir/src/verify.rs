@@ -1,0 +1,683 @@
+//! Differential verification of compiled code: a target runs its
+//! compiled program (on its generated simulator) and the reference
+//! [interpreter](crate::interp) runs the generic shader it came from, on
+//! the same random inputs; every output and every storage-buffer word
+//! must agree. This is what `lathe compile --verify` does, whatever the
+//! target: a target plugs in by implementing [`Executor`].
+//!
+//! Inputs come from what the shader reads ([`random_inputs`]): varyings
+//! and attributes by slot, uniforms (push constants), UBO and SSBO words,
+//! textures, system values, meta inputs — drawn from a seed, so a run
+//! reproduces. Values are small (floats in ±10 with a few exact specials,
+//! integers half small and half any), so most draws stay clear of
+//! undefined behaviour; a draw the interpreter finds undefined is
+//! replaced by the next one, up to [`Options::draws`].
+//!
+//! Threads: fragment shaders run as 2×2 quads in lockstep
+//! ([`interp::run_quad`]; the executor runs the same lanes together),
+//! compute shaders as one workgroup of [`Options::threads`] invocations,
+//! vertex shaders as independent invocations (vertex index = thread).
+//!
+//! Tolerance: bits must be equal, except that any two NaNs agree, and
+//! that a float output computed from an approximate operation (`rcp`,
+//! `rsqrt`, `sqrt`, `fdiv`, `exp2`, `log2`, `sin`, `cos`, whose results
+//! IEEE does not pin or that GPUs compute in their special-function units)
+//! agrees within [`F32_TOLERANCE`] / [`F16_TOLERANCE`] (absolute +
+//! relative). Which outputs are approximate follows data flow (phis
+//! included, not control dependence); integers are always exact.
+//!
+//! ```
+//! use lathe_ir::verify::{self, ExecError, Executor, Options};
+//! use lathe_ir::{GenericOp, Invocation, Memory, Outcome};
+//!
+//! /// An "executor" that runs the interpreter itself: always agrees.
+//! struct Same<'s, 'a>(&'s lathe_ir::Shader<'a, GenericOp>);
+//! impl Executor for Same<'_, '_> {
+//!     fn execute(&self, threads: &[Invocation], memory: &mut Memory) -> Result<Vec<Outcome>, ExecError> {
+//!         let quad: &[Invocation; 4] = threads.try_into().unwrap();
+//!         lathe_ir::interp::run_quad(self.0, quad, memory, Default::default())
+//!             .map(Vec::from)
+//!             .map_err(|e| ExecError::Failed(e.to_string()))
+//!     }
+//! }
+//! let arena = lathe_ir::Bump::new();
+//! let text = "shader fragment\nb0:\n  %0:f32 = load_input slot=0 comp=0 interp=smooth\n  %1:f32 = load_uniform index=2\n  %2:f32 = fmul %0, %1\n  store_output slot=0 comp=0 %2\n  ret\n";
+//! let shader = lathe_ir::parse::<GenericOp>(&arena, text).unwrap();
+//! let report = verify::verify(&shader, &Same(&shader), &Options::default()).unwrap();
+//! assert_eq!((report.threads, report.compared), (4, 4));
+//! ```
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::attrs::{Dim, TexShape};
+use crate::f16;
+use crate::generic::GenericOp;
+use crate::interp::{self, Invocation, Limits, Memory, Outcome, SysVals};
+use crate::opcode::Op;
+use crate::shader::{Shader, Stage};
+use crate::texture::{Level, Texture};
+use crate::types::{Scalar, Type};
+
+/// Absolute and relative tolerance of approximate f32 outputs.
+pub const F32_TOLERANCE: (f64, f64) = (1e-5, 1e-4);
+/// Absolute and relative tolerance of approximate f16 outputs.
+pub const F16_TOLERANCE: (f64, f64) = (1e-3, 2e-3);
+
+/// Words of each UBO and SSBO the shader uses.
+pub const BUFFER_WORDS: usize = 1024;
+/// Shared-memory words of a compute workgroup.
+pub const SHARED_WORDS: usize = 4096;
+
+/// Runs a compiled program: one outcome per thread, in thread order.
+/// Threads of a fragment shader are 2×2 quads (lanes 0–3 are one quad),
+/// of a compute shader one workgroup; `memory` holds the storage buffers
+/// and images the program reads and writes.
+pub trait Executor {
+    fn execute(
+        &self,
+        threads: &[Invocation],
+        memory: &mut Memory,
+    ) -> Result<Vec<Outcome>, ExecError>;
+}
+
+/// Why an [`Executor`] did not produce outcomes.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ExecError {
+    /// The simulator's timing model caught a read before its producer's
+    /// result was ready (a legalisation defect).
+    #[error("hazard: {0}")]
+    Hazard(String),
+    /// Anything else (a fault, an input the executor cannot provide).
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// How to verify.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// Seed of the random inputs.
+    pub seed: u64,
+    /// Threads per run (a multiple of 4 for fragment shaders).
+    pub threads: usize,
+    /// Input draws to try before giving up when the interpreter finds
+    /// every one undefined.
+    pub draws: u32,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            seed: 1,
+            threads: 4,
+            draws: 16,
+        }
+    }
+}
+
+/// A verification that passed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Report {
+    pub threads: usize,
+    /// Output components and buffer words compared.
+    pub compared: usize,
+    /// The draw (0-based) whose inputs were defined.
+    pub draw: u32,
+}
+
+/// Why verification failed.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum VerifyError {
+    #[error(
+        "mismatch: {what} of thread {thread} ({ty}{approx}): interpreter 0x{expected:08x} ({}), compiled 0x{got:08x} ({})",
+        show(*ty, *expected),
+        show(*ty, *got),
+        approx = if *approximate { ", approximate" } else { "" }
+    )]
+    Mismatch {
+        /// `output slot S comp C`, `meta output N`, `ssbo B word W`, ...
+        what: String,
+        thread: usize,
+        ty: Type,
+        expected: u32,
+        got: u32,
+        approximate: bool,
+    },
+    #[error(transparent)]
+    Exec(#[from] ExecError),
+    #[error("interpreter: {0}")]
+    Interpreter(String),
+    #[error("no defined run: every one of {draws} input draws is undefined behaviour (last: {last})")]
+    Undefined { draws: u32, last: String },
+}
+
+impl VerifyError {
+    /// The simulator reported a timing hazard (`lathe compile --verify`
+    /// exits with 3).
+    pub fn is_hazard(&self) -> bool {
+        matches!(self, VerifyError::Exec(ExecError::Hazard(_)))
+    }
+}
+
+fn show(ty: Type, bits: u32) -> String {
+    match ty.scalar {
+        Scalar::F32 => format!("{:?}", f32::from_bits(bits)),
+        Scalar::F16 => format!("{:?}", f16::to_f32(bits as u16)),
+        s if s.is_signed_int() && s.bits() == 16 => (bits as u16 as i16).to_string(),
+        s if s.is_signed_int() => (bits as i32).to_string(),
+        _ => bits.to_string(),
+    }
+}
+
+/// Runs `shader` in the interpreter and `exec` on the same random inputs
+/// and compares their outputs and storage buffers.
+pub fn verify(
+    shader: &Shader<'_, GenericOp>,
+    exec: &dyn Executor,
+    options: &Options,
+) -> Result<Report, VerifyError> {
+    let approx = approximate(shader);
+    let mut last = String::new();
+    for draw in 0..options.draws.max(1) {
+        let seed = options
+            .seed
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            .wrapping_add(draw as u64);
+        let (threads, memory) = random_inputs(shader, seed, options.threads);
+        let mut want_memory = memory.clone();
+        let want = match interpret(shader, &threads, &mut want_memory) {
+            Ok(w) => w,
+            Err(e) if e.is_undefined() => {
+                last = e.to_string();
+                continue;
+            }
+            Err(e) => return Err(VerifyError::Interpreter(e.to_string())),
+        };
+        let mut got_memory = memory;
+        let got = exec.execute(&threads, &mut got_memory)?;
+        let compared = compare(&approx, &want, &got)?
+            + compare_memory(&want_memory, &got_memory)?;
+        return Ok(Report {
+            threads: threads.len(),
+            compared,
+            draw,
+        });
+    }
+    Err(VerifyError::Undefined {
+        draws: options.draws.max(1),
+        last,
+    })
+}
+
+/// The interpreter's outcomes for `threads` as the stage groups them.
+fn interpret(
+    shader: &Shader<'_, GenericOp>,
+    threads: &[Invocation],
+    memory: &mut Memory,
+) -> Result<Vec<Outcome>, interp::InterpError> {
+    let limits = Limits::default();
+    match shader.stage {
+        Stage::Fragment => {
+            let mut out = Vec::with_capacity(threads.len());
+            for quad in threads.chunks(4) {
+                let quad: &[Invocation; 4] = quad.try_into().map_err(|_| {
+                    interp::InterpError::Malformed("fragment threads come in quads of 4".into())
+                })?;
+                out.extend(interp::run_quad(shader, quad, memory, limits)?);
+            }
+            Ok(out)
+        }
+        Stage::Compute => interp::run_workgroup(shader, threads, memory, limits),
+        _ => threads
+            .iter()
+            .map(|inv| interp::run_with_memory(shader, inv, memory, limits))
+            .collect(),
+    }
+}
+
+/// Compares outcomes thread by thread; the number of values compared.
+fn compare(
+    approx: &Approximate,
+    want: &[Outcome],
+    got: &[Outcome],
+) -> Result<usize, VerifyError> {
+    if want.len() != got.len() {
+        return Err(ExecError::Failed(format!(
+            "{} outcomes for {} threads",
+            got.len(),
+            want.len()
+        ))
+        .into());
+    }
+    let mut compared = 0;
+    for (thread, (w, g)) in want.iter().zip(got).enumerate() {
+        if w.discarded != g.discarded {
+            return Err(VerifyError::Mismatch {
+                what: "discard".into(),
+                thread,
+                ty: Type::BOOL,
+                expected: w.discarded as u32,
+                got: g.discarded as u32,
+                approximate: false,
+            });
+        }
+        let slots = w.outputs.iter().map(|(&(s, c), &v)| {
+            let key = Key::Slot(s, c);
+            (key, v, g.outputs.get(&(s, c)).copied())
+        });
+        let metas = w
+            .meta_outputs
+            .iter()
+            .map(|(&k, &v)| (Key::Meta(k), v, g.meta_outputs.get(&k).copied()));
+        for (key, (ty, expected), got) in slots.chain(metas) {
+            let approximate = approx.outputs.contains(&key);
+            let what = key.to_string();
+            let Some((_, got)) = got else {
+                return Err(ExecError::Failed(format!("{what} of thread {thread} not written")).into());
+            };
+            if !agree(ty, expected, got, approximate) {
+                return Err(VerifyError::Mismatch {
+                    what,
+                    thread,
+                    ty,
+                    expected,
+                    got,
+                    approximate,
+                });
+            }
+            compared += 1;
+        }
+    }
+    Ok(compared)
+}
+
+/// Compares storage buffers and images word by word.
+fn compare_memory(want: &Memory, got: &Memory) -> Result<usize, VerifyError> {
+    let mut compared = 0;
+    for (binding, (w, g)) in want.ssbos.iter().zip(&got.ssbos).enumerate() {
+        for (word, (&expected, &got)) in w.iter().zip(g).enumerate() {
+            if expected != got {
+                return Err(VerifyError::Mismatch {
+                    what: format!("ssbo {binding} word {word}"),
+                    thread: 0,
+                    ty: Type::U32,
+                    expected,
+                    got,
+                    approximate: false,
+                });
+            }
+            compared += 1;
+        }
+    }
+    for (index, (w, g)) in want.images.iter().zip(&got.images).enumerate() {
+        for (texel, (e, t)) in w.texels.iter().zip(&g.texels).enumerate() {
+            for c in 0..w.channels as usize {
+                if e[c] != t[c] {
+                    return Err(VerifyError::Mismatch {
+                        what: format!("image {index} texel {texel} channel {c}"),
+                        thread: 0,
+                        ty: Type::U32,
+                        expected: e[c],
+                        got: t[c],
+                        approximate: false,
+                    });
+                }
+                compared += 1;
+            }
+        }
+    }
+    Ok(compared)
+}
+
+/// Equal bits, both NaN, or (approximate floats) within tolerance.
+/// 16-bit types compare their low 16 bits.
+fn agree(ty: Type, want: u32, got: u32, approximate: bool) -> bool {
+    let mask = if ty.scalar.bits() <= 16 {
+        0xffff
+    } else {
+        u32::MAX
+    };
+    let (want, got) = (want & mask, got & mask);
+    if want == got {
+        return true;
+    }
+    let (w, g, (abs, rel)) = match ty.scalar {
+        Scalar::F32 => (
+            f32::from_bits(want) as f64,
+            f32::from_bits(got) as f64,
+            F32_TOLERANCE,
+        ),
+        Scalar::F16 => (
+            f16::to_f64(want as u16),
+            f16::to_f64(got as u16),
+            F16_TOLERANCE,
+        ),
+        _ => return false,
+    };
+    if w.is_nan() && g.is_nan() {
+        return true;
+    }
+    approximate && (w - g).abs() <= abs + rel * w.abs().max(g.abs())
+}
+
+/// An output, for messages and the approximate set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Key {
+    Slot(u16, u8),
+    Meta(u32),
+}
+
+impl std::fmt::Display for Key {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Key::Slot(s, c) => write!(f, "output slot {s} comp {c}"),
+            Key::Meta(k) => write!(f, "meta output {k}"),
+        }
+    }
+}
+
+/// Which outputs carry an approximate result.
+struct Approximate {
+    outputs: BTreeSet<Key>,
+}
+
+/// The outputs computed (through data flow, phis included) from an
+/// approximate operation.
+fn approximate(shader: &Shader<'_, GenericOp>) -> Approximate {
+    use GenericOp::*;
+    let mut tainted = vec![false; shader.value_capacity()];
+    // Phis may read values defined later in the layout (loops): iterate
+    // to a fixed point.
+    loop {
+        let mut changed = false;
+        for (_, i) in shader.insts_in_order() {
+            let d = shader.inst(i);
+            let Some(r) = d.result else { continue };
+            let source = matches!(
+                d.op,
+                Op::Opcode(Rcp | Rsqrt | Sqrt | FDiv | Exp2 | Log2 | Sin | Cos)
+            );
+            let t = source || d.operands().any(|v| tainted[v.index()]);
+            if t && !tainted[r.index()] {
+                tainted[r.index()] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let mut outputs = BTreeSet::new();
+    for (_, i) in shader.insts_in_order() {
+        let d = shader.inst(i);
+        let key = match d.op {
+            Op::Opcode(StoreOutput { slot, comp }) => Key::Slot(slot, comp),
+            Op::Output { index } => Key::Meta(index),
+            _ => continue,
+        };
+        if d.args.iter().any(|v| tainted[v.index()]) {
+            outputs.insert(key);
+        }
+    }
+    Approximate { outputs }
+}
+
+/// Deterministic pseudo-random numbers (splitmix64).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+
+    /// Random bits of a value of type `s`.
+    fn bits(&mut self, s: Scalar) -> u32 {
+        let small_float = |r: &mut Rng| {
+            const SPECIAL: [f32; 4] = [0.0, 1.0, 0.5, -1.0];
+            if r.below(8) == 0 {
+                SPECIAL[r.below(4) as usize]
+            } else {
+                (r.below(2001) as f32 - 1000.0) / 100.0
+            }
+        };
+        match s {
+            Scalar::Bool => self.below(2) as u32,
+            Scalar::F32 => small_float(self).to_bits(),
+            Scalar::F16 => f16::from_f32(small_float(self)) as u32,
+            _ => {
+                let raw = if self.below(2) == 0 {
+                    self.below(64) as u32
+                } else {
+                    self.next() as u32
+                };
+                if s.bits() <= 16 { raw & 0xffff } else { raw }
+            }
+        }
+    }
+
+    fn unit(&mut self) -> f32 {
+        self.below(1025) as f32 / 1024.0
+    }
+}
+
+/// What a shader reads, gathered once.
+#[derive(Default)]
+struct Reads {
+    inputs: BTreeMap<(u16, u8), Scalar>,
+    meta_inputs: BTreeMap<u32, Scalar>,
+    /// Uniform word → its type; `dynamic` when an address is added.
+    uniforms: BTreeMap<u32, Scalar>,
+    dynamic_uniform: Option<Scalar>,
+    ubos: BTreeMap<u8, Scalar>,
+    ssbos: BTreeMap<u8, Scalar>,
+    textures: BTreeMap<u8, TexShape>,
+    images: BTreeSet<u8>,
+}
+
+fn reads(shader: &Shader<'_, GenericOp>) -> Reads {
+    use GenericOp::*;
+    let mut r = Reads::default();
+    for (_, i) in shader.insts_in_order() {
+        let d = shader.inst(i);
+        let ty = d.result.map(|v| shader.value_type(v).scalar);
+        let arg_ty = |k: usize| d.args.get(k).map(|&v| shader.value_type(v).scalar);
+        match d.op {
+            Op::Input { index } => {
+                r.meta_inputs.insert(index, ty.unwrap_or(Scalar::U32));
+            }
+            Op::Opcode(LoadInput { slot, comp, .. }) => {
+                r.inputs.insert((slot, comp), ty.unwrap_or(Scalar::U32));
+            }
+            Op::Opcode(LoadUniform { index }) => {
+                let s = ty.unwrap_or(Scalar::U32);
+                r.uniforms.insert(index, s);
+                if d.address.is_some() || !d.args.is_empty() {
+                    r.dynamic_uniform = Some(s);
+                }
+            }
+            Op::Opcode(LoadUbo { binding }) => {
+                r.ubos.entry(binding).or_insert(ty.unwrap_or(Scalar::U32));
+            }
+            Op::Opcode(LoadSsbo { binding }) => {
+                r.ssbos.entry(binding).or_insert(ty.unwrap_or(Scalar::U32));
+            }
+            Op::Opcode(StoreSsbo { binding } | SsboAtomic { binding, .. } | SsboSize { binding }) => {
+                let s = arg_ty(1).unwrap_or(Scalar::U32);
+                r.ssbos.entry(binding).or_insert(s);
+            }
+            Op::Opcode(
+                Sample { texture, shape, .. }
+                | Gather { texture, shape, .. }
+                | TexelFetch { texture, shape, .. }
+                | TextureSize { texture, shape },
+            ) => {
+                r.textures.insert(texture, shape);
+            }
+            Op::Opcode(TextureLevels { texture }) => {
+                r.textures.entry(texture).or_insert(TexShape::D2);
+            }
+            Op::Opcode(
+                ImageLoad { image, .. }
+                | ImageStore { image, .. }
+                | ImageAtomic { image, .. }
+                | ImageSize { image, .. },
+            ) => {
+                r.images.insert(image);
+            }
+            _ => {}
+        }
+    }
+    r
+}
+
+/// Random inputs for `threads` invocations of `shader` (and the memory
+/// they share), from `seed`. Fragment threads get distinct fragment
+/// coordinates across their quad, compute threads consecutive local
+/// indices of one workgroup, vertex threads consecutive vertex indices.
+pub fn random_inputs(
+    shader: &Shader<'_, GenericOp>,
+    seed: u64,
+    threads: usize,
+) -> (Vec<Invocation>, Memory) {
+    let r = reads(shader);
+    let mut rng = Rng(seed);
+    // What every thread shares: uniforms, UBOs, textures.
+    let mut base = Invocation::default();
+    let uniform_words = r
+        .uniforms
+        .keys()
+        .max()
+        .map_or(0, |&m| m as usize + 1 + if r.dynamic_uniform.is_some() { 256 } else { 0 });
+    base.uniforms = (0..uniform_words as u32)
+        .map(|k| {
+            let s = r
+                .uniforms
+                .get(&k)
+                .copied()
+                .or(r.dynamic_uniform)
+                .unwrap_or(Scalar::U32);
+            rng.bits(s)
+        })
+        .collect();
+    let ubo_count = r.ubos.keys().max().map_or(0, |&b| b as usize + 1);
+    base.ubos = (0..ubo_count as u8)
+        .map(|b| {
+            let s = r.ubos.get(&b).copied().unwrap_or(Scalar::U32);
+            (0..BUFFER_WORDS).map(|_| rng.bits(s)).collect()
+        })
+        .collect();
+    let texture_count = r.textures.keys().max().map_or(0, |&t| t as usize + 1);
+    base.textures = (0..texture_count as u8)
+        .map(|t| {
+            let shape = r.textures.get(&t).copied().unwrap_or(TexShape::D2);
+            random_texture(&mut rng, shape)
+        })
+        .collect();
+    let mut memory = Memory::default();
+    let ssbo_count = r.ssbos.keys().max().map_or(0, |&b| b as usize + 1);
+    memory.ssbos = (0..ssbo_count as u8)
+        .map(|b| {
+            let s = r.ssbos.get(&b).copied().unwrap_or(Scalar::U32);
+            (0..BUFFER_WORDS).map(|_| rng.bits(s)).collect()
+        })
+        .collect();
+    let image_count = r.images.last().map_or(0, |&i| i as usize + 1);
+    // Storage images are 4×4 2D here: other shapes read out of bounds,
+    // which is undefined, so such a draw is not compared.
+    memory.images = (0..image_count)
+        .map(|_| {
+            let mut image = crate::texture::Image::new_2d(4, 4, 4);
+            for t in &mut image.texels {
+                *t = [0; 4].map(|_| rng.below(64) as u32);
+            }
+            image
+        })
+        .collect();
+    if shader.stage == Stage::Compute {
+        memory.shared = vec![None; SHARED_WORDS];
+    }
+    let front_facing = rng.below(2) == 1;
+    let invocations = (0..threads)
+        .map(|t| {
+            let mut inv = base.clone();
+            for (&key, &s) in &r.inputs {
+                inv.inputs.insert(key, rng.bits(s));
+            }
+            let metas = r.meta_inputs.keys().max().map_or(0, |&m| m as usize + 1);
+            inv.meta_inputs = (0..metas as u32)
+                .map(|k| rng.bits(r.meta_inputs.get(&k).copied().unwrap_or(Scalar::U32)))
+                .collect();
+            inv.sysvals = sysvals(shader.stage, t, front_facing, &mut rng);
+            inv
+        })
+        .collect();
+    (invocations, memory)
+}
+
+fn sysvals(stage: Stage, t: usize, front_facing: bool, rng: &mut Rng) -> SysVals {
+    let t32 = t as u32;
+    let mut s = SysVals::default();
+    match stage {
+        Stage::Fragment => {
+            // Quads side by side along x; lane order within a quad is
+            // top left, top right, bottom left, bottom right.
+            let (quad, lane) = (t32 / 4, t32 % 4);
+            let x = (2 * quad + lane % 2) as f32 + 0.5;
+            let y = (lane / 2) as f32 + 0.5;
+            s.frag_coord = [x, y, rng.unit(), 1.0];
+            s.front_facing = front_facing;
+            s.sample_mask_in = 1;
+            s.sample_pos = [0.5, 0.5];
+            s.point_coord = [rng.unit(), rng.unit()];
+        }
+        Stage::Compute => {
+            s.local_invocation_id = [t32, 0, 0];
+            s.local_invocation_index = t32;
+            s.global_invocation_id = [t32, 0, 0];
+            s.num_workgroups = [1, 1, 1];
+        }
+        _ => {
+            s.vertex_index = t32;
+            s.instance_index = 0;
+        }
+    }
+    s
+}
+
+/// A small texture of random texels in [0, 1] of `shape`'s dimension
+/// (arrays with 2 layers, cubes with 6 faces), one level.
+fn random_texture(rng: &mut Rng, shape: TexShape) -> Texture {
+    let (width, height, depth) = match shape.dim {
+        Dim::D1 => (4, 1, 1),
+        Dim::D3 => (4, 4, 4),
+        _ => (4, 4, 1),
+    };
+    let layers = match (shape.dim, shape.array) {
+        (Dim::Cube, true) => 12,
+        (Dim::Cube, false) => 6,
+        (_, true) => 2,
+        _ => 1,
+    };
+    let samples = if shape.ms { 4 } else { 1 };
+    let texels = (0..width * height * depth * layers * samples)
+        .map(|_| [0; 4].map(|_| rng.unit()))
+        .collect();
+    Texture {
+        dim: shape.dim,
+        layers,
+        samples,
+        levels: vec![Level {
+            width,
+            height,
+            depth,
+            texels,
+        }],
+    }
+}
