@@ -147,23 +147,43 @@ fn verify_runs_the_program_against_the_interpreter() {
     for gpu in ["a630", "a740"] {
         for seed in ["1", "2"] {
             let out = lathe(&[
-                "compile", "--gpu", gpu, "--verify", "--seed", seed, "--threads", "8", "--emit",
-                "stats", &shader,
+                "compile",
+                "--gpu",
+                gpu,
+                "--verify",
+                "--seed",
+                seed,
+                "--threads",
+                "8",
+                "--emit",
+                "stats",
+                &shader,
             ]);
             assert!(stdout(&out).contains(" inst, "));
             let err = String::from_utf8_lossy(&out.stderr);
             // Four output components per thread.
             assert!(
-                err.starts_with(&format!("verify: ok (32 values over 8 threads, seed {seed}")),
+                err.starts_with(&format!(
+                    "verify: ok (32 values over 8 threads, seed {seed}"
+                )),
                 "{gpu}: {err}"
             );
         }
     }
     // Fragment threads come in quads.
     let out = lathe(&[
-        "compile", "--gpu", "a630", "--verify", "--threads", "3", &shader,
+        "compile",
+        "--gpu",
+        "a630",
+        "--verify",
+        "--threads",
+        "3",
+        &shader,
     ]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.starts_with("lathe: verify: ") && err.contains("quads of 4"), "{err}");
+    assert!(
+        err.starts_with("lathe: verify: ") && err.contains("quads of 4"),
+        "{err}"
+    );
 }

@@ -146,7 +146,9 @@ pub enum VerifyError {
     Exec(#[from] ExecError),
     #[error("interpreter: {0}")]
     Interpreter(String),
-    #[error("no defined run: every one of {draws} input draws is undefined behaviour (last: {last})")]
+    #[error(
+        "no defined run: every one of {draws} input draws is undefined behaviour (last: {last})"
+    )]
     Undefined { draws: u32, last: String },
 }
 
@@ -194,8 +196,7 @@ pub fn verify(
         };
         let mut got_memory = memory;
         let got = exec.execute(&threads, &mut got_memory)?;
-        let compared = compare(&approx, &want, &got)?
-            + compare_memory(&want_memory, &got_memory)?;
+        let compared = compare(&approx, &want, &got)? + compare_memory(&want_memory, &got_memory)?;
         return Ok(Report {
             threads: threads.len(),
             compared,
@@ -235,11 +236,7 @@ fn interpret(
 }
 
 /// Compares outcomes thread by thread; the number of values compared.
-fn compare(
-    approx: &Approximate,
-    want: &[Outcome],
-    got: &[Outcome],
-) -> Result<usize, VerifyError> {
+fn compare(approx: &Approximate, want: &[Outcome], got: &[Outcome]) -> Result<usize, VerifyError> {
     if want.len() != got.len() {
         return Err(ExecError::Failed(format!(
             "{} outcomes for {} threads",
@@ -272,7 +269,9 @@ fn compare(
             let approximate = approx.outputs.contains(&key);
             let what = key.to_string();
             let Some((_, got)) = got else {
-                return Err(ExecError::Failed(format!("{what} of thread {thread} not written")).into());
+                return Err(
+                    ExecError::Failed(format!("{what} of thread {thread} not written")).into(),
+                );
             };
             if !agree(ty, expected, got, approximate) {
                 return Err(VerifyError::Mismatch {
@@ -508,7 +507,9 @@ fn reads(shader: &Shader<'_, GenericOp>) -> Reads {
             Op::Opcode(LoadSsbo { binding }) => {
                 r.ssbos.entry(binding).or_insert(ty.unwrap_or(Scalar::U32));
             }
-            Op::Opcode(StoreSsbo { binding } | SsboAtomic { binding, .. } | SsboSize { binding }) => {
+            Op::Opcode(
+                StoreSsbo { binding } | SsboAtomic { binding, .. } | SsboSize { binding },
+            ) => {
                 let s = arg_ty(1).unwrap_or(Scalar::U32);
                 r.ssbos.entry(binding).or_insert(s);
             }
@@ -550,11 +551,9 @@ pub fn random_inputs(
     let mut rng = Rng(seed);
     // What every thread shares: uniforms, UBOs, textures.
     let mut base = Invocation::default();
-    let uniform_words = r
-        .uniforms
-        .keys()
-        .max()
-        .map_or(0, |&m| m as usize + 1 + if r.dynamic_uniform.is_some() { 256 } else { 0 });
+    let uniform_words = r.uniforms.keys().max().map_or(0, |&m| {
+        m as usize + 1 + if r.dynamic_uniform.is_some() { 256 } else { 0 }
+    });
     base.uniforms = (0..uniform_words as u32)
         .map(|k| {
             let s = r
