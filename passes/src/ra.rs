@@ -119,9 +119,23 @@ pub struct Allocation {
     /// when the file is full.
     pub cycles_via_register: u32,
     pub cycles_via_memory: u32,
+    /// Phis kept in scratch memory rather than a register.
+    pub memory_phis: Vec<MemoryPhi>,
     /// Operands of each original instruction before allocation (address
     /// operand last), for the checker.
     pub original_operands: OriginalOperands,
+}
+
+/// An original phi whose value enters its block in scratch memory: a join
+/// with more values arriving in registers than the file holds. The phi is
+/// removed from the block; each predecessor ends by storing its operand to
+/// `slot` (after the join's copies have no register to spare, through a
+/// register it frees for the moment), and the block's uses fill it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryPhi {
+    pub block: Block,
+    pub phi: Inst,
+    pub slot: SpillSlot,
 }
 
 /// The operands every original instruction had before allocation, in one
@@ -413,8 +427,9 @@ struct Allocator<'s, 'a, O: Opcode, T: ?Sized> {
     /// Instruction list being built for each block that got new
     /// instructions (empty for the others).
     lists: Vec<Vec<Inst>>,
-    /// Per block with an empty list: how many of its original
-    /// instructions are done (they keep their places).
+    /// Per block whose list is not rewritten: how many of its original
+    /// instructions are done (they keep their places); [`NONE`] once the
+    /// block's list is being rebuilt in `lists`.
     kept_prefix: Vec<u32>,
     /// Pending allocator phis at each join.
     merges: Vec<JoinMerges>,
@@ -708,7 +723,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         for &b in &rpo {
             // Blocks without new instructions are left as they are.
             let list = std::mem::take(&mut self.lists[b.index()]);
-            if !list.is_empty() {
+            if self.kept_prefix[b.index()] == NONE {
                 self.s.set_block_insts(b, &list);
             }
         }
@@ -909,8 +924,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
 
     /// Original instruction `i`, the next of `b`'s, is done.
     fn push_original(&mut self, b: Block, i: Inst) {
-        let list = &mut self.lists[b.index()];
-        if list.is_empty() {
+        if self.kept_prefix[b.index()] != NONE {
             debug_assert_eq!(
                 self.s
                     .block_insts(b)
@@ -919,7 +933,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             );
             self.kept_prefix[b.index()] += 1;
         } else {
-            list.push(i);
+            self.lists[b.index()].push(i);
         }
     }
 
@@ -929,14 +943,15 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
     }
 
     /// `b`'s new instruction list, made from the original instructions
-    /// done so far when it gets its first new instruction (most blocks get
-    /// none, and keep their list untouched).
+    /// done so far when it gets its first new instruction or loses one
+    /// (most blocks do neither, and keep their list untouched).
     fn list_of(&mut self, b: Block) -> &mut Vec<Inst> {
         let list = &mut self.lists[b.index()];
-        if list.is_empty() {
-            let done = self.kept_prefix[b.index()] as usize;
-            list.reserve(done + 4);
-            list.extend_from_slice(&self.s.block_insts(b)[..done]);
+        let done = self.kept_prefix[b.index()];
+        if done != NONE {
+            list.reserve(done as usize + 4);
+            list.extend_from_slice(&self.s.block_insts(b)[..done as usize]);
+            self.kept_prefix[b.index()] = NONE;
         }
         list
     }
@@ -1149,15 +1164,6 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
 
     /// Set up the state at the top of `b`: live-ins and phis placed.
     fn enter(&mut self, b: Block, steps: &[Step<O>], live_in: &[Value]) -> Result<(), RaError> {
-        if let Some(v) = live_in.iter().find(|v| self.val(**v).ty.is_vector()) {
-            return Err(RaError::Unsupported(format!(
-                "a register group ({}) is live into block b{}: groups must die in \
-                 the block that defines them, as moving one at a join would need a \
-                 copy of the whole group, which the target facts do not name",
-                self.val(*v).ty,
-                b.index()
-            )));
-        }
         self.enter_with(b, steps, live_in)?;
         let mut waiting = 0;
         for k in 0..self.cfg.preds(b).len() {
@@ -1224,26 +1230,24 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 place_of(&from, arg).and_then(|x| x.unit)
             });
             let unit = match hint.filter(|&u| self.is_free(u, units, &[])) {
-                Some(u) => u,
+                Some(u) => Some(u),
                 None => loop {
                     if let Some(u) = self.find_free(class, units, &[]) {
-                        break u;
+                        break Some(u);
                     }
-                    let victim = self.victim(class, &placed, 0).ok_or_else(|| {
-                        RaError::Unsupported(format!(
-                            "block b{} has more phis than file {} has units ({}): phis \
-                             are always given registers (spill slots as phi sources and \
-                             destinations are not implemented)",
-                            b.index(),
-                            self.t.files()[class.file.index()].name,
-                            self.limit[class.file.index()]
-                        ))
-                    })?;
                     // Live-ins leave registers by being stored on every
-                    // incoming edge (the fix-up copies do it).
+                    // incoming edge (the fix-up copies do it); when only
+                    // phis are left, this phi's value stays in memory.
+                    let Some(victim) = self.victim(class, &placed, 0) else {
+                        break None;
+                    };
                     self.vals[victim.index()].in_mem = true;
                     self.release(victim);
                 },
+            };
+            let Some(unit) = unit else {
+                self.memory_phi(b, i, r);
+                continue;
             };
             self.occupy(r, unit);
             self.s.set_value_reg(r, Some(self.to_reg(unit)));
@@ -1293,6 +1297,19 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             }
         }
         Ok(())
+    }
+
+    /// Original phi `i` of `b` (result `r`) gets no register: its value
+    /// enters in its spill slot, and the phi leaves the block.
+    fn memory_phi(&mut self, b: Block, phi: Inst, r: Value) {
+        let slot = self.slot(r);
+        self.vals[r.index()].in_mem = true;
+        self.list_of(b);
+        self.alloc.memory_phis.push(MemoryPhi {
+            block: b,
+            phi,
+            slot,
+        });
     }
 
     /// The live value (not in `pinned`) in `class`'s file whose next use
@@ -1638,9 +1655,9 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
     /// Make the end of `p` (a predecessor of join `s`) agree with `s`'s
     /// entry: stores, a parallel copy, fills, and the phi operands.
     fn fixup(&mut self, p: Block, s: Block) -> Result<(), RaError> {
-        let exit = self.exit[p.index()].take().unwrap_or_default();
+        let mut exit = self.exit[p.index()].take().unwrap_or_default();
         let entry = self.entry[s.index()].take().unwrap_or_default();
-        let fixed = self.fixup_with(p, s, &exit, &entry);
+        let fixed = self.fixup_with(p, s, &mut exit, &entry);
         self.exit[p.index()] = Some(exit);
         self.entry[s.index()] = Some(entry);
         fixed
@@ -1650,10 +1667,49 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         &mut self,
         p: Block,
         s: Block,
-        exit: &[Place],
+        exit: &mut [Place],
         entry: &[Place],
     ) -> Result<(), RaError> {
+        let phis: Vec<Inst> = self
+            .s
+            .block_insts(s)
+            .iter()
+            .copied()
+            .take_while(|&i| self.s.inst(i).op.is_phi())
+            .collect();
+        // Phis kept in memory first, while the registers are as `p` left
+        // them: their operands go to the phis' slots. An operand that is
+        // itself one of these phis, in memory only, is read from a copy of
+        // its slot, as the slot may be written first.
         let mut stores: Vec<Inst> = Vec::new();
+        let mut moved: Vec<(Value, SpillSlot)> = Vec::new();
+        for &i in &phis {
+            let r = self.s.inst(i).result.unwrap_or(Value(0));
+            let memory = i.0 < self.alloc.first_new_inst && self.s.value_reg(r).is_none();
+            if memory && place_of(exit, r).is_some_and(|x| x.unit.is_none()) {
+                let (from, to) = (self.slot(r), self.fresh_slot(self.val(r).ty));
+                self.copy_through_register(exit, r, from, to, &mut stores)?;
+                moved.push((r, to));
+            }
+        }
+        for &i in &phis {
+            let d = self.s.inst(i);
+            let (Some(k), Some(r)) = (d.targets.iter().position(|&t| t == p), d.result) else {
+                continue;
+            };
+            if i.0 < self.alloc.first_new_inst && self.s.value_reg(r).is_none() {
+                let arg = self.alloc.original_operands.of(i)[k];
+                let slot = self.slot(r);
+                let have = *phi_operand_place(exit, arg, p)?;
+                match have.unit {
+                    Some(_) => stores.push(self.store_inst(arg, have.name, slot)),
+                    None => {
+                        let from = slot_at_edge(&moved, arg).unwrap_or_else(|| self.slot(arg));
+                        self.copy_through_register(exit, arg, from, slot, &mut stores)?;
+                    }
+                }
+            }
+        }
         let mut moves: Vec<Move> = Vec::new();
         let mut fills: Vec<(Value, u32, PhiArg)> = Vec::new();
         let preds = self.cfg.preds(s);
@@ -1683,6 +1739,9 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                     }
                     _ => PhiArg::None,
                 };
+                if have.unit != Some(unit) && self.val(want.value).ty.is_vector() {
+                    return Err(group_move(self.val(want.value).ty, s));
+                }
                 match have.unit {
                     Some(src) => moves.push(Move {
                         value: want.value,
@@ -1695,14 +1754,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 }
             }
         }
-        // Original phis.
-        let phis: Vec<Inst> = self
-            .s
-            .block_insts(s)
-            .iter()
-            .copied()
-            .take_while(|&i| self.s.inst(i).op.is_phi())
-            .collect();
+        // Original phis in registers.
         for i in phis {
             let d = self.s.inst(i);
             if i.0 >= self.alloc.first_new_inst {
@@ -1717,13 +1769,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 continue;
             };
             let dst = self.base[reg.file as usize] + reg.unit as u32;
-            let Some(&have) = place_of(exit, arg) else {
-                return Err(RaError::Unsupported(format!(
-                    "a phi operand is not live out of its predecessor b{} (liveness and \
-                     the phi disagree)",
-                    p.index()
-                )));
-            };
+            let have = *phi_operand_place(exit, arg, p)?;
             match have.unit {
                 Some(src) => moves.push(Move {
                     value: arg,
@@ -1738,7 +1784,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         let mut out: Vec<Inst> = stores;
         self.sequentialise(moves, &mut out)?;
         for (v, dst, phi) in fills {
-            let slot = self.slot(v);
+            let slot = slot_at_edge(&moved, v).unwrap_or_else(|| self.slot(v));
             let i = self.fill_inst(v, slot, dst);
             out.push(i);
             let r = self.s.inst(i).result.unwrap_or(Value(0));
@@ -1749,6 +1795,81 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             let list = self.list_of(p);
             let at = list.len().saturating_sub(1);
             list.splice(at..at, out);
+        }
+        Ok(())
+    }
+
+    /// Copy original value `v` from scratch slot `from` to slot `to` at the
+    /// end of a block whose places there are `exit`, through a register: a
+    /// free one, or else one whose values are stored (if they are not
+    /// already) and filled back after under new names, which `exit` then
+    /// lists.
+    fn copy_through_register(
+        &mut self,
+        exit: &mut [Place],
+        v: Value,
+        from: SpillSlot,
+        to: SpillSlot,
+        out: &mut Vec<Inst>,
+    ) -> Result<(), RaError> {
+        let info = *self.val(v);
+        let n = info.units as u32;
+        let taken: Vec<(u32, u32)> = exit
+            .iter()
+            .filter_map(|x| Some((x.unit?, self.units_of(x.value))))
+            .collect();
+        let overlaps = |u: u32, &(a, m): &(u32, u32)| u < a + m && a < u + n;
+        let (lo, hi) = self.file_range(info.class);
+        let align = info.class.align.max(1) as usize;
+        let windows = || (lo..hi.saturating_sub(n - 1)).step_by(align);
+        // Groups never leave their registers.
+        let groups: Vec<(u32, u32)> = exit
+            .iter()
+            .filter(|x| self.val(x.value).ty.is_vector())
+            .filter_map(|x| Some((x.unit?, self.units_of(x.value))))
+            .collect();
+        let window = windows()
+            .find(|&u| !taken.iter().any(|t| overlaps(u, t)))
+            .or_else(|| windows().find(|&u| !groups.iter().any(|t| overlaps(u, t))))
+            .ok_or_else(|| {
+                RaError::Unsupported(format!(
+                    "a {} value does not fit in file {} ({} units)",
+                    info.ty,
+                    self.t.files()[info.class.file.index()].name,
+                    self.limit[info.class.file.index()]
+                ))
+            })?;
+        let evicted: Vec<usize> = (0..exit.len())
+            .filter(|&e| {
+                exit[e]
+                    .unit
+                    .is_some_and(|u| overlaps(window, &(u, self.units_of(exit[e].value))))
+            })
+            .collect();
+        // A phi kept in memory has a slot this edge may be writing: its
+        // value waits in a slot of its own.
+        let mut parked = Vec::with_capacity(evicted.len());
+        for &e in &evicted {
+            let x = exit[e];
+            let at = match self.s.value_reg(x.value) {
+                None => self.fresh_slot(self.val(x.value).ty),
+                Some(_) => self.slot(x.value),
+            };
+            if !x.in_memory || at != self.slot(x.value) {
+                out.push(self.store_inst(x.value, x.name, at));
+            }
+            exit[e].in_memory = true;
+            parked.push(at);
+        }
+        let fill = self.fill_inst(v, from, window);
+        out.push(fill);
+        let name = self.s.inst(fill).result.unwrap_or(Value(0));
+        out.push(self.store_inst(v, name, to));
+        for (&e, &at) in evicted.iter().zip(&parked) {
+            let x = exit[e];
+            let fill = self.fill_inst(x.value, at, x.unit.unwrap_or(window));
+            out.push(fill);
+            exit[e].name = self.s.inst(fill).result.unwrap_or(Value(0));
         }
         Ok(())
     }
@@ -2164,6 +2285,34 @@ fn place_of(places: &[Place], v: Value) -> Option<&Place> {
         .binary_search_by_key(&v, |p| p.value)
         .ok()
         .map(|k| &places[k])
+}
+
+/// A register group would have to move at join `b`. Groups live across
+/// blocks stay where they were defined (they are never moved to make room
+/// nor spilled, and phis are scalar), so this takes a group moved to a
+/// fixed output register on one path only.
+fn group_move(ty: Type, b: Block) -> RaError {
+    RaError::Unsupported(format!(
+        "a register group ({ty}) would move at the entry of block b{}: a group moved on \
+         one path only needs a copy of the whole group, which the target facts do not name",
+        b.index()
+    ))
+}
+
+/// The slot `v` was copied to at the edge being fixed up, if it was.
+fn slot_at_edge(moved: &[(Value, SpillSlot)], v: Value) -> Option<SpillSlot> {
+    moved.iter().find(|m| m.0 == v).map(|m| m.1)
+}
+
+/// The place of phi operand `arg` at the end of predecessor `p`.
+fn phi_operand_place(exit: &[Place], arg: Value, p: Block) -> Result<&Place, RaError> {
+    place_of(exit, arg).ok_or_else(|| {
+        RaError::Unsupported(format!(
+            "a phi operand is not live out of its predecessor b{} (liveness and the phi \
+             disagree)",
+            p.index()
+        ))
+    })
 }
 
 /// The phi operand a join move feeds.

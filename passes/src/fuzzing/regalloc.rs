@@ -39,6 +39,10 @@ pub struct RaRun {
     pub units: u32,
     /// Registers kept for a spill base (0 or 1).
     pub spill_bases: u32,
+    /// Phis kept in scratch memory ([`ra::MemoryPhi`]).
+    pub memory_phis: u32,
+    /// Register groups read in a block other than their own.
+    pub groups_across_blocks: u32,
 }
 
 const TYPES: [Scalar; 4] = [Scalar::F32, Scalar::I32, Scalar::F16, Scalar::U32];
@@ -186,9 +190,21 @@ impl Pressure<'_, '_, '_, '_> {
                 4 if depth < 2 => self.diamond(depth)?,
                 5 if depth < 2 => self.permuting_loop(depth)?,
                 6 if self.groups => {
-                    // A register group: sample at a collected coordinate.
+                    // A register group: sample at a collected coordinate,
+                    // sometimes after a diamond or a loop (the group is
+                    // live across their blocks; no other group is made
+                    // meanwhile, so a small file still holds it).
                     let (x, y) = (self.pick(0)?, self.pick(0)?);
                     let coord = self.b.collect(&[x, y]);
+                    if depth < 2 && self.u.ratio(1u8, 3u8)? {
+                        self.groups = false;
+                        if self.u.arbitrary()? {
+                            self.diamond(depth)?;
+                        } else {
+                            self.permuting_loop(depth)?;
+                        }
+                        self.groups = true;
+                    }
                     let texel = self.b.sample(0, 0, coord);
                     let keep = self.u.int_in_range(1..=4usize)?;
                     self.vals[0].extend(texel.into_iter().take(keep));
@@ -257,7 +273,12 @@ impl Pressure<'_, '_, '_, '_> {
     /// every iteration.
     fn permuting_loop(&mut self, depth: u32) -> ArbResult<()> {
         let k = self.u.choose_index(TYPES.len())?;
-        let carried = self.u.int_in_range(1..=4usize)?;
+        // Sometimes more values than a small file holds: some phis are
+        // then kept in memory.
+        let carried = match self.u.ratio(1u8, 5u8)? {
+            true => self.u.int_in_range(5..=14usize)?,
+            false => self.u.int_in_range(1..=4usize)?,
+        };
         let mut init = Vec::with_capacity(carried);
         for _ in 0..carried {
             init.push(self.pick(k)?);
@@ -633,7 +654,23 @@ pub fn check_allocation<T: TargetFacts<GenericOp> + ?Sized>(
         copies: alloc.copies,
         units: alloc.units_used.first().copied().unwrap_or(0),
         spill_bases: alloc.spill_bases(),
+        memory_phis: alloc.memory_phis.len() as u32,
+        groups_across_blocks: groups_across_blocks(&original),
     })
+}
+
+/// Register groups (vector values) some instruction reads in a block
+/// other than the one defining them.
+fn groups_across_blocks(s: &Shader<'_, GenericOp>) -> u32 {
+    let mut seen = HashSet::new();
+    for (b, i) in s.insts_in_order() {
+        for v in s.inst(i).operands() {
+            if s.value_type(v).is_vector() && s.inst(s.value_def(v)).block != Some(b) {
+                seen.insert(v);
+            }
+        }
+    }
+    seen.len() as u32
 }
 
 /// The differential check on fuzzer bytes: a pressure program or a general

@@ -387,6 +387,27 @@ impl<'c, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Checker<'c, 'a, O, T> {
                     }
                 }
             }
+            // A phi kept in memory: its slot holds each predecessor's
+            // operand at the end of that predecessor.
+            for m in self.alloc.memory_phis.iter().filter(|m| m.block == b) {
+                let d = self.s.inst(m.phi);
+                let want = self.alloc.original_operands.of(m.phi);
+                for (k, (&p, &w)) in d.targets.iter().zip(want).enumerate() {
+                    let Some(exit) = exits[p.index()].as_ref() else {
+                        continue;
+                    };
+                    let got = exit.slots.get(&(m.slot.array.0, m.slot.index)).copied();
+                    if got != Some(Some(w)) {
+                        return Err(self.error(
+                            b,
+                            m.phi,
+                            format!(
+                                "the phi's slot does not hold its operand {k} at the end of {p:?}"
+                            ),
+                        ));
+                    }
+                }
+            }
             let mut st = self.entry_state(b, &exits, &empty);
             self.transfer(b, &mut st, true)?;
         }
@@ -413,6 +434,11 @@ impl<'c, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Checker<'c, 'a, O, T> {
                 st.slots.retain(|k, v| e.slots.get(k) == Some(v));
             }
             self.meet(&mut st, e);
+        }
+        for m in self.alloc.memory_phis.iter().filter(|m| m.block == b) {
+            if let Some(r) = self.s.inst(m.phi).result {
+                st.slots.insert((m.slot.array.0, m.slot.index), Some(r));
+            }
         }
         // The phis name what their registers hold from here on: an
         // original phi its own value, an allocator phi the original value
