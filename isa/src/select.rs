@@ -434,11 +434,19 @@ impl<'a, S: MachineSpec> Selector<'_, '_, 'a, S> {
             return Some(op);
         }
         // Try each spelling of the literals until the assembler takes one.
-        for style in 0..3 {
+        for style in 0..4 {
             let mut text = String::new();
             for p in t.pieces {
                 match p {
                     Piece::Text(s) => text.push_str(s),
+                    // Right after `0x` a literal is its hex digits.
+                    Piece::Literal(slot) if text.ends_with("0x") => {
+                        let Bound::Literal(bits) = bound[*slot as usize] else {
+                            return None;
+                        };
+                        use std::fmt::Write;
+                        let _ = write!(text, "{bits:X}");
+                    }
                     Piece::Literal(slot) => {
                         let Bound::Literal(bits) = bound[*slot as usize] else {
                             return None;
@@ -462,10 +470,15 @@ impl<'a, S: MachineSpec> Selector<'_, '_, 'a, S> {
 }
 
 /// A literal's text: unsigned decimal, signed decimal at the result's
-/// width, or hex (`style` 0, 1, 2); a named register for `Named` slots.
+/// width, or hex in lower or upper case (`style` 0 to 3); a named
+/// register for `Named` slots (`u5` for a file whose names have no
+/// components).
 fn literal_text(slot: SlotInfo, result: SlotInfo, bits: u32, style: u8, out: &mut String) {
     use std::fmt::Write;
     match slot {
+        SlotInfo::Named(prefix, "") => {
+            let _ = write!(out, "{prefix}{bits}");
+        }
         SlotInfo::Named(prefix, comps) => {
             let n = comps.chars().count().max(1) as u32;
             let c = comps.chars().nth((bits % n) as usize).unwrap_or('x');
@@ -480,7 +493,8 @@ fn literal_text(slot: SlotInfo, result: SlotInfo, bits: u32, style: u8, out: &mu
                 0 => write!(out, "{bits}"),
                 1 if width == 16 => write!(out, "{}", bits as u16 as i16),
                 1 => write!(out, "{}", bits as i32),
-                _ => write!(out, "0x{bits:x}"),
+                2 => write!(out, "0x{bits:x}"),
+                _ => write!(out, "0x{bits:X}"),
             };
         }
     }

@@ -18,6 +18,7 @@
 //! original run was defined.
 
 pub mod regalloc;
+pub mod select;
 
 use crate::manager::Registry;
 use arbitrary::{Result as ArbResult, Unstructured};

@@ -451,7 +451,16 @@ impl Cx<'_> {
     }
 
     /// `text` with its placeholders replaced for checking.
-    fn substitute(&mut self, b: &Builder, text: &str, span: Span) -> Option<Substituted> {
+    /// `text` with every placeholder replaced by its sample: a register of
+    /// its type's file, or for a literal `1` (`0x0` when `zero`, the
+    /// sample an immediate table holds; always `1` right after `0x`).
+    fn substitute(
+        &mut self,
+        b: &Builder,
+        text: &str,
+        span: Span,
+        zero: bool,
+    ) -> Option<Substituted> {
         let mut out = String::new();
         let mut found = Vec::new();
         let mut pieces = Vec::new();
@@ -510,12 +519,16 @@ impl Cx<'_> {
                 };
                 let s = &b.slots[slot];
                 let sample = match &s.kind {
+                    SlotKind::Literal { names: None } if zero && !out.ends_with("0x") => {
+                        "0x0".to_string()
+                    }
                     SlotKind::Literal { names: None } => "1".to_string(),
                     SlotKind::Literal {
                         names: Some((prefix, comps)),
-                    } => {
-                        format!("{prefix}0.{}", comps.chars().nth(1).unwrap_or('x'))
-                    }
+                    } => match comps.chars().nth(1) {
+                        Some(c) => format!("{prefix}0.{c}"),
+                        None => format!("{prefix}1"),
+                    },
                     _ => match self.types.get(s.ty.scalar.name()) {
                         Some((f, _, _)) => {
                             let n = self.isa.regfiles[*f].names.as_ref()?;
@@ -570,11 +583,23 @@ impl Cx<'_> {
         span: Span,
         defined: &mut [bool],
     ) -> Option<Template> {
+        let mut sub = self.substitute(b, text, span, false)?;
+        // A literal that only an immediate table holds: sample zero.
+        if !sub.pieces.is_empty() {
+            if let Some(&g) = self.generations.first() {
+                if self.isa.assemble(&sub.text, g).is_err() {
+                    let zero = self.substitute(b, text, span, true)?;
+                    if self.isa.assemble(&zero.text, g).is_ok() {
+                        sub = zero;
+                    }
+                }
+            }
+        }
         let Substituted {
             text: asm,
             registers: placeholders,
             pieces,
-        } = self.substitute(b, text, span)?;
+        } = sub;
         let line = self.file.map.line_col(span.file, span.start).0 as u32;
         let mut word = None;
         let mut result = None;

@@ -25,6 +25,7 @@
 //! assert_eq!(disassemble(0x7800_c000_0000_0000, Arch::V9).unwrap(), "NOP.end ");
 //! ```
 
+pub mod compile;
 pub mod emit;
 mod flow;
 pub mod fuzzing;
@@ -34,6 +35,7 @@ mod model;
 pub mod oracle;
 pub mod run;
 mod scoreboard;
+pub mod select;
 pub mod sim;
 mod source;
 pub mod stats;

@@ -1,0 +1,182 @@
+//! The Valhall backend end to end: generic IR in, an emitted program out.
+//!
+//! [`compile`] runs instruction selection (the rules in
+//! `targets/mali/rules/valhall.rules`), the shared backend passes
+//! ([`BACKEND_PASSES`]: grouping, depths, scheduling) and register
+//! allocation with the [`ValhallTarget`]'s facts, then legalisation
+//! (branches, dependency slots, waits, the end of the shader) and
+//! emission. Allocation first aims at the register count that keeps the
+//! most threads in flight (32 of the 64 registers: the spec's occupancy
+//! steps); only a shader that would spill there is allocated again over
+//! the whole file. A driver that already has generic IR calls this;
+//! `lathe::compile` wraps it with the SPIR-V/WGSL frontend.
+//!
+//! ```
+//! use lathe_mali::valhall::{compile::compile, target::ValhallTarget, MaliModel};
+//!
+//! let text = "shader fragment\nb0:\n  %0:f32 = load_uniform index=0\n  %1:f32 = load_uniform index=1\n  %2:f32 = fmul %0, %1\n  store_output slot=0 comp=0 %2\n  ret\n";
+//! let arena = lathe_ir::Bump::new();
+//! let generic = lathe_ir::parse::<lathe_ir::GenericOp>(&arena, text).unwrap();
+//! let target = std::rc::Rc::new(ValhallTarget::new("g610".parse::<MaliModel>().unwrap()));
+//! let out = compile(&generic, &target).unwrap();
+//! assert!(out.listing().contains("FMA.f32"), "{}", out.listing());
+//! assert_eq!(out.threads, 2);
+//! ```
+
+use std::rc::Rc;
+
+use lathe_ir::{GenericOp, Shader};
+use lathe_isa::select::SelectError;
+use lathe_passes::legalise::LegaliseError;
+use lathe_passes::manager::{PassError, Registry};
+use lathe_passes::ra::{RaError, RaOptions, allocate};
+use lathe_passes::target::TargetFacts;
+
+use super::emit::{Compiled, EmitError, emit};
+use super::generated::MachineOp;
+use super::select::{Port, select};
+use super::target::ValhallTarget;
+
+/// The shared passes between selection and register allocation, in
+/// order.
+pub const BACKEND_PASSES: &[&str] = &["dce", "group", "depth", "sched"];
+
+/// Why a shader did not compile.
+#[derive(Debug, thiserror::Error)]
+pub enum CompileError {
+    #[error(transparent)]
+    Select(#[from] SelectError),
+    #[error(transparent)]
+    Pass(#[from] PassError),
+    #[error(transparent)]
+    Ra(#[from] RaError),
+    #[error(transparent)]
+    Legalise(#[from] LegaliseError),
+    #[error(transparent)]
+    Emit(#[from] EmitError),
+}
+
+/// Options of one [`compile_with`] run.
+#[derive(Clone, Debug, Default)]
+pub struct CompileOptions {
+    /// Keep the machine IR printed after selection, every backend pass,
+    /// `ra` and `legalise` (`lathe compile --print-after all`).
+    pub dumps: bool,
+}
+
+/// A compiled shader, where its inputs and outputs live and, when asked
+/// for, the machine IR after each stage.
+#[derive(Debug)]
+pub struct Output {
+    pub compiled: Compiled,
+    /// Each meta input: where the value comes from and the general
+    /// register the driver preloads it into.
+    pub inputs: Vec<(Port, u32)>,
+    /// Each meta output: what it is and the register holding it when the
+    /// shader ends.
+    pub outputs: Vec<(Port, u32)>,
+    /// `(stage, machine IR text)` after `select`, each backend pass, `ra`
+    /// and `legalise`.
+    pub dumps: Vec<(&'static str, String)>,
+}
+
+/// Compiles `generic` for `target`.
+pub fn compile(
+    generic: &Shader<'_, GenericOp>,
+    target: &Rc<ValhallTarget>,
+) -> Result<Compiled, CompileError> {
+    Ok(compile_with(generic, target, &CompileOptions::default())?.compiled)
+}
+
+/// [`compile`] with options.
+pub fn compile_with(
+    generic: &Shader<'_, GenericOp>,
+    target: &Rc<ValhallTarget>,
+    options: &CompileOptions,
+) -> Result<Output, CompileError> {
+    // The thread count of the smallest footprint is the goal; a shader
+    // that spills under it is compiled again with the whole file.
+    let general = target.general_file();
+    let best = target
+        .occupancy_steps(general)
+        .into_iter()
+        .map(|units| target.occupancy(general, units))
+        .max();
+    if let Some(out) = run(generic, target, options, best)? {
+        return Ok(out);
+    }
+    match run(generic, target, options, None)? {
+        Some(out) => Ok(out),
+        None => unreachable!("a run without a goal keeps its result"),
+    }
+}
+
+/// One compilation, register allocation keeping `goal` threads; `None`
+/// when that made it spill.
+fn run(
+    generic: &Shader<'_, GenericOp>,
+    target: &Rc<ValhallTarget>,
+    options: &CompileOptions,
+    goal: Option<u32>,
+) -> Result<Option<Output>, CompileError> {
+    let mut dumps = Vec::new();
+    let selected = select(generic, target)?;
+    let interface = selected.interface;
+    let mut shader = selected.shader;
+    if options.dumps {
+        dumps.push(("select", lathe_ir::print(&shader)));
+    }
+    let registry = Registry::<MachineOp>::with_target(target.clone());
+    let mut pipeline = registry.pipeline(BACKEND_PASSES)?;
+    pipeline.print_after_all = options.dumps;
+    for record in pipeline.run(&mut shader)? {
+        if let Some(dump) = record.dump {
+            dumps.push((record.name, dump));
+        }
+    }
+    let allocation = allocate(
+        &mut shader,
+        target.as_ref(),
+        RaOptions {
+            occupancy_goal: goal,
+            ..RaOptions::default()
+        },
+    )?;
+    if goal.is_some() && allocation.spills > 0 {
+        return Ok(None);
+    }
+    if options.dumps {
+        dumps.push(("ra", lathe_ir::print(&shader)));
+    }
+    target.legalise(&mut shader)?;
+    if options.dumps {
+        dumps.push(("legalise", lathe_ir::print(&shader)));
+    }
+    let compiled = emit(&shader, target)?;
+    let (mut inputs, mut outputs) = (Vec::new(), Vec::new());
+    for (_, i) in shader.insts_in_order() {
+        let d = shader.inst(i);
+        let (list, ports, index, value) = match d.op {
+            lathe_ir::Op::Input { index } => (&mut inputs, &interface.inputs, index, d.result),
+            lathe_ir::Op::Output { index } => (
+                &mut outputs,
+                &interface.outputs,
+                index,
+                d.args.first().copied(),
+            ),
+            _ => continue,
+        };
+        if let (Some(&port), Some(reg)) = (
+            ports.get(index as usize),
+            value.and_then(|v| shader.value_reg(v)),
+        ) {
+            list.push((port, u32::from(reg.unit)));
+        }
+    }
+    Ok(Some(Output {
+        compiled,
+        inputs,
+        outputs,
+        dumps,
+    }))
+}
