@@ -45,7 +45,13 @@
 //! the block and values live out counted as used after the block's end);
 //! each value is stored at most once on a path and filled before a use.
 //! A register group that has no free aligned window moves the values in
-//! the cheapest window elsewhere (or spills them).
+//! the cheapest window elsewhere (or spills them). A join with more phis
+//! than registers left keeps the rest in memory ([`MemoryPhi`]): its
+//! predecessors store their operands to the phi's slot. Register groups
+//! and address values keep the register they were made in while live
+//! (groups may so live across blocks); an operand an instruction reads in
+//! another class than its value's (an index in the address file) is
+//! copied there for that instruction ([`TargetFacts::copy_between`]).
 //!
 //! The checker [`check`] proves the result (every use reads the value its
 //! definition produced, through copies, spills, fills and joins); it runs
@@ -55,7 +61,9 @@ pub mod check;
 mod liveness;
 
 use crate::manager::{Pass, PassFailure};
-use crate::target::{BaseOperand, FileId, PhysReg, RegClass, SpillSlot, TargetFacts};
+use crate::target::{
+    BaseOperand, FileId, FileKind, PhysReg, RegClass, RegisterFile, SpillSlot, TargetFacts,
+};
 use lathe_ir::{
     ArrayDecl, ArrayId, Block, Cfg, Inst, InstData, Op, Opcode, Reg, Shader, Type, Value,
 };
@@ -346,6 +354,8 @@ struct Val {
     units: u16,
     /// A copy is in its spill slot.
     in_mem: bool,
+    /// It keeps its register while live (see `Allocator::stays`).
+    stays: bool,
 }
 
 impl Val {
@@ -462,6 +472,10 @@ struct Allocator<'s, 'a, O: Opcode, T: ?Sized> {
     /// Registers of operands dying at the current instruction: free for its
     /// result, but not for values moved before it.
     dying: Vec<(u32, u32)>,
+    /// Registers holding copies of the current instruction's operands in
+    /// another class (see [`TargetFacts::copy_between`]): taken until the
+    /// instruction has read them.
+    temps: Vec<(u32, u32)>,
     /// One past the highest global unit used so far, per file.
     high: Vec<u32>,
     /// The block whose uses `Val::uses_*` describe, their positions, and
@@ -506,7 +520,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             if let Some(m) = options.max_units {
                 l = l.min(m);
             }
-            if let Some(goal) = options.occupancy_goal {
+            if let (Some(goal), true) = (options.occupancy_goal, f.allocated) {
                 let fid = FileId(k as u8);
                 let best = t
                     .occupancy_steps(fid)
@@ -517,7 +531,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                     l = l.min(b);
                 }
             }
-            limit.push(if f.allocated { l } else { 0 });
+            limit.push(if assigned(f) { l } else { 0 });
             total += f.units;
         }
         // The spill base takes the highest aligned register under the
@@ -569,6 +583,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 ty: Type::F32,
                 units: 1,
                 in_mem: false,
+                stays: false,
             })
             .collect();
         // One walk over the program gathers everything later steps need
@@ -603,7 +618,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                     def_block[r.index()] = b.0;
                     let ty = s.value_type(r);
                     let class = t.result_class(&d.op, ty);
-                    if class.file.index() >= files.len() || !files[class.file.index()].allocated {
+                    if files.get(class.file.index()).is_none_or(|f| !assigned(f)) {
                         return Err(RaError::Unsupported(format!(
                             "a {} result in a file the allocator does not assign",
                             d.op.name()
@@ -613,6 +628,8 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                     val.class = class;
                     val.ty = ty;
                     val.units = class.units(ty) as u16;
+                    val.stays =
+                        ty.is_vector() || files[class.file.index()].kind == FileKind::Address;
                 }
             }
             block_steps[b.index()] = (first, steps.len() as u32);
@@ -671,6 +688,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 ..Allocation::default()
             },
             dying: Vec::new(),
+            temps: Vec::new(),
             high,
             uses_block: NONE,
             positions: Vec::new(),
@@ -961,6 +979,15 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
     fn is_free(&self, unit: u32, n: u32, avoid: &[(u32, u32)]) -> bool {
         (unit..unit + n).all(|u| self.owner[u as usize].is_none())
             && avoid.iter().all(|&(a, m)| unit + n <= a || a + m <= unit)
+            && !self.holds_temp(unit, n)
+    }
+
+    /// Does a unit of `unit..unit + n` hold an operand's copy in another
+    /// class?
+    fn holds_temp(&self, unit: u32, n: u32) -> bool {
+        self.temps
+            .iter()
+            .any(|&(a, m)| unit < a + m && a < unit + n)
     }
 
     /// The lowest free aligned window for `class` × `units`, avoiding the
@@ -1312,6 +1339,13 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         });
     }
 
+    /// Values that keep their register while live: register groups (their
+    /// copy and spill are not target facts) and address values (never
+    /// spilled).
+    fn stays(&self, v: Value) -> bool {
+        self.val(v).stays
+    }
+
     /// The live value (not in `pinned`) in `class`'s file whose next use
     /// is furthest from `pos`.
     fn victim(&self, class: RegClass, pinned: &[Value], pos: u32) -> Option<Value> {
@@ -1321,7 +1355,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         while u < hi {
             if let Some(v) = self.owner[u as usize] {
                 let n = self.units_of(v);
-                if self.val(v).unit == u && !pinned.contains(&v) && !self.val(v).ty.is_vector() {
+                if self.val(v).unit == u && !pinned.contains(&v) && !self.stays(v) {
                     let d = self.next_use(v, pos).unwrap_or(FAR);
                     if best.is_none_or(|(bd, _)| d > bd) {
                         best = Some((d, v));
@@ -1369,11 +1403,20 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 }
             }
             let victim = self.victim(class, pinned, pos).ok_or_else(|| {
-                RaError::Unsupported(format!(
-                    "an instruction needs more than the {} units of file {}",
-                    self.limit[class.file.index()],
-                    self.t.files()[class.file.index()].name
-                ))
+                let file = &self.t.files()[class.file.index()];
+                RaError::Unsupported(match file.kind {
+                    FileKind::Address => format!(
+                        "more values in address file {} than it holds at once: address values \
+                         are not spilled, and rematerialising one is not implemented (the \
+                         scheduler keeps one live at a time)",
+                        file.name
+                    ),
+                    _ => format!(
+                        "an instruction needs more than the {} units of file {}",
+                        self.limit[class.file.index()],
+                        file.name
+                    ),
+                })
             })?;
             self.spill(b, victim);
         }
@@ -1390,10 +1433,10 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         let mut u = lo;
         while u + n <= hi {
             let mut cost = 0;
-            let mut ok = true;
+            let mut ok = !self.holds_temp(u, n);
             for w in u..u + n {
                 if let Some(v) = self.owner[w as usize] {
-                    if self.val(v).ty.is_vector() {
+                    if self.stays(v) {
                         ok = false;
                         break;
                     }
@@ -1439,6 +1482,9 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
     /// Move live `o` to a free place outside `avoid`; false if none.
     fn relocate(&mut self, b: Block, o: Value, avoid: (u32, u32)) -> bool {
         let info = *self.val(o);
+        if self.stays(o) {
+            return false;
+        }
         match self.find_free(info.class, info.units as u32, &[avoid]) {
             Some(home) => {
                 self.move_value(b, o, home);
@@ -1522,22 +1568,39 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         for &v in operands {
             self.ensure_in_reg(b, v, pinned, pos)?;
         }
+        // Operands read in another class than their own: copied there
+        // for this instruction only.
+        let mut renamed: Vec<(usize, Value)> = Vec::new();
         for (k, &v) in operands.iter().enumerate() {
             let ty = self.val(v).ty;
             let want = self.t.operand_class(&op, k, ty);
             let have = self.val(v).class;
             if want.file != have.file || want.lane_units != have.lane_units {
-                let files = self.t.files();
-                return Err(RaError::Unsupported(format!(
-                    "operand {k} of {} needs a {} register ({} units per lane) but its value \
-                     is in {} ({} units per lane): the target facts name no copy between \
-                     register classes",
-                    op.name(),
-                    files[want.file.index()].name,
-                    want.lane_units,
-                    files[have.file.index()].name,
-                    have.lane_units
-                )));
+                let Some(copy) = self.t.copy_between(have, want, ty) else {
+                    let files = self.t.files();
+                    return Err(RaError::Unsupported(format!(
+                        "operand {k} of {} needs a {} register ({} units per lane) but its \
+                         value is in {} ({} units per lane): the target facts name no copy \
+                         between these register classes",
+                        op.name(),
+                        files[want.file.index()].name,
+                        want.lane_units,
+                        files[have.file.index()].name,
+                        have.lane_units
+                    )));
+                };
+                let n = want.units(ty);
+                let u = self.make_room(b, want, n, pinned, pos)?;
+                // Read the name after making room, which may move `v`.
+                let name = self.val(v).name;
+                let i = self.new_def(Op::Opcode(copy), (&[name], None), v, u, Edit::Copy);
+                self.alloc.copies += 1;
+                self.push_new(b, i);
+                let f = want.file.index();
+                self.high[f] = self.high[f].max(u + n);
+                self.temps.push((u, n));
+                renamed.push((k, self.s.inst(i).result.unwrap_or(Value(0))));
+                continue;
             }
             let unit = self.unit_of(v).unwrap_or(0);
             let aligned = (unit - self.base[want.file.index()]) % want.align.max(1) as u32 == 0;
@@ -1554,7 +1617,9 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             self.outside_base(unit, self.units_of(v))?;
             self.move_to(b, v, unit, pinned)?;
         }
-        // Operands dying here free their registers for the result.
+        // Operands dying here free their registers for the result, and so
+        // do the copies made for this instruction.
+        self.dying.append(&mut self.temps);
         let bi = b.index() as u32;
         let mut dead = std::mem::take(&mut self.dead);
         dead.clear();
@@ -1604,7 +1669,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         // Rewrite the operands to their current names (moves above may
         // have renamed live ones): most keep their names, and their
         // instruction is not touched.
-        if operands.iter().any(|v| self.vals[v.index()].name != *v) {
+        if !renamed.is_empty() || operands.iter().any(|v| self.vals[v.index()].name != *v) {
             let vals = &self.vals;
             let data = self.s.inst_mut(i);
             let mut pending = false;
@@ -1615,6 +1680,12 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             if let Some(a) = data.address.as_mut() {
                 *a = vals[operands[nargs].index()].name;
                 pending |= is_pending(*a);
+            }
+            for (k, name) in renamed {
+                match data.args.get_mut(k) {
+                    Some(a) => *a = name,
+                    None => data.address = Some(name),
+                }
             }
             if pending {
                 self.reads_pending.push(i);
@@ -1825,7 +1896,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         // Groups never leave their registers.
         let groups: Vec<(u32, u32)> = exit
             .iter()
-            .filter(|x| self.val(x.value).ty.is_vector())
+            .filter(|x| self.stays(x.value))
             .filter_map(|x| Some((x.unit?, self.units_of(x.value))))
             .collect();
         let window = windows()
@@ -2368,6 +2439,12 @@ fn drop_unreachable<O: Opcode>(s: &mut Shader<'_, O>) -> Cfg {
     }
     s.remove_blocks(&dead);
     Cfg::compute(s)
+}
+
+/// Register allocation assigns the file: general files the target marks
+/// so, and address files (whose values are never spilled).
+fn assigned(f: &RegisterFile) -> bool {
+    f.allocated || f.kind == FileKind::Address
 }
 
 /// More than one predecessor, or phis: its predecessors end with copies.

@@ -59,7 +59,11 @@ pub enum FileKind {
     /// Predicate registers (ir3 `p0.x`).
     Predicate,
     /// Address registers for relative addressing (ir3 `a0.x`, `a1.x`); the
-    /// scheduler keeps one address value live at a time.
+    /// scheduler keeps one address value live at a time. Register
+    /// allocation assigns them whatever [`RegisterFile::allocated`] says
+    /// and never spills them: an operand wanted in an address register is
+    /// copied there from the general register it lives in
+    /// ([`TargetFacts::copy_between`]) for the instruction reading it.
     Address,
     /// Registers uniform across a wave (ir3 shared `r48.x+`, Valhall `u`
     /// registers), read-only to most instructions.
@@ -213,6 +217,18 @@ pub trait TargetFacts<O: Opcode> {
     /// The opcode copying a scalar of type `ty` (operand 0) to a new
     /// register of the same class (the result).
     fn copy(&self, ty: Type) -> O;
+
+    /// The opcode copying a value of type `ty` (operand 0) from a register
+    /// of class `from` to one of class `to` (the result) in another file
+    /// or of another width per lane, for an instruction that reads its
+    /// operand in a class other than the one the value was made in, as
+    /// relative addressing reads an index in the address file (ir3's
+    /// `mova`). `None` (the default): the target has no such copy, and
+    /// register allocation fails with `unsupported:`.
+    fn copy_between(&self, from: RegClass, to: RegClass, ty: Type) -> Option<O> {
+        let _ = (from, to, ty);
+        None
+    }
 
     /// How the target exchanges the registers of two scalars of type `ty`:
     /// what the IR's two-result `swap` (which register allocation breaks

@@ -9,7 +9,7 @@ use lathe_passes::fuzzing::{regalloc, seed_bytes};
 
 fn sweep(programs: u64, first_seed: u64) {
     let mut compared = 0;
-    let (mut spills, mut memory_phis, mut groups) = (0, 0, 0);
+    let (mut spills, mut memory_phis, mut groups, mut addresses) = (0, 0, 0, 0);
     for seed in first_seed..first_seed + programs {
         let len = 48 + (seed % 5) as usize * 48;
         let data = seed_bytes(seed, len);
@@ -19,6 +19,7 @@ fn sweep(programs: u64, first_seed: u64) {
                 spills += run.spills;
                 memory_phis += run.memory_phis;
                 groups += run.groups_across_blocks;
+                addresses += run.address_values;
             }
             Err(e) => panic!("seed {seed}: {e}"),
         }
@@ -30,8 +31,10 @@ fn sweep(programs: u64, first_seed: u64) {
     assert!(spills > 0, "no program spilled");
     assert!(memory_phis > 0, "no phi was kept in memory");
     assert!(groups > 0, "no register group was live across blocks");
+    assert!(addresses > 0, "no value was copied into an address file");
     eprintln!(
-        "{programs} programs: {spills} spills, {memory_phis} memory phis, {groups} groups across blocks"
+        "{programs} programs: {spills} spills, {memory_phis} memory phis, {groups} groups \
+         across blocks, {addresses} address values"
     );
 }
 
@@ -51,9 +54,13 @@ fn long_sweep() {
 }
 
 use arbitrary::Unstructured;
+use lathe_ir::Type;
 use lathe_ir::{Bump, GenericOp, Op};
 use lathe_passes::ra::{self, RaOptions};
 use lathe_passes::target::test_target::TestTarget;
+use lathe_passes::target::{
+    Exchange, FileId, OperandForms, PhysReg, RegClass, SpillSlot, TargetFacts,
+};
 
 #[test]
 fn registers_used_equal_max_live_without_groups() {
@@ -126,7 +133,7 @@ fn allocation_ok(text: &str, target: &TestTarget) {
     assert!(alloc.spills > 0, "the program should spill");
 }
 
-fn allocation_error(text: &str, target: &TestTarget) -> String {
+fn allocation_error(text: &str, target: &dyn TargetFacts<GenericOp>) -> String {
     let arena = Bump::new();
     let mut s: lathe_ir::Shader<GenericOp> = lathe_ir::parse(&arena, text).unwrap();
     lathe_ir::validate(&s).unwrap();
@@ -194,6 +201,107 @@ b5:
         let run = regalloc::check_allocation(text, &inv, &target, RaOptions::default())
             .unwrap_or_else(|e| panic!("{} registers: {e}", target.full_registers));
         assert!(run.compared);
+    }
+}
+
+#[test]
+fn indices_are_copied_into_the_address_file_for_each_access() {
+    // Two indices used alternately by three accesses: the address file
+    // holds one value, so each access gets its own copy, and nothing is
+    // spilled to make room (the indices stay in general registers).
+    let text = "shader fragment
+array a0: f32[4]
+b0:
+  %0:i32 = input index=0
+  %1:f32 = load_input slot=0 comp=0 interp=smooth
+  %2:i32 = const 3
+  %3:i32 = and %0, %2
+  %4:i32 = const 1
+  %5:i32 = iadd %0, %4
+  %6:i32 = and %5, %2
+  array_store array=a0 offset=0 %1
+  array_store array=a0 offset=1 %1
+  array_store array=a0 offset=2 %1
+  array_store array=a0 offset=3 %1
+  array_store array=a0 offset=0 %1 addr=%3
+  %7:f32 = array_load array=a0 offset=0 addr=%6
+  %8:f32 = array_load array=a0 offset=0 addr=%3
+  %9:f32 = fadd %7, %8
+  store_output slot=0 comp=0 %9
+  ret
+";
+    let mut inv = lathe_ir::interp::Invocation::default();
+    inv.inputs.insert((0, 0), 2.5f32.to_bits());
+    inv.meta_inputs.push(6);
+    for target in [
+        TestTarget::small(6).with_address_file(),
+        TestTarget::new(8, false, 1).with_address_file(),
+    ] {
+        let run = regalloc::check_allocation(text, &inv, &target, RaOptions::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(run.compared);
+        assert_eq!(run.address_values, 3, "one copy per access");
+        assert_eq!(run.spills, 0);
+    }
+    // Without a copy into the address file, the allocation says why.
+    let e = allocation_error(
+        text,
+        &NoAddressCopy(TestTarget::small(4).with_address_file()),
+    );
+    assert!(
+        e.starts_with("unsupported: operand 1 of array_store needs a a register"),
+        "{e}"
+    );
+}
+
+/// A target with an address file and no copy into it.
+struct NoAddressCopy(TestTarget);
+
+impl TargetFacts<GenericOp> for NoAddressCopy {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+    fn files(&self) -> &[lathe_passes::target::RegisterFile] {
+        self.0.files()
+    }
+    fn operand_class(&self, op: &Op<GenericOp>, k: usize, ty: Type) -> RegClass {
+        self.0.operand_class(op, k, ty)
+    }
+    fn result_class(&self, op: &Op<GenericOp>, ty: Type) -> RegClass {
+        self.0.result_class(op, ty)
+    }
+    fn input_register(&self, index: u32, ty: Type) -> Option<PhysReg> {
+        self.0.input_register(index, ty)
+    }
+    fn output_register(&self, index: u32, ty: Type) -> Option<PhysReg> {
+        self.0.output_register(index, ty)
+    }
+    fn latency(&self, p: &Op<GenericOp>, c: &Op<GenericOp>, k: usize) -> u32 {
+        self.0.latency(p, c, k)
+    }
+    fn is_async(&self, op: &Op<GenericOp>) -> bool {
+        self.0.is_async(op)
+    }
+    fn operand_forms(&self, op: &Op<GenericOp>, k: usize) -> OperandForms {
+        self.0.operand_forms(op, k)
+    }
+    fn occupancy(&self, file: FileId, units: u32) -> u32 {
+        self.0.occupancy(file, units)
+    }
+    fn copy(&self, ty: Type) -> GenericOp {
+        self.0.copy(ty)
+    }
+    fn swap(&self, ty: Type) -> Option<Exchange<GenericOp>> {
+        self.0.swap(ty)
+    }
+    fn spill(&self, ty: Type, slot: SpillSlot) -> GenericOp {
+        self.0.spill(ty, slot)
+    }
+    fn fill(&self, ty: Type, slot: SpillSlot) -> GenericOp {
+        self.0.fill(ty, slot)
+    }
+    fn register_name(&self, class: RegClass, reg: PhysReg, ty: Type) -> String {
+        self.0.register_name(class, reg, ty)
     }
 }
 

@@ -6,7 +6,11 @@
 //! halves share the merged file with 32-bit values), with loops whose
 //! carried values are permuted every iteration (phi webs whose copies form
 //! cycles), diamonds that swap values between arms, register groups
-//! (`collect` into `sample`, `split` out), fixed meta inputs and outputs.
+//! (`collect` into `sample`, `split` out, sometimes live across a diamond
+//! or a loop), loops carrying more values than a small file holds (phis
+//! kept in memory), relative addressing of an array by computed indices
+//! (copied into the address file on targets that have one), fixed meta
+//! inputs and outputs.
 //! [`differential`] allocates such a program (and the general generator's)
 //! on a target, runs the checker, prints and parses the allocated text
 //! back, and runs the interpreter with every value read and written
@@ -17,12 +21,16 @@ use super::{DiffError, GenLimits, generate};
 use crate::ra::{self, RaOptions};
 use crate::target::test_target::TestTarget;
 use crate::target::{
-    BaseOperand, FileId, OperandForms, PhysReg, RegClass, RegisterFile, SpillSlot, TargetFacts,
+    BaseOperand, FileId, FileKind, OperandForms, PhysReg, RegClass, RegisterFile, SpillSlot,
+    TargetFacts,
 };
 use arbitrary::{Result as ArbResult, Unstructured};
 use bumpalo::Bump;
 use lathe_ir::interp::{self, InterpError, Invocation, Limits, Placement, Texture};
-use lathe_ir::{Builder, Cfg, GenericOp, Interp, Op, Opcode, Scalar, Shader, Stage, Type, Value};
+use lathe_ir::{
+    ArrayDecl, ArrayId, Builder, Cfg, GenericOp, Interp, Op, Opcode, Scalar, Shader, Stage, Type,
+    Value,
+};
 use std::collections::HashSet;
 use std::marker::PhantomData;
 
@@ -43,6 +51,8 @@ pub struct RaRun {
     pub memory_phis: u32,
     /// Register groups read in a block other than their own.
     pub groups_across_blocks: u32,
+    /// Values placed in an address file.
+    pub address_values: u32,
 }
 
 const TYPES: [Scalar; 4] = [Scalar::F32, Scalar::I32, Scalar::F16, Scalar::U32];
@@ -56,6 +66,9 @@ struct Pressure<'u, 'd, 's, 'a> {
     groups: bool,
     /// At most this many values stay live (older ones die).
     max_values: usize,
+    /// An array of four f32 written whole at the start, indexed by
+    /// computed values (relative addressing).
+    array: ArrayId,
 }
 
 /// A high-pressure program and its inputs; `groups` allows register
@@ -82,6 +95,10 @@ pub fn pressure_program_sized<'a>(
     let mut shader = Shader::new(arena, Stage::Fragment);
     let mut inv = Invocation::default();
     {
+        let array = shader.add_array(ArrayDecl {
+            elem: Type::F32,
+            len: 4,
+        });
         let mut g = Pressure {
             u,
             b: Builder::new(&mut shader),
@@ -89,6 +106,7 @@ pub fn pressure_program_sized<'a>(
             budget: statements,
             groups,
             max_values,
+            array,
         };
         let meta = g.b.input(0, Type::U32);
         g.vals[3].push(meta);
@@ -111,6 +129,10 @@ pub fn pressure_program_sized<'a>(
                 _ => bits,
             };
             inv.inputs.insert((slot, comp), bits);
+        }
+        for k in 0..4 {
+            let v = g.pick(0)?;
+            g.b.array_store(array, k, None, v);
         }
         while g.budget > 0 && !g.u.is_empty() {
             g.region(0)?;
@@ -222,6 +244,20 @@ impl Pressure<'_, '_, '_, '_> {
                     let slot = self.u.int_in_range(0..=7u16)?;
                     if TYPES[k] != Scalar::U32 || slot > 0 {
                         self.b.store_output(slot, 0, v);
+                    }
+                }
+                9 if self.u.ratio(1u8, 2u8)? => {
+                    // Relative addressing: an element picked by a computed
+                    // index (in the address file on targets that have one),
+                    // read or written.
+                    let (x, mask) = (self.pick(1)?, self.b.const_i32(3));
+                    let index = self.b.op(GenericOp::And, &[x, mask], Type::I32);
+                    if self.u.arbitrary()? {
+                        let v = self.b.array_load(self.array, 0, Some(index));
+                        self.vals[0].push(v);
+                    } else {
+                        let v = self.pick(0)?;
+                        self.b.array_store(self.array, 0, Some(index), v);
                     }
                 }
                 _ => return Ok(()),
@@ -656,7 +692,16 @@ pub fn check_allocation<T: TargetFacts<GenericOp> + ?Sized>(
         spill_bases: alloc.spill_bases(),
         memory_phis: alloc.memory_phis.len() as u32,
         groups_across_blocks: groups_across_blocks(&original),
+        address_values: address_values(&s, target),
     })
+}
+
+/// Values in a register of an address file.
+fn address_values<T: TargetFacts<GenericOp> + ?Sized>(s: &Shader<'_, GenericOp>, t: &T) -> u32 {
+    (0..s.value_capacity())
+        .filter_map(|v| s.value_reg(Value(v as u32)))
+        .filter(|r| t.files()[r.file as usize].kind == FileKind::Address)
+        .count() as u32
 }
 
 /// Register groups (vector values) some instruction reads in a block
@@ -718,9 +763,9 @@ pub fn differential_on(
         return check_allocation(&program, &inv, target, options);
     }
     let target = match pick {
-        0 => TestTarget::small(6),
+        0 => TestTarget::small(6).with_address_file(),
         1 => TestTarget::small(8),
-        2 => TestTarget::new(12, false, 1),
+        2 => TestTarget::new(12, false, 1).with_address_file(),
         _ => TestTarget::realistic(),
     };
     check_allocation(&program, &inv, &target, RaOptions::default())

@@ -36,6 +36,8 @@ pub struct TestTarget {
     /// Bytes of scratch memory spills and fills reach (unbounded: `u32::MAX`).
     pub scratch_reach: u32,
     files: Vec<RegisterFile>,
+    /// The address file ([`TestTarget::with_address_file`]).
+    address: Option<FileId>,
 }
 
 impl TestTarget {
@@ -73,7 +75,25 @@ impl TestTarget {
             async_latency: 10,
             scratch_reach: u32::MAX,
             files,
+            address: None,
         }
+    }
+
+    /// The same target with an address file holding one 32-bit value, as
+    /// ir3's `a0.x`: the address operand of `array_load` and
+    /// `array_store` is read from it, and a `mov` copies an index there
+    /// from a general register ([`TargetFacts::copy_between`]).
+    pub fn with_address_file(mut self) -> TestTarget {
+        let full = self.class_of(Type::I32);
+        self.address = Some(FileId(self.files.len() as u8));
+        self.files.push(RegisterFile {
+            name: "a",
+            kind: FileKind::Address,
+            units: full.lane_units as u32,
+            unit_bits: 32 / full.lane_units as u32,
+            allocated: false,
+        });
+        self
     }
 
     /// A realistic file: 192 full registers (48 × vec4, as ir3's a6xx),
@@ -140,8 +160,20 @@ impl TargetFacts<GenericOp> for TestTarget {
         &self.files
     }
 
-    fn operand_class(&self, _op: &Op<GenericOp>, _operand: usize, ty: Type) -> RegClass {
-        self.class_of(ty)
+    fn operand_class(&self, op: &Op<GenericOp>, operand: usize, ty: Type) -> RegClass {
+        use GenericOp::{ArrayLoad, ArrayStore};
+        let class = self.class_of(ty);
+        // The address operand comes after the others: the index of a
+        // load, after the value of a store.
+        let address = match op {
+            Op::Opcode(ArrayLoad { .. }) => operand == 0,
+            Op::Opcode(ArrayStore { .. }) => operand == 1,
+            _ => false,
+        };
+        match self.address {
+            Some(file) if address => RegClass { file, ..class },
+            _ => class,
+        }
     }
 
     fn result_class(&self, _op: &Op<GenericOp>, ty: Type) -> RegClass {
@@ -209,6 +241,17 @@ impl TargetFacts<GenericOp> for TestTarget {
     /// None: the reference interpreter runs the IR's `swap` as it is.
     fn swap(&self, _ty: Type) -> Option<super::Exchange<GenericOp>> {
         None
+    }
+
+    /// A `mov` from a general register into the address file.
+    fn copy_between(&self, from: RegClass, to: RegClass, ty: Type) -> Option<GenericOp> {
+        let general = self.class_of(ty);
+        (from == general && Some(to.file) == self.address && ty.is_scalar()).then_some(
+            GenericOp::Mov {
+                abs: false,
+                neg: false,
+            },
+        )
     }
 
     fn scratch_reach(&self) -> u32 {
