@@ -471,7 +471,7 @@ pub(crate) fn set_in_form(
     }
     if depth < 8 {
         for c in isa.chain(form) {
-            for f in &isa.encodings[c].plain.fields {
+            for f in level_fields(isa, c) {
                 if matches!(f.ty, FieldType::Sub(..)) {
                     let inner = f.extract(value);
                     let set = set_in_form(isa, &f.ty, inner, number, generation, depth + 1);
@@ -582,7 +582,7 @@ fn clear_in_form(isa: &Isa, ty: &FieldType, value: u64, generation: u32, depth: 
     }
     if depth < 8 {
         for c in isa.chain(form) {
-            for f in &isa.encodings[c].plain.fields {
+            for f in level_fields(isa, c) {
                 if matches!(f.ty, FieldType::Sub(..)) {
                     let inner = clear_in_form(isa, &f.ty, f.extract(value), generation, depth + 1);
                     if inner != f.extract(value) {
@@ -593,6 +593,17 @@ fn clear_in_form(isa: &Isa, ty: &FieldType, value: u64, generation: u32, depth: 
         }
     }
     value
+}
+
+/// The fields of encoding `enc`: its plain ones, then those of its
+/// `when`s (a wrapper that shows its register only in some forms, as
+/// cat5's first source, holds it inside a `when`).
+fn level_fields(isa: &Isa, enc: EncId) -> impl Iterator<Item = &Field> {
+    let e = &isa.encodings[enc];
+    e.plain
+        .fields
+        .iter()
+        .chain(e.whens.iter().flat_map(|w| w.level.fields.iter()))
 }
 
 fn parse_number(text: &str) -> Option<u64> {

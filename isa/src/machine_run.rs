@@ -54,6 +54,12 @@ pub trait RunTarget<S: MachineSpec> {
     /// (its sources are the swap's operands, its destinations its
     /// results), if the target has one.
     fn exchange(&self, ty: Type) -> Option<MachineOp<S>>;
+    /// The move a `split` whose result is not in its vector's lane
+    /// becomes (the backend's lowering), if the target lowers them so.
+    fn copy(&self, ty: Type) -> Option<MachineOp<S>> {
+        let _ = ty;
+        None
+    }
     /// Executes one instruction word on `m`.
     fn exec(&self, m: &mut Machine, word: u64) -> Result<(), SimError>;
     /// The generation words are encoded for.
@@ -147,7 +153,15 @@ pub fn run<S: MachineSpec>(
                             .enumerate()
                             .all(|(k, p)| p.index == pr.index + k as u32),
                     };
-                    if !agree {
+                    let moved = match (d.op, lanes.first()) {
+                        (Op::Split { lane }, Some(v)) if !agree => target
+                            .copy(shader.value_type(r))
+                            .map(|op| (op, v.index + u32::from(lane))),
+                        _ => None,
+                    };
+                    if let Some((op, lane)) = moved {
+                        execute(target, m, op.encode(&[lane], &[pr.index], target.generation()))?;
+                    } else if !agree {
                         return Err(RunError::Unsupported(format!(
                             "{} whose registers differ needs moves (the backend's lowering)",
                             d.op.name()

@@ -14,7 +14,10 @@
 //! operations stay structural: phis, jumps, branches and returns keep
 //! their shape, meta inputs and outputs keep theirs, and the generic
 //! `load_input`/`store_output` become meta inputs and outputs numbered in
-//! first-seen order (the [`Interface`] says which slot each is).
+//! first-seen order (the [`Interface`] says which slot each is). Meta
+//! inputs are preloaded registers: each is made once and placed at the
+//! head of the entry block, whichever block read it. `collect` and
+//! `split` stay structural (register groups for `group` and `ra`).
 
 use std::collections::HashMap;
 
@@ -150,6 +153,8 @@ struct Selector<'r, 't, 'a, S: MachineSpec> {
     values: Vec<Option<Value>>,
     decoded: HashMap<u64, MachineOp<S>>,
     interface: Interface,
+    /// Meta inputs made so far: index, type, instruction, value.
+    inputs: Vec<(u32, Option<Type>, lathe_ir::Inst, Option<Value>)>,
 }
 
 /// Selects machine instructions for `generic` with `rules`; the machine
@@ -180,6 +185,7 @@ pub fn select<'a, S: MachineSpec>(
         values: vec![None; generic.value_capacity()],
         decoded: HashMap::new(),
         interface: Interface::default(),
+        inputs: Vec::new(),
     };
     s.run(generic)?;
     Ok((s.out, s.interface))
@@ -221,15 +227,8 @@ impl<'a, S: MachineSpec> Selector<'_, '_, 'a, S> {
                     }
                     Op::Input { index } => {
                         let k = self.port(true, Port::Meta(index));
-                        let m = self.out.append_inst(
-                            mb,
-                            Op::Input { index: k },
-                            &[],
-                            &[],
-                            None,
-                            result_ty,
-                        );
-                        self.define(g, i, self.out.inst(m).result)?;
+                        let v = self.input(k, result_ty);
+                        self.define(g, i, v)?;
                     }
                     Op::Output { index } => {
                         let v = self.value(d.args[0])?;
@@ -271,15 +270,8 @@ impl<'a, S: MachineSpec> Selector<'_, '_, 'a, S> {
                     Op::Swap => return Err(self.unsupported(d.op.name(), "two results")),
                     Op::Opcode(GenericOp::LoadInput { slot, comp, .. }) => {
                         let k = self.port(true, Port::Slot(slot, comp));
-                        let m = self.out.append_inst(
-                            mb,
-                            Op::Input { index: k },
-                            &[],
-                            &[],
-                            None,
-                            result_ty,
-                        );
-                        self.define(g, i, self.out.inst(m).result)?;
+                        let v = self.input(k, result_ty);
+                        self.define(g, i, v)?;
                     }
                     Op::Opcode(GenericOp::StoreOutput { slot, comp }) => {
                         let v = self.value(d.args[0])?;
@@ -294,6 +286,13 @@ impl<'a, S: MachineSpec> Selector<'_, '_, 'a, S> {
                 }
             }
         }
+        // Preloaded inputs head the entry block, whichever block read
+        // them: the hardware loads them before the first instruction.
+        if let Some(entry) = self.out.entry() {
+            let mut list: Vec<lathe_ir::Inst> = self.inputs.iter().map(|x| x.2).collect();
+            list.extend_from_slice(self.out.block_insts(entry));
+            self.out.set_block_insts(entry, &list);
+        }
         for (p, args) in phis {
             let mapped: Vec<Value> = args
                 .iter()
@@ -302,6 +301,20 @@ impl<'a, S: MachineSpec> Selector<'_, '_, 'a, S> {
             self.out.set_args(p, &mapped);
         }
         Ok(())
+    }
+
+    /// The value of meta input `k`: one instruction per input, made on
+    /// first use and placed at the head of the entry block at the end.
+    fn input(&mut self, k: u32, ty: Option<Type>) -> Option<Value> {
+        if let Some(&(_, _, _, v)) = self.inputs.iter().find(|x| (x.0, x.1) == (k, ty)) {
+            return v;
+        }
+        let i = self
+            .out
+            .create_inst(Op::Input { index: k }, &[], &[], None, ty);
+        let v = self.out.inst(i).result;
+        self.inputs.push((k, ty, i, v));
+        v
     }
 
     fn unsupported(&self, op: &str, what: &str) -> SelectError {

@@ -215,7 +215,8 @@ pub enum TexOp {
     Gather(u8),
     /// Size of a LOD (first coordinate, u32): width, height, depth.
     Size,
-    /// Number of mip levels (component 0).
+    /// Image info: x the channel data type, y the channel order, z the
+    /// number of mip levels, w the number of samples (ir3's `getinfo`).
     Levels,
 }
 
@@ -619,7 +620,8 @@ impl GpuIo for Harness {
                 [(x, y1), (x1, y1), (x1, y), (x, y)].map(|(x, y)| float(t.texel(x, y)[ch]))
             }
             TexOp::Size => [t.width, t.height, 1, 0],
-            TexOp::Levels => [1, 0, 0, 0],
+            // One level, one sample; the format fields are not modelled.
+            TexOp::Levels => [0, 0, 1, 1],
         })
     }
     fn barrier(&mut self, lane: usize) -> Result<(), IoError> {

@@ -12,7 +12,10 @@
 //! rules cover (straight-line arithmetic over every scalar type,
 //! conversions, compares and selects, if/else diamonds with phis,
 //! uniforms, constants that fold as immediates) and from hand-written
-//! cases. `IR3_SELECT_PROGRAMS=N` runs N random programs (default 150).
+//! cases, among them texture operations on a 4×4 texture that the
+//! interpreter and the simulator's `Harness` both hold (nearest filtering,
+//! clamp to edge: bit-exact). `IR3_SELECT_PROGRAMS=N` runs N random
+//! programs (default 150).
 
 use std::collections::HashMap;
 
@@ -22,6 +25,7 @@ use lathe_ir::interp::{self, Invocation, Limits};
 use lathe_ir::{GenericOp, Shader};
 use lathe_isa::machine_run::Place;
 use lathe_passes::fuzzing::select::{ALL_APPROX, Vocabulary, agree};
+use lathe_isa::sim_io::Harness;
 use lathe_passes::ra::{RaOptions, allocate};
 use lathe_passes::{group, sched};
 
@@ -38,6 +42,17 @@ fn differential(
     inv: &Invocation,
     model: &str,
 ) -> Result<bool, String> {
+    differential_io(generic, inv, model, None)
+}
+
+/// [`differential`] with the simulator's GPU side (textures, varyings)
+/// given by `io`.
+fn differential_io(
+    generic: &Shader<'_, GenericOp>,
+    inv: &Invocation,
+    model: &str,
+    io: Option<Harness>,
+) -> Result<bool, String> {
     lathe_ir::validate(generic).map_err(|e| format!("invalid program: {e:?}"))?;
     let want = match interp::run(generic, inv, Limits::default()) {
         Ok(o) => o,
@@ -53,6 +68,9 @@ fn differential(
     sched::schedule(&mut shader, &target);
     allocate(&mut shader, &target, RaOptions::default()).map_err(|e| format!("ra: {e}"))?;
     let mut m = sim::machine(1);
+    if let Some(io) = io {
+        m.set_io(Box::new(io));
+    }
     for (k, &bits) in inv.uniforms.iter().enumerate() {
         let name = format!("c{}.{}", k / 4, ['x', 'y', 'z', 'w'][k % 4]);
         let p = Place::named(&m, &name).ok_or("no const file in the simulator")?;
@@ -181,6 +199,125 @@ b0:
         }
         for model in ["a630", "a740"] {
             assert_eq!(differential(&shader, &inv, model), Ok(true), "{text}");
+        }
+    }
+}
+
+/// A 4×4 texture with a distinct texel everywhere (integer-valued
+/// floats, so integer views read the same bits both ways).
+fn test_texture() -> (lathe_ir::texture::Texture, lathe_isa::sim_io::Texture) {
+    let (w, h) = (4u32, 4u32);
+    let texels: Vec<[f32; 4]> = (0..w * h)
+        .map(|k| {
+            let k = k as f32;
+            [k, 100.0 + k, 200.0 + k, 300.0 + k]
+        })
+        .collect();
+    (
+        lathe_ir::texture::Texture::rgba_2d(w, h, texels.clone()),
+        lathe_isa::sim_io::Texture {
+            width: w,
+            height: h,
+            texels,
+        },
+    )
+}
+
+#[test]
+fn texture_operations_agree() {
+    // Coordinates inside texels (nearest filtering, clamp to edge: the
+    // interpreter's default sampler and the harness agree bit for bit).
+    let coords = [(0.3f32, 0.6f32), (0.9, 0.1), (0.05, 0.95), (1.7, -0.4)];
+    let programs = [
+        // Implicit LOD, bias and explicit LOD: one level, so all read level 0.
+        "shader fragment
+b0:
+  %0:f32 = load_input slot=0 comp=0 interp=smooth
+  %1:f32 = load_input slot=0 comp=1 interp=smooth
+  %2:f32x2 = collect %0, %1
+  %3:f32x4 = sample texture=0 sampler=0 %2
+  %4:f32 = split lane=0 %3
+  %5:f32 = split lane=1 %3
+  %6:f32 = split lane=2 %3
+  %7:f32 = split lane=3 %3
+  %8:f32 = const 0x3f800000
+  %9:f32x4 = sample texture=0 sampler=0 lod=bias %2, %8
+  %10:f32 = split lane=3 %9
+  %11:f32x4 = sample texture=0 sampler=0 lod=explicit %2, %8
+  %12:f32 = split lane=1 %11
+  store_output slot=0 comp=0 %4
+  store_output slot=0 comp=1 %5
+  store_output slot=0 comp=2 %6
+  store_output slot=0 comp=3 %7
+  store_output slot=1 comp=0 %10
+  store_output slot=2 comp=0 %12
+  ret
+",
+        // Gathers of each channel, an integer view.
+        "shader fragment
+b0:
+  %0:f32 = load_input slot=0 comp=0 interp=smooth
+  %1:f32 = load_input slot=0 comp=1 interp=smooth
+  %2:f32x2 = collect %0, %1
+  %3:f32x4 = gather texture=0 sampler=0 comp=0 %2
+  %4:f32x4 = gather texture=0 sampler=0 comp=1 %2
+  %5:f32x4 = gather texture=0 sampler=0 comp=2 %2
+  %6:f32x4 = gather texture=0 sampler=0 comp=3 %2
+  %7:u32x4 = sample texture=0 sampler=0 %2
+  %8:f32 = split lane=0 %3
+  %9:f32 = split lane=1 %4
+  %10:f32 = split lane=2 %5
+  %11:f32 = split lane=3 %6
+  %12:u32 = split lane=2 %7
+  store_output slot=0 comp=0 %8
+  store_output slot=0 comp=1 %9
+  store_output slot=0 comp=2 %10
+  store_output slot=0 comp=3 %11
+  store_output slot=1 comp=0 %12
+  ret
+",
+        // Texel fetch, level size and level count.
+        "shader fragment
+b0:
+  %0:i32 = load_input slot=1 comp=0 interp=flat
+  %1:i32 = load_input slot=1 comp=1 interp=flat
+  %2:i32x2 = collect %0, %1
+  %3:i32 = const 0
+  %4:f32x4 = texel_fetch texture=0 %2, %3
+  %5:f32 = split lane=0 %4
+  %6:f32 = split lane=3 %4
+  %7:i32x2 = texture_size texture=0 %3
+  %8:i32 = split lane=0 %7
+  %9:i32 = split lane=1 %7
+  %10:i32 = texture_levels texture=0
+  store_output slot=0 comp=0 %5
+  store_output slot=0 comp=1 %6
+  store_output slot=1 comp=0 %8
+  store_output slot=1 comp=1 %9
+  store_output slot=2 comp=0 %10
+  ret
+",
+    ];
+    let (ir_tex, sim_tex) = test_texture();
+    for text in programs {
+        let arena = lathe_ir::Bump::new();
+        let shader = lathe_ir::parse::<GenericOp>(&arena, text).unwrap();
+        for (k, &(x, y)) in coords.iter().enumerate() {
+            let mut inv = Invocation::default();
+            inv.inputs.insert((0, 0), x.to_bits());
+            inv.inputs.insert((0, 1), y.to_bits());
+            inv.inputs.insert((1, 0), (k as u32 * 3) % 4);
+            inv.inputs.insert((1, 1), (k as u32 + 1) % 4);
+            inv.textures.push(ir_tex.clone());
+            let mut io = Harness::default();
+            io.textures.push(sim_tex.clone());
+            for model in ["a630", "a740"] {
+                assert_eq!(
+                    differential_io(&shader, &inv, model, Some(io.clone())),
+                    Ok(true),
+                    "{text}"
+                );
+            }
         }
     }
 }

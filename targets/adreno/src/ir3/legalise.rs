@@ -10,7 +10,9 @@
 //!   with `predicate16`/`predicate32`); a jump to the next block in the
 //!   layout is a fall-through; the IR terminators stay as the CFG's
 //!   skeleton and emit nothing, as do inputs, outputs, phis (ra already
-//!   placed their copies) and collects/splits whose registers agree;
+//!   placed their copies) and collects/splits whose registers agree; a
+//!   split whose lane ra put elsewhere is the target's copy from the
+//!   vector's lane register (one word);
 //! - `(ei)` on the last varying fetch of a fragment shader (the spec's
 //!   `varying_fetch` metadata);
 //! - `(ss)`/`(sy)` on the first instruction that reads or overwrites a
@@ -121,7 +123,7 @@ pub fn legalise(
 
 /// What legalisation would fail on, found before it changes anything:
 /// blocks without terminators, values without registers, swaps without
-/// an exchange instruction, collects and splits out of place, a branch on
+/// an exchange instruction, collects out of place, a branch on
 /// a general register while p0 holds values.
 pub fn check(shader: &Shader<'_, MachineOp>, target: &Ir3Target) -> Result<(), LegaliseError> {
     let predicate = target
@@ -265,6 +267,19 @@ pub(crate) fn word_of(
                 .collect::<Result<_, _>>()?;
             Ok(Some(Word { op, sources, dests }))
         }
+        Op::Split { lane } if !in_place(shader, target, i)? => {
+            // A lane ra put elsewhere is moved out of its vector.
+            let (Some(r), Some(&v)) = (d.result, d.args.first()) else {
+                return Err(LegaliseError::Malformed("split without operands".into()));
+            };
+            let op = target.copy(shader.value_type(r));
+            let (Some(src), Some(dst)) = (op.source(0), op.destination()) else {
+                return Err(LegaliseError::Malformed("a copy without operands".into()));
+            };
+            let sources = vec![number(shader, target, v, src)? + u32::from(lane)];
+            let dests = vec![number(shader, target, r, dst)?];
+            Ok(Some(Word { op, sources, dests }))
+        }
         Op::Collect | Op::Split { .. } => {
             check_in_place(shader, target, i)?;
             Ok(None)
@@ -275,13 +290,30 @@ pub(crate) fn word_of(
     }
 }
 
-/// A collect or split emits nothing only when ra put its lanes where the
-/// vector is.
+/// A collect emits nothing only when ra put its operands where the
+/// vector is (a split elsewhere becomes a move).
 fn check_in_place(
     shader: &Shader<'_, MachineOp>,
     target: &Ir3Target,
     i: Inst,
 ) -> Result<(), LegaliseError> {
+    if in_place(shader, target, i)? || matches!(shader.inst(i).op, Op::Split { .. }) {
+        return Ok(());
+    }
+    let d = shader.inst(i);
+    Err(LegaliseError::Unsupported(format!(
+        "{} %{} whose registers differ from its operands' (ra leaves them in place)",
+        d.op.name(),
+        d.result.map_or(0, |r| r.index())
+    )))
+}
+
+/// Whether a collect's operands or a split's lane sit where the vector is.
+fn in_place(
+    shader: &Shader<'_, MachineOp>,
+    target: &Ir3Target,
+    i: Inst,
+) -> Result<bool, LegaliseError> {
     let d = shader.inst(i);
     let r = d
         .result
@@ -313,15 +345,7 @@ fn check_in_place(
             ok
         }
     };
-    if agree {
-        Ok(())
-    } else {
-        Err(LegaliseError::Unsupported(format!(
-            "{} %{} whose registers differ from its operands' (ra leaves them in place)",
-            d.op.name(),
-            r.index()
-        )))
-    }
+    Ok(agree)
 }
 
 fn reg_of(shader: &Shader<'_, MachineOp>, v: Value) -> Result<Reg, LegaliseError> {
@@ -567,7 +591,7 @@ impl Legaliser<'_> {
         let mut reads = Vec::new();
         let mut writes = Vec::new();
         match d.op {
-            Op::Opcode(_) | Op::Swap | Op::Output { .. } => {
+            Op::Opcode(_) | Op::Swap | Op::Output { .. } | Op::Split { .. } => {
                 for &a in d.args.iter().chain(d.address.iter()) {
                     reads.extend(units_of(shader, self.target, a)?);
                 }
@@ -623,7 +647,8 @@ impl Legaliser<'_> {
         for i in insts {
             let (mut reads, writes) = self.accesses(shader, i)?;
             let op = shader.inst(i).op;
-            let emits = matches!(op, Op::Opcode(_) | Op::Swap);
+            let emits = matches!(op, Op::Opcode(_) | Op::Swap)
+                || (matches!(op, Op::Split { .. }) && !in_place(shader, self.target, i)?);
             if matches!(op, Op::Output { .. }) {
                 deferred.append(&mut reads);
                 out.push(i);

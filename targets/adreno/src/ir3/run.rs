@@ -47,6 +47,10 @@ impl RunTarget<Spec> for Ir3Target {
         }
     }
 
+    fn copy(&self, ty: Type) -> Option<MachineOp> {
+        Some(TargetFacts::copy(self, ty))
+    }
+
     fn exec(&self, m: &mut Machine, word: u64) -> Result<(), SimError> {
         generated::run(m, &[word], self.generation_id(), 1)
     }
