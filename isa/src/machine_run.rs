@@ -160,7 +160,11 @@ pub fn run<S: MachineSpec>(
                         _ => None,
                     };
                     if let Some((op, lane)) = moved {
-                        execute(target, m, op.encode(&[lane], &[pr.index], target.generation()))?;
+                        execute(
+                            target,
+                            m,
+                            op.encode(&[lane], &[pr.index], target.generation()),
+                        )?;
                     } else if !agree {
                         return Err(RunError::Unsupported(format!(
                             "{} whose registers differ needs moves (the backend's lowering)",
