@@ -24,8 +24,8 @@ use lathe_adreno::ir3::{GpuModel, run, sim, target::Ir3Target};
 use lathe_ir::interp::{self, Invocation, Limits};
 use lathe_ir::{GenericOp, Shader};
 use lathe_isa::machine_run::Place;
-use lathe_passes::fuzzing::select::{ALL_APPROX, Vocabulary, agree};
 use lathe_isa::sim_io::Harness;
+use lathe_passes::fuzzing::select::{ALL_APPROX, Vocabulary, agree};
 use lathe_passes::ra::{RaOptions, allocate};
 use lathe_passes::{group, sched};
 
