@@ -4,7 +4,7 @@
 use crate::diag::Span;
 use crate::expr::Expr;
 
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct Spanned<T> {
     pub node: T,
     pub span: Span,
@@ -48,7 +48,7 @@ pub struct IsaDecl {
     pub notes_asserts: bool,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MetaType {
     Int,
     Bool,
@@ -69,7 +69,7 @@ pub struct MetaDecl {
     pub default: Option<Spanned<MetaValue>>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub enum MetaValue {
     Int(i64),
     Str(String),
@@ -133,7 +133,7 @@ pub struct EncodingDecl {
 }
 
 /// A bit range, inclusive, `low <= high`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BitRange {
     pub low: u32,
     pub high: u32,
@@ -285,7 +285,7 @@ pub struct IdiomDecl {
 /// How the disassembly names a register file's units: `names r.xyzw;`
 /// (`r0.x`, `r0.y`, … four units per register), `names u;` (`u0`, `u1`,
 /// …), `names a.xyzw from 1;` (numbering starts at `a1.x`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct RegNames {
     pub prefix: String,
     /// Component letters, one unit each; empty: one unit per register.

@@ -626,9 +626,15 @@ fn field_items(isa: &Isa, fields: &[FieldName], enums: &[(EnumId, Ident, Ident)]
     }
 }
 
-/// The macro expansion for the checked spec `isa` whose root file is
-/// `root` (the absolute path the loader used).
-pub fn generate(isa: &Isa, root: &str) -> TokenStream {
+/// The macro expansion for the checked spec `isa`.
+pub fn generate(isa: &Isa) -> TokenStream {
+    let model = match crate::compact::to_bytes(isa) {
+        Ok(bytes) => Literal::byte_string(&bytes),
+        Err(e) => {
+            let msg = e.to_string();
+            return quote! { compile_error!(#msg); };
+        }
+    };
     let leaves: Vec<EncId> = isa.instructions().collect();
     let idents: Vec<_> = leaves
         .iter()
@@ -826,16 +832,20 @@ pub fn generate(isa: &Isa, root: &str) -> TokenStream {
         /// The spec files this module was generated from, embedded.
         pub static SPEC_FILES: &[(&str, &str)] = &[#((#files, include_str!(#files))),*];
 
-        /// The spec, loaded once from the embedded text (without re-running
-        /// the checker, which passed when this code was generated); it
-        /// drives display, assembly and field resolution.
+        /// The checked spec model, written when this code was generated
+        /// (`lathe_isa::compact`; the texts are `SPEC_FILES`).
+        static MODEL: &[u8] = #model;
+
+        /// The spec, read once from the model checked when this code was
+        /// generated (no parsing at run time); it drives display, assembly,
+        /// field resolution and the target facts.
         pub fn isa() -> &'static ::lathe_isa::Isa {
             static ISA: ::std::sync::OnceLock<::lathe_isa::Isa> = ::std::sync::OnceLock::new();
             ISA.get_or_init(|| {
-                match ::lathe_isa::load_prechecked(::std::path::Path::new(#root), &::lathe_isa::MemReader(SPEC_FILES)) {
+                match ::lathe_isa::compact::from_bytes(MODEL, SPEC_FILES) {
                     Ok(isa) => isa,
-                    // The same files were checked when this code was generated.
-                    Err(d) => unreachable!("embedded spec no longer loads: {d}"),
+                    // Written by this crate's own `to_bytes` at build time.
+                    Err(e) => unreachable!("the embedded spec model no longer reads: {e}"),
                 }
             })
         }
@@ -1050,7 +1060,7 @@ pub fn generate(isa: &Isa, root: &str) -> TokenStream {
 pub fn expand(path: &std::path::Path) -> TokenStream {
     let path = crate::load::normalize(path);
     match crate::load(&path) {
-        Ok(isa) => generate(&isa, &path.display().to_string()),
+        Ok(isa) => generate(&isa),
         Err(d) => {
             let msg = d.to_string();
             let mut files: Vec<String> = Vec::new();

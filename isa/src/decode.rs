@@ -5,7 +5,7 @@
 use crate::model::{EncId, GenRange, Isa};
 
 /// A node of a [`DecisionTree`].
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub enum Node {
     /// Branch on `bits` bits starting at `low`; `children[value]`.
     Switch {
@@ -18,7 +18,7 @@ pub enum Node {
 }
 
 /// One candidate leaf: its fixed bits and generations.
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct Candidate {
     pub enc: EncId,
     pub mask: u64,
@@ -38,7 +38,7 @@ impl Candidate {
     }
 }
 
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct DecisionTree {
     pub nodes: Vec<Node>,
     pub candidates: Vec<Candidate>,

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 pub type FileId = usize;
 
 /// A byte range in one source file.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Span {
     pub file: FileId,
     pub start: usize,
@@ -21,14 +21,14 @@ impl Span {
 }
 
 /// One loaded file: its display path and text.
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct SourceFile {
     pub path: PathBuf,
     pub text: String,
 }
 
 /// Every file read while loading a spec, in load order.
-#[derive(Clone, Debug, Default)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, Default)]
 pub struct SourceMap {
     pub files: Vec<SourceFile>,
 }

@@ -31,6 +31,7 @@ pub mod assemble;
 pub mod ast;
 pub mod check;
 pub mod codegen;
+pub mod compact;
 pub mod decode;
 pub mod diag;
 pub mod display;

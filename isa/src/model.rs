@@ -10,7 +10,7 @@ pub type EncId = usize;
 pub type EnumId = usize;
 
 /// Inclusive range of generations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GenRange {
     pub min: u32,
     pub max: u32,
@@ -47,7 +47,7 @@ impl std::fmt::Display for GenRange {
 }
 
 /// How a field's value is shown and read back.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq)]
 pub enum FieldType {
     Uint,
     Int,
@@ -107,7 +107,7 @@ impl FieldType {
     }
 }
 
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct Field {
     pub name: String,
     pub doc: String,
@@ -157,7 +157,7 @@ impl Field {
     }
 }
 
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct Derived {
     pub name: String,
     pub doc: String,
@@ -168,7 +168,7 @@ pub struct Derived {
 }
 
 /// Bits that must have a value when a variant is chosen.
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct Assert {
     pub mask: u64,
     pub value: u64,
@@ -176,7 +176,7 @@ pub struct Assert {
 }
 
 /// A validity rule: decoding fails with `message` where `expr` is 0.
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct Check {
     pub expr: Expr,
     pub message: String,
@@ -184,7 +184,7 @@ pub struct Check {
 }
 
 /// One piece of a display template.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq)]
 pub enum Piece {
     Lit(String),
     /// `{NAME}` of a field/derived/param, with the span of the reference.
@@ -193,7 +193,7 @@ pub enum Piece {
     Mnemonic,
 }
 
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct Template {
     pub text: String,
     pub pieces: Vec<Piece>,
@@ -201,7 +201,7 @@ pub struct Template {
 }
 
 /// The items of one level (plain body or one `when` block).
-#[derive(Clone, Debug, Default)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, Default)]
 pub struct Level {
     pub fields: Vec<Field>,
     pub deriveds: Vec<Derived>,
@@ -245,7 +245,7 @@ impl Level {
     }
 }
 
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct When {
     pub doc: String,
     pub cond: Expr,
@@ -256,7 +256,7 @@ pub struct When {
     pub span: Span,
 }
 
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct Encoding {
     pub name: String,
     pub doc: String,
@@ -290,7 +290,7 @@ impl Encoding {
     }
 }
 
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct EnumDef {
     pub name: String,
     pub doc: String,
@@ -310,7 +310,7 @@ impl EnumDef {
     }
 }
 
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct NamedExpr {
     pub name: String,
     pub doc: String,
@@ -319,7 +319,7 @@ pub struct NamedExpr {
     pub expr: Expr,
 }
 
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct MetaKey {
     pub name: String,
     pub doc: String,
@@ -327,7 +327,7 @@ pub struct MetaKey {
     pub default: Option<MetaValue>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct LatencyRule {
     /// Class indices; `None` is `*`.
     pub producers: Option<Vec<usize>>,
@@ -337,7 +337,7 @@ pub struct LatencyRule {
     pub generation: GenRange,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, Default)]
 pub struct Latency {
     pub classes: Vec<String>,
     pub rules: Vec<LatencyRule>,
@@ -381,7 +381,7 @@ impl Latency {
 }
 
 /// What a register file holds, for the passes that allocate it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RegfileKind {
     /// General-purpose registers, allocated by register allocation.
     Gpr,
@@ -420,7 +420,7 @@ impl RegfileKind {
 pub const OCCUPANCY_INPUT: &str = "REGS";
 
 /// A register file (`regfile NAME { … }`).
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct Regfile {
     pub name: String,
     pub doc: String,
@@ -464,7 +464,7 @@ impl Regfile {
 }
 
 /// A whole checked spec.
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct Isa {
     pub name: String,
     pub doc: String,
@@ -496,7 +496,7 @@ pub struct Isa {
 /// `idiom NAME "TEXT" [gen RANGE];`: the instruction a compiler builds
 /// for the purpose `NAME` (an exchange of two registers, a bitwise xor),
 /// as assembly text whose register operands the compiler replaces.
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct Idiom {
     pub name: String,
     pub doc: String,

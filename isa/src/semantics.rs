@@ -18,7 +18,7 @@ use crate::model::{EncId, FieldType, Isa};
 
 /// A register file as the simulator sees it: a `regfile` with `names`,
 /// with the file declared `inside` it as its half view.
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct RegFile {
     /// The `regfile` name (`gpr`), as semantics blocks name it.
     pub name: String,
@@ -39,7 +39,7 @@ pub struct RegFile {
 }
 
 /// The half-precision view of a [`RegFile`].
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct HalfView {
     pub name: String,
     pub names: crate::ast::RegNames,
@@ -66,7 +66,7 @@ pub struct MachineDecl {
 }
 
 /// Operand modifiers (`mods FIELD half(E) abs(E) …;` and operand blocks).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mod {
     /// The operand is in the half-precision view of its file.
     Half,
@@ -120,7 +120,7 @@ impl Mod {
 }
 
 /// One statement of a semantics block.
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub enum Stmt {
     /// `if (EXPR) { … } else { … }` on field values (decided per
     /// instruction word, not per thread).
@@ -172,13 +172,13 @@ pub enum Stmt {
 }
 
 /// A typed value expression (per thread).
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct SExpr {
     pub kind: SExprKind,
     pub span: Span,
 }
 
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub enum SExprKind {
     /// `FIELD as T`: read an operand after its modifiers.
     Read {
@@ -213,7 +213,7 @@ pub enum SExprKind {
     Static(Expr, Box<SExpr>, Box<SExpr>),
 }
 
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub enum SArg {
     Value(SExpr),
     /// `[EXPR]`: a field expression (constant per instruction word).
@@ -230,7 +230,7 @@ pub struct SemDecl {
 }
 
 /// A resolved semantics block.
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct SemBlock {
     pub enc: EncId,
     pub doc: String,
@@ -239,7 +239,7 @@ pub struct SemBlock {
 }
 
 /// The machine and semantics of a spec.
-#[derive(Clone, Debug, Default)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, Default)]
 pub struct Semantics {
     pub files: Vec<RegFile>,
     /// See [`MachineDecl::sync_key`].
@@ -248,7 +248,7 @@ pub struct Semantics {
 }
 
 /// Value types of the semantics language.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Ty {
     F32,
     F16,
@@ -728,7 +728,7 @@ pub const EFFECTS: &[(&str, usize, usize, &str)] = &[
 
 /// Keyword sets of the I/O effects (the run-time enums of
 /// [`crate::sim_io`] name them, so spec and simulator agree).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Keywords {
     Space,
     Atomic,
@@ -755,7 +755,7 @@ impl Keywords {
 }
 
 /// How many components a register-group argument of an I/O effect covers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GroupCount {
     /// The value of the `[…]` argument after it.
     Next,

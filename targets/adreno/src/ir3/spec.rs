@@ -1,80 +1,33 @@
-//! The ir3 spec, embedded in the crate and checked once on first use.
+//! The ir3 spec model, as `isa!` wrote it at build time.
 //!
-//! The `.isa` files are compiled into the library with `include_str!`, so
-//! a binary needs no spec files at run time; `lathe_isa` parses and checks
-//! them the first time an instruction is decoded or assembled.
+//! The `.isa` files were parsed and checked when the crate was built; the
+//! generated module carries the checked model in compact form
+//! (`lathe_isa::compact`) and the spec text (`SPEC_FILES`), so a binary
+//! needs no spec files and no parsing at run time.
 
-use std::path::Path;
-use std::sync::OnceLock;
+use lathe_isa::Isa;
 
-use lathe_isa::{Isa, MemReader};
-
-/// Every file of the spec, by the path `ir3.isa` imports it under.
-const SOURCES: [(&str, &str); 11] = [
-    (
-        "ir3.isa",
-        include_str!("../../../../isa/specs/adreno/ir3.isa"),
-    ),
-    (
-        "common.isa",
-        include_str!("../../../../isa/specs/adreno/common.isa"),
-    ),
-    (
-        "cat0.isa",
-        include_str!("../../../../isa/specs/adreno/cat0.isa"),
-    ),
-    (
-        "cat1.isa",
-        include_str!("../../../../isa/specs/adreno/cat1.isa"),
-    ),
-    (
-        "cat2.isa",
-        include_str!("../../../../isa/specs/adreno/cat2.isa"),
-    ),
-    (
-        "cat3.isa",
-        include_str!("../../../../isa/specs/adreno/cat3.isa"),
-    ),
-    (
-        "cat4.isa",
-        include_str!("../../../../isa/specs/adreno/cat4.isa"),
-    ),
-    (
-        "semantics.isa",
-        include_str!("../../../../isa/specs/adreno/semantics.isa"),
-    ),
-    (
-        "cat5.isa",
-        include_str!("../../../../isa/specs/adreno/cat5.isa"),
-    ),
-    (
-        "cat6.isa",
-        include_str!("../../../../isa/specs/adreno/cat6.isa"),
-    ),
-    (
-        "cat7.isa",
-        include_str!("../../../../isa/specs/adreno/cat7.isa"),
-    ),
-];
-
-static SPEC: OnceLock<Result<Isa, String>> = OnceLock::new();
-
-/// The checked spec, or the checker's diagnostics as text.
+/// The checked spec. Kept as a `Result` for the callers that report a
+/// defective spec: the model was checked at build time, so it is `Ok`.
 pub(crate) fn isa() -> Result<&'static Isa, &'static str> {
-    SPEC.get_or_init(|| {
-        lathe_isa::load_with(Path::new("ir3.isa"), &MemReader(&SOURCES)).map_err(|d| d.to_string())
-    })
-    .as_ref()
-    .map_err(String::as_str)
+    Ok(super::generated::isa())
 }
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
+    use lathe_isa::MemReader;
+
+    use super::super::generated::SPEC_FILES;
+
     #[test]
     fn embedded_spec_passes_the_checker_with_every_instruction() {
-        let isa = super::isa().unwrap();
+        let root = Path::new(SPEC_FILES[0].0);
+        let isa = lathe_isa::load_with(root, &MemReader(SPEC_FILES)).unwrap();
         assert_eq!(isa.name, "ir3");
         // Mesa's description has 252 concrete instruction bitsets.
         assert_eq!(isa.instructions().count(), 252);
+        assert_eq!(super::isa().unwrap().instructions().count(), 252);
     }
 }
