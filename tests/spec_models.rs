@@ -17,9 +17,7 @@ fn first_difference(built: &Isa, files: &[(&str, &str)]) -> Option<String> {
     let diff = lines
         .find(|(_, (x, y))| x != y)
         .map(|(n, (x, y))| format!("line {n}: parsed `{x}`, built `{y}`"));
-    diff.or_else(|| {
-        (a.lines().count() != b.lines().count()).then(|| "lengths differ".to_string())
-    })
+    diff.or_else(|| (a.lines().count() != b.lines().count()).then(|| "lengths differ".to_string()))
 }
 
 #[test]

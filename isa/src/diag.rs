@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 pub type FileId = usize;
 
 /// A byte range in one source file.
-#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(
+    serde::Serialize, serde::Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, Hash,
+)]
 pub struct Span {
     pub file: FileId,
     pub start: usize,
