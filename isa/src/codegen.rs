@@ -20,12 +20,12 @@
 //! `asm` module, [`crate::gen_asm`]), typed field access (`get`/`set`
 //! through the display's per-leaf name resolution and a static table of
 //! each item's type and bits), `validate` and `Opcode::meta` (static
-//! tables). The `lathe-isa` engine on the embedded spec, parsed once on
-//! first use with [`crate::load_prechecked`] (about 10–20 ms for ir3 or
-//! Valhall in release builds; `cargo run --release -p lathe-isa --example
-//! first_use`), stays the oracle all of these are tested against, gives
-//! the assembler's diagnostics, and serves `Arbitrary` and the machine IR
-//! tables.
+//! tables). The `lathe-isa` engine runs on the checked model the
+//! expansion embeds in compact form ([`crate::compact`]; `isa()` reads it
+//! back once, well under a millisecond, and never parses the spec text):
+//! it stays the oracle all of these are tested against, gives the
+//! assembler's diagnostics, and serves `Arbitrary`, the machine IR tables
+//! and the target facts.
 
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote};
