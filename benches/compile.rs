@@ -111,9 +111,8 @@ fn main() {
         let example = times[0].0;
         times.sort();
         let us = |d: Duration| d.as_secs_f64() * 1e6;
-        let geomean = (times.iter().map(|(d, _)| us(*d).ln()).sum::<f64>()
-            / times.len() as f64)
-            .exp();
+        let geomean =
+            (times.iter().map(|(d, _)| us(*d).ln()).sum::<f64>() / times.len() as f64).exp();
         println!(
             "{gpu}: {} of {} entry points compile; attenuation.wgsl {:.1} us; \
              corpus median {:.1} us/shader, geomean {:.1} us, slowest {:.1} us ({})",

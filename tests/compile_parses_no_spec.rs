@@ -1,7 +1,7 @@
 //! A compile reads the spec models written at build time: compiling a
 //! shader end to end (frontend, selection, the backend passes,
-//! legalisation, emission, statistics, disassembly) and the Valhall
-//! target facts, disassembler and assembler parse no `.isa` text. One test
+//! legalisation, emission, statistics, disassembly) for ir3 and Valhall,
+//! and Valhall's disassembler and assembler, parse no `.isa` text. One test
 //! in its own binary, so no other test's parsing is counted.
 
 use lathe::adreno::ir3::GpuModel;
@@ -20,8 +20,13 @@ fn compiling_parses_no_spec_text() {
         assert!(out.compiled.asm.contains("end"), "{}", out.compiled.asm);
     }
     let model: MaliModel = "g610".parse().unwrap();
-    let target = ValhallTarget::new(model);
+    let target = std::rc::Rc::new(ValhallTarget::new(model));
     assert!(!target.files().is_empty());
+    let text = "shader fragment\nb0:\n  %0:f32 = load_uniform index=0\n  %1:f32 = load_uniform index=1\n  %2:f32 = fmul %0, %1\n  store_output slot=0 comp=0 %2\n  ret\n";
+    let arena = lathe::ir::Bump::new();
+    let generic = lathe::ir::parse::<lathe::ir::GenericOp>(&arena, text).unwrap();
+    let out = valhall::compile::compile(&generic, &target).unwrap();
+    assert!(out.listing().contains("FMA.f32"), "{}", out.listing());
     let arch = model.arch();
     let word = valhall::assemble("FADD.f32 r0, r1, u4", arch).unwrap();
     assert_eq!(
