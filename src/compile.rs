@@ -40,6 +40,8 @@ pub enum Error {
     Frontend(#[from] lathe_frontend::Error),
     #[error(transparent)]
     Ir3(#[from] CompileError),
+    #[error(transparent)]
+    Valhall(#[from] lathe_mali::valhall::compile::CompileError),
     #[error("{0}")]
     Target(String),
     #[error("verify: {0}")]
@@ -111,4 +113,42 @@ pub fn verify_ir3(
     let program = Ir3Program::new(&out.compiled, &out.ports, gpu);
     let report = verify::verify(&lowered.shader, &program, verify)?;
     Ok((out, report))
+}
+
+/// Compiles the entry point `options` selects for the Mali Valhall GPU
+/// `gpu` ([`lathe_mali::valhall::compile`]).
+///
+/// ```
+/// use lathe::compile::{Source, compile_valhall};
+/// use lathe::frontend::Options;
+///
+/// let wgsl = "struct P { x: f32, y: f32 }\nvar<immediate> p: P;\n\
+///             @fragment fn main() -> @location(0) vec4<f32> {\n\
+///             return vec4<f32>(p.x * p.y, 0.5, 0.0, 1.0); }";
+/// let gpu = "g610".parse().unwrap();
+/// let out = compile_valhall(Source::Wgsl(wgsl), &Options::default(), gpu).unwrap();
+/// assert!(out.compiled.listing().contains("FMA.f32"), "{}", out.compiled.listing());
+/// ```
+pub fn compile_valhall(
+    source: Source<'_>,
+    options: &Options,
+    gpu: lathe_mali::valhall::MaliModel,
+) -> Result<lathe_mali::valhall::compile::Output, Error> {
+    let arena = lathe_ir::Bump::new();
+    let lowered = lower(&arena, source, options)?;
+    compile_lowered_valhall(&lowered, gpu, &Default::default())
+}
+
+/// Compiles an already [`lower`]ed shader for the Mali Valhall GPU `gpu`.
+pub fn compile_lowered_valhall(
+    lowered: &Lowered<'_>,
+    gpu: lathe_mali::valhall::MaliModel,
+    backend: &lathe_mali::valhall::compile::CompileOptions,
+) -> Result<lathe_mali::valhall::compile::Output, Error> {
+    let target = Rc::new(lathe_mali::valhall::target::ValhallTarget::new(gpu));
+    Ok(lathe_mali::valhall::compile::compile_with(
+        &lowered.shader,
+        &target,
+        backend,
+    )?)
 }

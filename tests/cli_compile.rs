@@ -187,3 +187,67 @@ fn verify_runs_the_program_against_the_interpreter() {
         "{err}"
     );
 }
+
+#[test]
+fn valhall_disassembly_assembles_back_and_the_outputs_agree() {
+    let shader = example("attenuation.wgsl");
+    for gpu in ["g57", "g610"] {
+        let words = json_words(gpu, &shader);
+        assert!(words.len() > 3, "{gpu}: {words:x?}");
+        let asm = stdout(&lathe(&["compile", "--gpu", gpu, &shader]));
+        let (program, stats) = asm
+            .rsplit_once("; ")
+            .expect("a trailing statistics comment");
+        assert!(
+            stats.starts_with("fragment shader: ")
+                && stats.contains(" sfu, ")
+                && stats.contains(" threads, "),
+            "{stats}"
+        );
+        let dir =
+            std::env::temp_dir().join(format!("lathe-cli-valhall-{}-{gpu}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let source = dir.join("program.asm");
+        std::fs::write(&source, program).unwrap();
+        let listed: Vec<u64> = stdout(&lathe(&["asm", "--gpu", gpu, source.to_str().unwrap()]))
+            .lines()
+            .map(|l| u64::from_str_radix(l.trim().trim_start_matches("0x"), 16).expect("hex"))
+            .collect();
+        assert_eq!(listed, words, "{gpu}: lathe asm of the disassembly");
+        let line = stdout(&lathe(&[
+            "compile", "--gpu", gpu, "--emit", "stats", &shader,
+        ]));
+        assert_eq!(line, stats);
+        let bin = dir.join("program.bin");
+        stdout(&lathe(&[
+            "compile",
+            "--gpu",
+            gpu,
+            "--emit",
+            "bin",
+            "-o",
+            bin.to_str().unwrap(),
+            &shader,
+        ]));
+        let expected: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        assert_eq!(std::fs::read(&bin).unwrap(), expected);
+        std::fs::remove_dir_all(&dir).ok();
+    }
+    // What the Valhall backend does not cover fails plainly.
+    let dir = std::env::temp_dir().join(format!("lathe-cli-valhall-ubo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ubo = dir.join("ubo.wgsl");
+    std::fs::write(
+        &ubo,
+        "struct U { a: f32 }\n@group(0) @binding(0) var<uniform> u: U;\n\
+         @fragment fn main() -> @location(0) vec4<f32> { return vec4<f32>(u.a); }\n",
+    )
+    .unwrap();
+    let out = lathe(&["compile", "--gpu", "g610", ubo.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("unsupported: load_ubo"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -48,8 +48,9 @@ pub struct CompileArgs {
     /// What to print (default: `ir`, or `asm` with `--gpu`).
     #[arg(long, value_enum)]
     pub emit: Option<Emit>,
-    /// Compile for this GPU (an Adreno model `lathe disasm` accepts:
-    /// a306, a530, a630, a740, ...).
+    /// Compile for this GPU (a model `lathe disasm` accepts: Adreno
+    /// a306, a530, a630, a740, ...; Mali g57, g68, g77, g78, g310, g510,
+    /// g610, g710).
     #[arg(long, value_name = "MODEL")]
     pub gpu: Option<String>,
     /// Write the output here instead of standard output.
@@ -117,35 +118,16 @@ fn compile_for(model: &str, lowered: &Lowered<'_>, args: &CompileArgs) -> CliRes
     use lathe_adreno::ir3::compile::CompileOptions;
     let gpu = match model.parse::<lathe_adreno::ir3::GpuModel>() {
         Ok(gpu) => gpu,
-        Err(_) if model.parse::<lathe_mali::valhall::MaliModel>().is_ok() => {
-            return Err(format!(
-                "unsupported: the Mali Valhall backend ({model}) is not built yet"
-            )
-            .into());
-        }
-        Err(e) => return Err(e.into()),
+        Err(e) => match model.parse::<lathe_mali::valhall::MaliModel>() {
+            Ok(mali) => return compile_valhall(model, mali, lowered, args),
+            Err(_) => return Err(e.into()),
+        },
     };
     let options = CompileOptions {
         dumps: args.print_after.is_some(),
     };
     let out = lathe::compile::compile_lowered_ir3(lowered, gpu, &options)?;
-    if let Some(wanted) = &args.print_after {
-        let mut found = false;
-        for (stage, dump) in &out.dumps {
-            if wanted == "all" || wanted == stage {
-                eprintln!("; after {stage}\n{dump}");
-                found = true;
-            }
-        }
-        if !found {
-            let stages: Vec<&str> = out.dumps.iter().map(|(s, _)| *s).collect();
-            return Err(format!(
-                "--print-after {wanted}: no such stage (stages: {}, all)",
-                stages.join(", ")
-            )
-            .into());
-        }
-    }
+    print_dumps(&out.dumps, args.print_after.as_deref())?;
     if args.verify {
         let program = lathe_adreno::ir3::verify::Ir3Program::new(&out.compiled, &out.ports, gpu);
         verify(&lowered.shader, &program, args)?;
@@ -194,6 +176,90 @@ fn compile_for(model: &str, lowered: &Lowered<'_>, args: &CompileArgs) -> CliRes
             )
         }
     }
+}
+
+/// [`compile_for`] for a Mali Valhall model.
+fn compile_valhall(
+    model: &str,
+    gpu: lathe_mali::valhall::MaliModel,
+    lowered: &Lowered<'_>,
+    args: &CompileArgs,
+) -> CliResult {
+    use lathe_mali::valhall::compile::CompileOptions;
+    if args.verify {
+        return Err("unsupported: --verify for Mali Valhall (no simulator executor yet)".into());
+    }
+    let options = CompileOptions {
+        dumps: args.print_after.is_some(),
+    };
+    let out = lathe::compile::compile_lowered_valhall(lowered, gpu, &options)?;
+    print_dumps(&out.dumps, args.print_after.as_deref())?;
+    let c = &out.compiled;
+    match args.emit.unwrap_or(Emit::Asm) {
+        Emit::Ir | Emit::Interface => {
+            Err("--emit ir/interface print the generic IR; drop --gpu".into())
+        }
+        Emit::Asm => write_output(
+            args.output.as_deref(),
+            format!("{}; {}\n", c.listing(), c.stats).as_bytes(),
+        ),
+        Emit::Stats => write_output(args.output.as_deref(), format!("{}\n", c.stats).as_bytes()),
+        Emit::Bin => {
+            if args.output.is_none() && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+                return Err(
+                    "--emit bin writes binary; give -o FILE or redirect standard output".into(),
+                );
+            }
+            let bytes = lathe_mali::valhall::words_to_le_bytes(&c.words);
+            write_output(args.output.as_deref(), &bytes)
+        }
+        Emit::Json => {
+            let ports = |s: &[(lathe_mali::valhall::select::Port, u32)]| {
+                s.iter()
+                    .map(|(port, reg)| serde_json::json!({"port": format!("{port:?}"), "register": format!("r{reg}")}))
+                    .collect::<Vec<_>>()
+            };
+            let json = serde_json::json!({
+                "gpu": model,
+                "stats": c.stats.to_string(),
+                "interface": {
+                    "inputs": ports(&out.inputs),
+                    "outputs": ports(&out.outputs),
+                    "registers": c.registers,
+                    "threads": c.threads,
+                },
+                "words": c.words.iter().map(|w| format!("0x{w:016x}")).collect::<Vec<_>>(),
+            });
+            write_output(
+                args.output.as_deref(),
+                (serde_json::to_string_pretty(&json)? + "\n").as_bytes(),
+            )
+        }
+    }
+}
+
+/// `--print-after STAGE`: the machine IR after that stage (or every
+/// one), to standard error.
+fn print_dumps(dumps: &[(&'static str, String)], wanted: Option<&str>) -> CliResult {
+    let Some(wanted) = wanted else {
+        return Ok(());
+    };
+    let mut found = false;
+    for (stage, dump) in dumps {
+        if wanted == "all" || wanted == *stage {
+            eprintln!("; after {stage}\n{dump}");
+            found = true;
+        }
+    }
+    if !found {
+        let stages: Vec<&str> = dumps.iter().map(|(s, _)| *s).collect();
+        return Err(format!(
+            "--print-after {wanted}: no such stage (stages: {}, all)",
+            stages.join(", ")
+        )
+        .into());
+    }
+    Ok(())
 }
 
 /// `--verify`: a summary line on standard error when the program agrees

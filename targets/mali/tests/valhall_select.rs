@@ -9,33 +9,23 @@
 //! lowerings around it) agree within a tolerance and feed only outputs.
 //!
 //! Programs come from the random generator shared with ir3's test
-//! (`lathe_passes::fuzzing::select`) and from hand-written cases.
+//! (`lathe_passes::fuzzing::select`) and from hand-written cases; the
+//! check itself is `lathe_mali::valhall::differential`, which the
+//! `compile_valhall` fuzz target runs too.
 //! `VALHALL_SELECT_PROGRAMS=N` runs N random programs (default 100).
 
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use lathe_ir::interp::{self, Invocation, Limits};
+use lathe_ir::interp::Invocation;
 use lathe_ir::{GenericOp, Shader};
 use lathe_mali::valhall::compile::{CompileOptions, compile_with};
-use lathe_mali::valhall::select::Port;
-use lathe_mali::valhall::{MaliModel, assemble, sim, target::ValhallTarget};
-use lathe_passes::fuzzing::select::{Vocabulary, agree, random_program};
+use lathe_mali::valhall::differential::{APPROX, Checked, Compare, differential as check};
+use lathe_mali::valhall::{MaliModel, target::ValhallTarget};
+use lathe_passes::fuzzing::select::{Vocabulary, random_program};
 
 /// Threads run together.
 const LANES: usize = 4;
-
-/// What the Valhall rules approximate.
-const APPROX: Vocabulary = Vocabulary {
-    approx: &[
-        GenericOp::FDiv,
-        GenericOp::Rcp,
-        GenericOp::Rsqrt,
-        GenericOp::Sqrt,
-        GenericOp::Exp2,
-        GenericOp::Log2,
-    ],
-};
 
 /// The invocation of thread `lane`: `inv` with its inputs varied.
 fn thread(inv: &Invocation, lane: usize) -> Invocation {
@@ -58,73 +48,13 @@ fn differential(
     inv: &Invocation,
     model: &str,
 ) -> Result<bool, String> {
-    lathe_ir::validate(generic).map_err(|e| format!("invalid program: {e:?}"))?;
     let threads: Vec<Invocation> = (0..LANES).map(|l| thread(inv, l)).collect();
-    let mut want = Vec::new();
-    for t in &threads {
-        match interp::run(generic, t, Limits::default()) {
-            Ok(o) => want.push(o),
-            Err(e) if e.is_undefined() => return Ok(false),
-            Err(e) => return Err(format!("interpreter: {e}")),
-        }
+    let model = model.parse::<MaliModel>().unwrap();
+    match check(generic, &threads, model, Compare::From(16))? {
+        Checked::Ran => Ok(true),
+        Checked::Undefined => Ok(false),
+        Checked::Unsupported(m) => Err(m),
     }
-    let target = Rc::new(ValhallTarget::new(model.parse::<MaliModel>().unwrap()));
-    let out = compile_with(generic, &target, &CompileOptions { dumps: true })
-        .map_err(|e| format!("{model}: {e}"))?;
-    let compiled = &out.compiled;
-    let listing = compiled.listing();
-    for (word, text) in compiled.words.iter().zip(&compiled.disassembly) {
-        if assemble(text, compiled.model.arch()) != Ok(*word) {
-            return Err(format!("`{text}` does not assemble back\n{listing}"));
-        }
-    }
-    let mut m = sim::machine(LANES);
-    for (k, &bits) in inv.uniforms.iter().enumerate() {
-        let (file, half, n) = m
-            .parse_reg(&format!("u{k}"))
-            .ok_or("no FAU in the simulator")?;
-        for lane in 0..LANES {
-            m.set(file, half, n, lane, bits);
-        }
-    }
-    for &(port, reg) in &out.inputs {
-        let (file, half, n) = m.parse_reg(&format!("r{reg}")).unwrap();
-        for (lane, t) in threads.iter().enumerate() {
-            let bits = match port {
-                Port::Slot(slot, comp) => t.inputs[&(slot, comp)],
-                Port::Meta(k) => t.meta_inputs[k as usize],
-            };
-            m.set(file, half, n, lane, bits);
-        }
-    }
-    sim::run(&mut m, &compiled.words, compiled.model.arch())
-        .map_err(|e| format!("{model}: simulator: {e}\n{listing}"))?;
-    for &(port, reg) in &out.outputs {
-        let Port::Slot(slot, comp) = port else {
-            continue;
-        };
-        let (file, half, n) = m.parse_reg(&format!("r{reg}")).unwrap();
-        for (lane, w) in want.iter().enumerate() {
-            let (ty, w) = w.outputs[&(slot, comp)];
-            let g = m.get(file, half, n, lane).ok_or("unreadable register")?;
-            let mask = if ty.scalar.bits() <= 16 {
-                0xffff
-            } else {
-                u32::MAX
-            };
-            if !agree(ty, w & mask, g & mask, slot >= 16) {
-                let dump = out
-                    .dumps
-                    .iter()
-                    .find(|d| d.0 == "select")
-                    .map_or("", |d| d.1.as_str());
-                return Err(format!(
-                    "{model} thread {lane}: output slot {slot} ({ty}): interpreter {w:#x}, simulator {g:#x}\n{dump}\n{listing}"
-                ));
-            }
-        }
-    }
-    Ok(true)
 }
 
 #[test]
@@ -136,8 +66,11 @@ fn random_programs_agree_with_the_interpreter_on_g57_and_g610() {
     let mut compared = HashMap::new();
     for seed in 0..programs {
         let arena = lathe_ir::Bump::new();
-        let (shader, inv) =
-            random_program(&arena, 0x2545_f491_4f6c_dd1d ^ (seed * 0x1000_0001), APPROX);
+        let (shader, inv) = random_program(
+            &arena,
+            0x2545_f491_4f6c_dd1d ^ (seed * 0x1000_0001),
+            Vocabulary { approx: APPROX },
+        );
         for model in ["g57", "g610"] {
             match differential(&shader, &inv, model) {
                 Ok(true) => *compared.entry(model).or_insert(0) += 1,

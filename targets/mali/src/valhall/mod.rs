@@ -26,6 +26,7 @@
 //! ```
 
 pub mod compile;
+pub mod differential;
 pub mod emit;
 mod flow;
 pub mod fuzzing;
