@@ -33,6 +33,9 @@ enum Command {
     Sim(cli::sim::SimArgs),
     /// Lower a SPIR-V or WGSL shader to IR (or print its interface).
     Compile(cli::compile::CompileArgs),
+    /// Compile every shader under the given paths and report statistics
+    /// per entry point, with a summary.
+    Stats(cli::stats::StatsArgs),
     /// Link a vertex shader with a fragment shader (varying optimisation).
     Link(cli::link::LinkArgs),
     /// Mali driver helpers.
@@ -55,6 +58,7 @@ fn main() -> ExitCode {
         Command::Opt(args) => cli::opt::run(args),
         Command::Sim(args) => cli::sim::run(args),
         Command::Compile(args) => cli::compile::run(args),
+        Command::Stats(args) => cli::stats::run(args),
         Command::Link(args) => cli::link::run(args),
         Command::Mali { command } => cli::mali::run(command),
         Command::Adreno { command } => cli::adreno::run(command),

@@ -35,6 +35,11 @@ use lathe_ir::{
 pub struct GenLimits {
     pub max_insts: usize,
     pub max_depth: u32,
+    /// Arrays, UBO loads, texture samples, barriers, discards and
+    /// demotes, derivatives and system values; without them, programs
+    /// keep to arithmetic, control flow, uniforms, inputs and outputs
+    /// (what a backend covers first).
+    pub resources: bool,
 }
 
 impl Default for GenLimits {
@@ -42,6 +47,7 @@ impl Default for GenLimits {
         GenLimits {
             max_insts: 400,
             max_depth: 3,
+            resources: true,
         }
     }
 }
@@ -195,7 +201,7 @@ impl Gen<'_, '_, '_, '_> {
         let meta = self.b.input(0, Type::U32);
         self.push(meta);
         // Initialise the array so most later reads are defined.
-        for k in 0..ARRAY_LEN {
+        for k in 0..if self.limits.resources { ARRAY_LEN } else { 0 } {
             let v = self.pick(Scalar::F32)?;
             self.b.array_store(self.array, k, None, v);
         }
@@ -379,7 +385,7 @@ impl Gen<'_, '_, '_, '_> {
                 let comp = self.u.int_in_range(0..=3u8)?;
                 self.b.store_output(slot, comp, v);
             }
-            17 => {
+            17 if self.limits.resources => {
                 // Array traffic, through the address operand half the time.
                 let addr = if self.u.arbitrary()? {
                     let i = self.pick(Scalar::I32)?;
@@ -425,7 +431,7 @@ impl Gen<'_, '_, '_, '_> {
                 let v = self.b.load_uniform(index, addr, Type::scalar(s));
                 self.push(v);
             }
-            19 if depth > 0 => {
+            19 if depth > 0 && self.limits.resources => {
                 if self.u.ratio(1u8, 4u8)? {
                     if self.u.arbitrary()? {
                         self.b.discard();
@@ -434,10 +440,10 @@ impl Gen<'_, '_, '_, '_> {
                     }
                 }
             }
-            20 => {
+            20 if self.limits.resources => {
                 self.b.barrier();
             }
-            21 => {
+            21 if self.limits.resources => {
                 // A UBO word: usually an aligned in-bounds offset.
                 let raw = self.pick(Scalar::U32)?;
                 let offset = if self.u.ratio(1u8, 4u8)? {
@@ -453,7 +459,7 @@ impl Gen<'_, '_, '_, '_> {
                 let v = self.b.load_ubo(0, offset, Type::scalar(s));
                 self.push(v);
             }
-            22 => {
+            22 if self.limits.resources => {
                 // A texture sample at a collected coordinate, split apart.
                 let (x, y) = (self.pick(Scalar::F32)?, self.pick(Scalar::F32)?);
                 let coord = self.b.collect(&[x, y]);
@@ -515,7 +521,7 @@ impl Gen<'_, '_, '_, '_> {
                     self.push(v);
                 }
             }
-            26 => {
+            26 if self.limits.resources => {
                 // Derivatives (a lone invocation's quad is four copies of it).
                 let s = *self.u.choose(&[Scalar::F32, Scalar::F16])?;
                 let a = self.pick(s)?;
@@ -527,7 +533,7 @@ impl Gen<'_, '_, '_, '_> {
                 };
                 self.push(v);
             }
-            27 => {
+            27 if self.limits.resources => {
                 let sysval = *self.u.choose(Sysval::ALL)?;
                 let comp = self.u.int_in_range(0..=sysval.comps() - 1)?;
                 let ty = match sysval.kind() {

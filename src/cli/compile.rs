@@ -10,7 +10,8 @@ use std::io::Read;
 /// What `lathe compile` prints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Emit {
-    /// The generic IR, in the text form `lathe opt` reads.
+    /// The generic IR, in the text form `lathe opt` reads; with `--gpu`,
+    /// the allocated machine IR.
     Ir,
     /// The shader interface (inputs, outputs, resources, ...) as JSON.
     Interface,
@@ -124,7 +125,7 @@ fn compile_for(model: &str, lowered: &Lowered<'_>, args: &CompileArgs) -> CliRes
         },
     };
     let options = CompileOptions {
-        dumps: args.print_after.is_some(),
+        dumps: args.print_after.is_some() || args.emit == Some(Emit::Ir),
     };
     let out = lathe::compile::compile_lowered_ir3(lowered, gpu, &options)?;
     print_dumps(&out.dumps, args.print_after.as_deref())?;
@@ -134,9 +135,12 @@ fn compile_for(model: &str, lowered: &Lowered<'_>, args: &CompileArgs) -> CliRes
     }
     let c = &out.compiled;
     match args.emit.unwrap_or(Emit::Asm) {
-        Emit::Ir | Emit::Interface => {
-            Err("--emit ir/interface print the generic IR; drop --gpu".into())
+        // The machine IR after the last backend stage.
+        Emit::Ir => {
+            let (_, dump) = out.dumps.last().ok_or("no machine IR was kept")?;
+            write_output(args.output.as_deref(), dump.as_bytes())
         }
+        Emit::Interface => Err("--emit interface prints the generic interface; drop --gpu".into()),
         Emit::Asm => write_output(
             args.output.as_deref(),
             format!("{}; {}\n", c.asm, c.stats).as_bytes(),

@@ -128,3 +128,73 @@ pub fn sim_body(data: &[u8]) -> Result<(), String> {
     let _ = super::generated::sim::run(&mut m, &words, generation.gpu_id(), 10_000);
     Ok(())
 }
+
+/// What one [`compile_body`] run did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CompileOutcome {
+    /// The backend compiled the program (else it said `unsupported:`).
+    pub compiled: bool,
+    /// The compiled program was run and agreed with the interpreter
+    /// (else every input draw was undefined behaviour).
+    pub verified: bool,
+}
+
+/// Bytes as a random valid generic program
+/// ([`lathe_passes::fuzzing::generate`], after the frontend's default
+/// passes) through the whole ir3 backend for a630 or a740: no panic, an
+/// error only `unsupported: …`, and where it compiles the simulator
+/// agrees with the interpreter ([`lathe_ir::verify`], no hazard).
+pub fn compile_body(data: &[u8]) -> Result<CompileOutcome, String> {
+    use lathe_passes::fuzzing::{GenLimits, generate};
+    use lathe_passes::manager::Registry;
+
+    let mut u = Unstructured::new(data);
+    let gpu: super::GpuModel = if u.arbitrary::<bool>().unwrap_or(false) {
+        "a740"
+    } else {
+        "a630"
+    }
+    .parse()
+    .map_err(|e: super::UnknownGpu| e.to_string())?;
+    let seed = u.arbitrary::<u64>().unwrap_or(0);
+    let arena = lathe_ir::Bump::new();
+    let limits = GenLimits {
+        max_insts: 48,
+        max_depth: 2,
+        resources: false,
+    };
+    let Ok(generated) = generate(&arena, &mut u, limits) else {
+        return Ok(CompileOutcome::default());
+    };
+    let mut generic = generated.shader;
+    let original = lathe_ir::print(&generic);
+    Registry::<lathe_ir::GenericOp>::standard()
+        .pipeline(&["flatten", "copy-prop", "dce"])
+        .and_then(|mut p| p.run(&mut generic))
+        .map_err(|e| format!("generic passes: {e}\n{original}"))?;
+    let program = lathe_ir::print(&generic);
+    let target = std::rc::Rc::new(super::target::Ir3Target::new(gpu).map_err(|e| e.to_string())?);
+    let out = match super::compile::compile_with(&generic, &target, &Default::default()) {
+        Ok(out) => out,
+        Err(e) if e.to_string().starts_with("unsupported:") => {
+            return Ok(CompileOutcome::default());
+        }
+        Err(e) => return Err(format!("{gpu}: {e}\n{program}")),
+    };
+    let exec = super::verify::Ir3Program::new(&out.compiled, &out.ports, gpu);
+    let options = lathe_ir::verify::Options {
+        seed,
+        ..Default::default()
+    };
+    match lathe_ir::verify::verify(&generic, &exec, &options) {
+        Ok(_) => Ok(CompileOutcome {
+            compiled: true,
+            verified: true,
+        }),
+        Err(lathe_ir::verify::VerifyError::Undefined { .. }) => Ok(CompileOutcome {
+            compiled: true,
+            verified: false,
+        }),
+        Err(e) => Err(format!("{gpu}: {e}\n{program}\n{}", out.compiled.asm)),
+    }
+}
