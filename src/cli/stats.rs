@@ -328,7 +328,7 @@ fn reason(message: &str) -> String {
     let mut out = String::new();
     let mut chars = line.chars().peekable();
     while let Some(c) = chars.next() {
-        if c.is_ascii_digit() && out.ends_with(|p: char| p == ' ' || p == '%') {
+        if c.is_ascii_digit() && out.ends_with([' ', '%']) {
             while chars.peek().is_some_and(|d| d.is_ascii_alphanumeric()) {
                 chars.next();
             }
