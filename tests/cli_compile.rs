@@ -121,12 +121,12 @@ fn print_after_names_the_stage_and_rejects_unknown_ones() {
 fn what_the_backend_does_not_cover_fails_with_unsupported() {
     let dir = std::env::temp_dir().join(format!("lathe-cli-compile-ubo-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let shader = dir.join("ubo.wgsl");
-    // A uniform buffer read: ir3 selection does not cover UBO loads yet.
+    let shader = dir.join("atomic.wgsl");
+    // A storage-buffer atomic: ir3 selection does not cover them yet.
     std::fs::write(
         &shader,
-        "struct U { a: f32 }\n@group(0) @binding(0) var<uniform> u: U;\n\
-         @fragment fn main() -> @location(0) vec4<f32> { return vec4<f32>(u.a); }\n",
+        "struct B { n: atomic<u32> }\n@group(0) @binding(0) var<storage, read_write> b: B;\n\
+         @compute @workgroup_size(1) fn main() { atomicAdd(&b.n, 1u); }\n",
     )
     .unwrap();
     let out = lathe(&["compile", "--gpu", "a630", shader.to_str().unwrap()]);

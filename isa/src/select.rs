@@ -68,7 +68,8 @@ pub struct Node {
     pub attrs: &'static [AttrMatch],
     /// `None`: operands unconstrained.
     pub args: Option<&'static [ArgMatch]>,
-    pub ty: Type,
+    /// The result type; `None` for an instruction without a result.
+    pub ty: Option<Type>,
 }
 
 /// An attribute condition.
@@ -202,7 +203,18 @@ impl<'a, S: MachineSpec> Selector<'_, '_, 'a, S> {
                 .ok_or_else(|| SelectError::Malformed(format!("b{} is not laid out", b.index())))
         };
         let mut phis = Vec::new();
-        for &gb in g.layout() {
+        // Dominators first (reverse post-order), so every operand but a
+        // phi's is selected before its user even where the layout puts a
+        // dominating block after the block it dominates (a loop body laid
+        // out after its exit); unreachable blocks follow.
+        let cfg = lathe_ir::Cfg::compute(g);
+        let order: Vec<Block> = cfg
+            .rpo()
+            .iter()
+            .copied()
+            .chain(g.layout().iter().copied().filter(|&b| !cfg.is_reachable(b)))
+            .collect();
+        for gb in order {
             let mb = block(gb)?;
             for &i in g.block_insts(gb) {
                 let d = g.inst(i);
@@ -535,14 +547,13 @@ fn matches(
     let node = &rule.nodes[n as usize];
     let d = g.inst(i);
     let Op::Opcode(op) = d.op else { return false };
-    let Some(result) = d.result else { return false };
-    let ty = g.value_type(result);
+    let ty = d.result.map(|r| g.value_type(r));
     if op.name() != node.op || ty != node.ty {
         return false;
     }
     if !node.attrs.is_empty() {
         let mut text = String::new();
-        let _ = op.write_attrs(Some(ty), &mut text);
+        let _ = op.write_attrs(ty, &mut text);
         let words: Vec<&str> = text.split_whitespace().collect();
         // A listed attribute set is complete: `mov[neg]` is not `mov abs neg`.
         if words.len() != node.attrs.len() {

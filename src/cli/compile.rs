@@ -171,6 +171,12 @@ fn compile_for(model: &str, lowered: &Lowered<'_>, args: &CompileArgs) -> CliRes
                     "full_regs": i.full_regs,
                     "half_regs": i.half_regs,
                     "waves": i.waves,
+                    "consts": {
+                        "uniform_words": i.consts.uniform_words,
+                        "params": i.consts.params.iter().map(|(p, w)| serde_json::json!({"param": format!("{p:?}"), "const_word": w})).collect::<Vec<_>>(),
+                        "ubo_ranges": i.consts.ubo_ranges.iter().map(|r| serde_json::json!({"binding": r.binding, "byte_offset": r.byte_offset, "words": r.words, "const_word": r.const_word})).collect::<Vec<_>>(),
+                        "preloads": i.consts.preloads.iter().map(|p| serde_json::json!({"input": p.input, "sysval": p.sysval.name(), "comp": p.comp})).collect::<Vec<_>>(),
+                    },
                 },
                 "words": c.words.iter().map(|w| format!("0x{w:016x}")).collect::<Vec<_>>(),
             });

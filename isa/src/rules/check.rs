@@ -47,7 +47,8 @@ pub struct Node {
     pub op: String,
     pub attrs: Vec<AttrCheck>,
     pub args: Option<Vec<ArgCheck>>,
-    pub ty: Type,
+    /// The result type; `None` for an instruction without a result.
+    pub ty: Option<Type>,
 }
 
 /// An attribute constraint or binding.
@@ -272,11 +273,14 @@ impl Cx<'_> {
             nodes: Vec::new(),
             slots: Vec::new(),
         };
-        let ty = self.ty(bind, &r.pattern.ty)?;
+        let result = match &r.pattern.ty {
+            Some(t) => Some(self.ty(bind, t)?),
+            None => None,
+        };
         b.slots.push(Slot {
             name: "dst".into(),
             kind: SlotKind::Result,
-            ty,
+            ty: result.unwrap_or(Type::U32),
         });
         self.node(&mut b, &r.pattern);
         for s in &r.stmts {
@@ -300,8 +304,15 @@ impl Cx<'_> {
                 }
             }
         }
-        if !defined[0] && self.errors.len() == before {
-            self.err(r.name.span, "no template writes `$dst`");
+        match result {
+            Some(_) if !defined[0] && self.errors.len() == before => {
+                self.err(r.name.span, "no template writes `$dst`")
+            }
+            None if defined[0] => self.err(
+                r.name.span,
+                "a template writes `$dst` but the pattern has no result",
+            ),
+            _ => {}
         }
         if self.errors.len() != before {
             return None;
@@ -331,12 +342,15 @@ impl Cx<'_> {
     /// Adds pattern `p` (and its nested patterns) as nodes; its index.
     fn node(&mut self, b: &mut Builder, p: &Pattern) -> u8 {
         let index = b.nodes.len();
-        let ty = self.ty(b.bind, &p.ty).unwrap_or(Type::BOOL);
+        let result =
+            p.ty.as_ref()
+                .map(|t| self.ty(b.bind, t).unwrap_or(Type::BOOL));
+        let ty = result.unwrap_or(Type::U32);
         b.nodes.push(Node {
             op: p.op.text.clone(),
             attrs: Vec::new(),
             args: None,
-            ty,
+            ty: result,
         });
         let mut attrs = Vec::new();
         let mut sample: Vec<(Option<String>, String)> = Vec::new();
@@ -394,7 +408,8 @@ impl Cx<'_> {
                         out.push(ArgCheck::Value { slot, ty });
                     }
                     Arg::Nested(q) => {
-                        operand_types.push(self.ty(b.bind, &q.ty).unwrap_or(Type::BOOL));
+                        let ty = q.ty.as_ref().and_then(|t| self.ty(b.bind, t));
+                        operand_types.push(ty.unwrap_or(Type::BOOL));
                         let k = self.node(b, q);
                         out.push(ArgCheck::Node(k));
                     }
@@ -406,7 +421,7 @@ impl Cx<'_> {
             p,
             &sample,
             p.args.as_ref().map(|_| operand_types.as_slice()),
-            ty,
+            result,
         );
         b.nodes[index].attrs = attrs;
         b.nodes[index].args = args;
@@ -420,7 +435,7 @@ impl Cx<'_> {
         p: &Pattern,
         attrs: &[(Option<String>, String)],
         operands: Option<&[Type]>,
-        result: Type,
+        result: Option<Type>,
     ) {
         let list: Vec<lathe_ir::Attr> = attrs
             .iter()
@@ -429,12 +444,12 @@ impl Cx<'_> {
                 value: v,
             })
             .collect();
-        match GenericOp::parse(&p.op.text, &list, Some(result)) {
+        match GenericOp::parse(&p.op.text, &list, result) {
             Ok(op) => {
                 if let Some(operands) = operands {
                     let sig = Signature {
                         operands,
-                        result: Some(result),
+                        result,
                         has_address: false,
                         arrays: &[],
                     };

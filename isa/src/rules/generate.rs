@@ -22,7 +22,13 @@ pub fn generate(checked: &Checked) -> TokenStream {
         let line = r.line;
         let nodes = r.nodes.iter().map(|n| {
             let op = &n.op;
-            let ty = type_tokens(n.ty);
+            let ty = match n.ty {
+                Some(t) => {
+                    let t = type_tokens(t);
+                    quote!(Some(#t))
+                }
+                None => quote!(None),
+            };
             let attrs = n.attrs.iter().map(|a| match a {
                 AttrCheck::Word(w) => quote!(lathe_isa::select::AttrMatch::Word(#w)),
                 AttrCheck::Eq(k, v) => quote!(lathe_isa::select::AttrMatch::Eq(#k, #v)),

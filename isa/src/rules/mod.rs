@@ -93,7 +93,8 @@ pub struct Pattern {
     pub attrs: Vec<AttrPat>,
     /// `None`: the operands are not constrained (and not bound).
     pub args: Option<Vec<Arg>>,
-    pub ty: Name,
+    /// The result type; `None` for an instruction without a result.
+    pub ty: Option<Name>,
     pub span: Span,
 }
 
@@ -189,7 +190,7 @@ fn rule_name(r: &Rule) -> &'static str {
         Rule::int => "an integer",
         Rule::string => "a string",
         Rule::gen_range | Rule::gen_lo | Rule::gen_hi => "a generation range like `a6xx..`",
-        Rule::pattern => "a pattern `op(a: T, …): T`",
+        Rule::pattern | Rule::effect => "a pattern `op(a: T, …): T` or `op(a: T, …)`",
         Rule::attrs | Rule::attr => "an attribute",
         Rule::args | Rule::arg | Rule::value | Rule::nested => "an operand `name: TYPE`",
         Rule::stmt | Rule::template | Rule::template_text => "a template ending in `;`",
@@ -335,7 +336,7 @@ impl Cx<'_> {
                         }
                     }
                 }
-                Rule::pattern => pattern = Some(self.pattern(q)),
+                Rule::pattern | Rule::effect => pattern = Some(self.pattern(q)),
                 Rule::stmt => {
                     if let Some(s) = q.into_inner().next() {
                         stmts.push(self.stmt(s));
@@ -402,7 +403,7 @@ impl Cx<'_> {
             }
         }
         Pattern {
-            ty: ty.expect("grammar: pattern type"),
+            ty,
             op,
             attrs,
             args,

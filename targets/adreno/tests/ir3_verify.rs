@@ -26,13 +26,13 @@ fn compiled(generic: &lathe_ir::Shader<'_, GenericOp>, gpu: GpuModel) -> Output 
 }
 
 /// `out` with the first instruction whose disassembly starts with `from`
-/// replaced by `to` of its line.
+/// (after a `(nopN)` prefix) replaced by `to` of its line.
 fn patched(out: &Output, gpu: GpuModel, from: &str, to: impl Fn(&str) -> String) -> Output {
     let mut c = out.compiled.clone();
     let pc = c
         .asm
         .lines()
-        .position(|l| l.starts_with(from))
+        .position(|l| l.starts_with(from) || l.contains(&format!(" {from}")))
         .unwrap_or_else(|| panic!("no `{from}` in\n{}", c.asm));
     let line = to(c.asm.lines().nth(pc).unwrap());
     c.words[pc] = assemble(&line, gpu.generation()).unwrap();

@@ -1,9 +1,11 @@
 //! The ir3 backend end to end: generic IR in, an emitted program out.
 //!
-//! [`compile`] runs instruction selection (the rules in
+//! [`compile`] places UBO ranges, driver parameters and system values
+//! ([`super::abi`]), runs instruction selection (the rules in
 //! `targets/adreno/rules/ir3.rules`), the shared backend passes
-//! ([`BACKEND_PASSES`]: grouping, depths, scheduling, register allocation
-//! with the [`Ir3Target`]'s facts), then legalisation and emission. A
+//! ([`BACKEND_PASSES`]: dead code, grouping, depths, scheduling, register
+//! allocation with the [`Ir3Target`]'s facts), then legalisation and
+//! emission. A
 //! driver that already has generic IR calls this; `lathe::compile` wraps
 //! it with the SPIR-V/WGSL frontend.
 //!
@@ -30,8 +32,10 @@ use super::select::{Interface, select};
 use super::target::Ir3Target;
 use lathe_isa::select::SelectError;
 
-/// The shared passes between selection and legalisation, in order.
-pub const BACKEND_PASSES: &[&str] = &["group", "depth", "sched", "ra"];
+/// The shared passes between selection and legalisation, in order
+/// (`dce` first: a uniform or immediate folded into every user leaves its
+/// own selected move unused).
+pub const BACKEND_PASSES: &[&str] = &["dce", "group", "depth", "sched", "ra"];
 
 /// Why a shader did not compile.
 #[derive(Debug, thiserror::Error)]
@@ -91,7 +95,8 @@ pub fn compile_with(
             dumps.push((record.name, dump));
         }
     }
-    let compiled = emit(&mut shader, target)?;
+    let mut compiled = emit(&mut shader, target)?;
+    compiled.interface.consts = selected.consts;
     Ok(Output {
         compiled,
         ports: selected.interface,

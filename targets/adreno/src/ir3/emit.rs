@@ -79,6 +79,10 @@ pub struct Interface {
     pub half_regs: u32,
     /// Waves in flight at this footprint (the spec's occupancy).
     pub waves: u32,
+    /// The const file's uniforms, driver parameters and pushed UBO
+    /// ranges, and which inputs are preloaded system values (filled in
+    /// by [`super::compile`]).
+    pub consts: super::abi::ConstLayout,
 }
 
 /// An emitted program.

@@ -21,6 +21,7 @@
 //! assert_eq!(assemble(&line, Generation::A6xx).unwrap(), u64::MAX);
 //! ```
 
+pub mod abi;
 pub mod compile;
 pub mod delay;
 pub mod emit;

@@ -34,6 +34,7 @@ use lathe_isa::machine::MachineSpec;
 use lathe_isa::select::SelectTarget;
 pub use lathe_isa::select::{Interface, Port, SelectError};
 
+use super::abi::ConstLayout;
 use super::generated::{MachineOp, Spec, asm};
 use super::target::Ir3Target;
 
@@ -51,6 +52,9 @@ pub fn rules() -> &'static lathe_isa::select::Rules {
 pub struct Selected<'a> {
     pub shader: Shader<'a, MachineOp>,
     pub interface: Interface,
+    /// What the driver puts in the const file and which meta inputs are
+    /// preloaded system values ([`super::abi`]).
+    pub consts: ConstLayout,
 }
 
 impl SelectTarget<Spec> for Ir3Target {
@@ -65,12 +69,18 @@ impl SelectTarget<Spec> for Ir3Target {
 }
 
 /// Selects ir3 instructions for `generic` (the result lives in the same
-/// arena).
+/// arena), after [`super::abi::lower`] has placed its UBO ranges, driver
+/// parameters and system values.
 pub fn select<'a>(
     generic: &Shader<'a, GenericOp>,
     target: &Ir3Target,
 ) -> Result<Selected<'a>, SelectError> {
+    let (lowered, consts) = super::abi::lower(generic, target)?;
     let (shader, interface) =
-        lathe_isa::select::select(&rules::RULES, generic, target, generic.arena())?;
-    Ok(Selected { shader, interface })
+        lathe_isa::select::select(&rules::RULES, &lowered, target, generic.arena())?;
+    Ok(Selected {
+        shader,
+        interface,
+        consts,
+    })
 }

@@ -206,6 +206,15 @@ impl Ir3Target {
         self.assembled(&text)
     }
 
+    /// 32-bit words of the const file (the spec's `const` register file).
+    pub fn const_words(&self) -> u32 {
+        self.files
+            .iter()
+            .filter(|f| f.kind == FileKind::Const)
+            .map(|f| f.units * f.unit_bits / 32)
+            .sum()
+    }
+
     /// The generation number the spec's tables are read at (Mesa's
     /// `gpu_id`: 600 for a6xx).
     pub fn generation_id(&self) -> u32 {

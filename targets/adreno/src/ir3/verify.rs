@@ -1,9 +1,13 @@
 //! A compiled ir3 program as a [`lathe_ir::verify::Executor`]: it runs
 //! the emitted words on the generated simulator, one lane per thread,
 //! with the inputs a driver would provide — preloaded input registers
-//! from the [`Interface`](super::emit::Interface), uniform word `k` in
-//! const register `c(k/4)` component `k%4`, UBO `b` as constant-space
-//! buffer `b`, SSBO `b` as global buffer `b`, textures by index — and
+//! from the [`Interface`](super::emit::Interface) (system values by its
+//! const layout, [`super::abi`]), the const words the layout lists
+//! (uniform word `k` in const register `c(k/4)` component `k%4`, driver
+//! parameters, pushed UBO ranges; a compute workgroup is the threads
+//! along x), UBO `b` as constant-space buffer `b`, SSBO `b` as
+//! image/SSBO buffer `b` (the a6xx `ldib`/`stib` path), textures by
+//! index — and
 //! reads each output back from its register. `lathe compile --verify`
 //! and the `compile_ir3` fuzz target use it.
 //!
@@ -77,8 +81,10 @@ impl Executor for Ir3Program<'_> {
     ) -> Result<Vec<Outcome>, ExecError> {
         let mut m = sim::machine(threads.len());
         let interface = &self.compiled.interface;
+        let local_size = [threads.len() as u32, 1, 1];
         for (lane, inv) in threads.iter().enumerate() {
-            for (k, &bits) in inv.uniforms.iter().enumerate() {
+            for (k, bits) in interface.consts.const_words(inv, local_size) {
+                let k = k as usize;
                 let name = const_register(k);
                 let (file, half, index) = m.parse_reg(&name).ok_or_else(|| {
                     ExecError::Failed(format!("uniform word {k}: no const register {name}"))
@@ -89,7 +95,10 @@ impl Executor for Ir3Program<'_> {
                 let port = self.ports.inputs.get(slot.index as usize);
                 let bits = match port {
                     Some(&Port::Slot(s, c)) => inv.inputs.get(&(s, c)).copied(),
-                    Some(&Port::Meta(k)) => inv.meta_inputs.get(k as usize).copied(),
+                    Some(&Port::Meta(k)) => interface
+                        .consts
+                        .preload_value(k, &inv.sysvals)
+                        .or_else(|| inv.meta_inputs.get(k as usize).copied()),
                     None => None,
                 }
                 .ok_or_else(|| {
@@ -105,7 +114,7 @@ impl Executor for Ir3Program<'_> {
             io.write_words(Space::Constant, b as u32, 0, words);
         }
         for (b, words) in memory.ssbos.iter().enumerate() {
-            io.write_words(Space::Global, b as u32, 0, words);
+            io.write_words(Space::Image, b as u32, 0, words);
         }
         io.textures = shared
             .map_or(&[][..], |i| &i.textures)
@@ -166,7 +175,7 @@ impl Executor for Ir3Program<'_> {
         if let Some(io) = m.io_as::<Harness>() {
             for (b, words) in memory.ssbos.iter_mut().enumerate() {
                 for (k, w) in words.iter_mut().enumerate() {
-                    *w = io.word(Space::Global, b as u32, 0, 4 * k as u64);
+                    *w = io.word(Space::Image, b as u32, 0, 4 * k as u64);
                 }
             }
         }

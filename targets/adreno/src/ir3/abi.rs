@@ -1,0 +1,526 @@
+//! The driver side of an ir3 shader: where uniform buffers, driver
+//! parameters and system values reach it, decided before selection.
+//!
+//! [`lower`] copies a generic shader and rewrites what the hardware does
+//! not read by itself, recording in a [`ConstLayout`] what the driver must
+//! provide:
+//!
+//! - **UBO ranges in the const file.** A `load_ubo` at a constant byte
+//!   offset reads a const register when its UBO's range was pushed (the
+//!   driver copies the range before the draw, as Mesa's "UBO ranges in the
+//!   const file" do); it becomes a `load_uniform` of that word. Dynamic
+//!   offsets, and ranges that do not fit the const file, stay `load_ubo`
+//!   and are loaded with `ldc` (the rules file).
+//! - **System values** by [`SOURCES`]: preloaded registers become meta
+//!   inputs (the register allocator places them and the interface names
+//!   the register, as Mesa's `regid`s do), driver parameters become
+//!   uniforms, and the values the hardware does not give (the global
+//!   invocation id, the instance index with its base) are computed.
+//!
+//! The const file is laid out as the shader's own uniforms (push
+//! constants, words `0..uniform_words`), then each used driver parameter,
+//! then the UBO ranges, each range starting on a vec4.
+//!
+//! ```
+//! use lathe_adreno::ir3::{abi, target::Ir3Target, GpuModel};
+//! use lathe_ir::GenericOp;
+//!
+//! let text = "shader vertex\nb0:\n  %0:u32 = const 20\n  %1:f32 = load_ubo binding=1 %0\n  %2:u32 = load_sysval sv=instance_index\n  store_output slot=0 comp=0 %1\n  store_output slot=1 comp=0 %2\n  ret\n";
+//! let arena = lathe_ir::Bump::new();
+//! let generic = lathe_ir::parse::<GenericOp>(&arena, text).unwrap();
+//! let target = Ir3Target::new("a630".parse::<GpuModel>().unwrap()).unwrap();
+//! let (lowered, layout) = abi::lower(&generic, &target).unwrap();
+//! // The base instance parameter is c0.x; the range from byte 16 starts
+//! // on the next vec4, c1.x, so the UBO word at byte 20 is c1.y.
+//! assert_eq!(layout.ubo_ranges[0].binding, 1);
+//! assert_eq!(layout.ubo_ranges[0].byte_offset, 16);
+//! assert!(lathe_ir::print(&lowered).contains("load_uniform index=5"));
+//! // The instance index is the preloaded instance id plus a parameter.
+//! assert_eq!(layout.preloads[0].sysval, lathe_ir::Sysval::InstanceIndex);
+//! assert_eq!(layout.params, vec![(abi::DriverParam::BaseInstance, 0)]);
+//! ```
+
+use std::collections::BTreeMap;
+
+use lathe_ir::{Block, GenericOp, Inst, Invocation, Op, Shader, SysVals, Sysval, Type, Value};
+use lathe_isa::select::SelectError;
+
+use super::target::Ir3Target;
+
+/// A byte range of a UBO that the driver copies into the const file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UboRange {
+    pub binding: u8,
+    /// First byte of the range in the buffer (a multiple of 16).
+    pub byte_offset: u32,
+    /// Length in 32-bit words (a multiple of 4).
+    pub words: u32,
+    /// The const word the range starts at (a multiple of 4: `c{n/4}.x`).
+    pub const_word: u32,
+}
+
+/// A value the driver writes into the const file (Mesa's driver params).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum DriverParam {
+    /// The draw's first vertex (`firstVertex`/`vertexOffset`).
+    BaseVertex,
+    /// The draw's first instance.
+    BaseInstance,
+    /// The multiview view index.
+    ViewIndex,
+    /// Component K of the workgroup size.
+    LocalSize(u8),
+    /// Component K of the dispatch size in workgroups.
+    NumWorkgroups(u8),
+}
+
+/// A system value the hardware preloads into a register: meta input
+/// `input` of the lowered shader.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Preload {
+    pub input: u32,
+    /// The hardware's value (for `instance_index`, the instance id
+    /// without the base, which is [`DriverParam::BaseInstance`]).
+    pub sysval: Sysval,
+    pub comp: u8,
+}
+
+/// What the driver puts in the const file and the preloaded registers.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ConstLayout {
+    /// The shader's own uniforms occupy const words below this.
+    pub uniform_words: u32,
+    /// Each used driver parameter and its const word.
+    pub params: Vec<(DriverParam, u32)>,
+    pub ubo_ranges: Vec<UboRange>,
+    pub preloads: Vec<Preload>,
+}
+
+impl ConstLayout {
+    /// The const words `(word, bits)` a driver writes for an invocation:
+    /// its uniforms, the driver parameters (the workgroup size is the
+    /// dispatch's, `local_size`) and the pushed UBO ranges.
+    pub fn const_words(&self, inv: &Invocation, local_size: [u32; 3]) -> Vec<(u32, u32)> {
+        let mut words: Vec<(u32, u32)> = (0..).zip(inv.uniforms.iter().copied()).collect();
+        let sv = &inv.sysvals;
+        for &(p, w) in &self.params {
+            let bits = match p {
+                DriverParam::BaseVertex => sv.base_vertex,
+                DriverParam::BaseInstance => sv.base_instance,
+                DriverParam::ViewIndex => sv.view_index,
+                DriverParam::LocalSize(c) => local_size[c as usize % 3],
+                DriverParam::NumWorkgroups(c) => sv.num_workgroups[c as usize % 3],
+            };
+            words.push((w, bits));
+        }
+        for r in &self.ubo_ranges {
+            let ubo = inv.ubos.get(r.binding as usize);
+            for k in 0..r.words {
+                let word = ubo
+                    .and_then(|u| u.get((r.byte_offset / 4 + k) as usize))
+                    .copied()
+                    .unwrap_or(0);
+                words.push((r.const_word + k, word));
+            }
+        }
+        words
+    }
+
+    /// The preloaded register of meta input `input` for system values
+    /// `sv`, or `None` when `input` is no preload.
+    pub fn preload_value(&self, input: u32, sv: &SysVals) -> Option<u32> {
+        let p = self.preloads.iter().find(|p| p.input == input)?;
+        Some(match p.sysval {
+            // The instance id: its base is a driver parameter.
+            Sysval::InstanceIndex => sv.instance_index.wrapping_sub(sv.base_instance),
+            s => sv.get(s, p.comp),
+        })
+    }
+}
+
+/// How a system value reaches an ir3 shader.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// A register the hardware preloads.
+    Preload,
+    /// A const word the driver writes.
+    Param(DriverParam),
+    /// A preloaded register plus a driver parameter.
+    PreloadPlus(DriverParam),
+    /// `workgroup_id * local_size + local_invocation_id`.
+    GlobalId,
+    /// `x + size.x * (y + size.y * z)` of the local invocation id.
+    LocalIndex,
+}
+
+/// The ir3 ABI for the integer system values (Mesa: the vertex and
+/// instance ids and the compute local id and workgroup id are
+/// preloaded registers the driver names with `VFD_CONTROL_1`'s
+/// `REGID4VTX`/`REGID4INST` and `HLSQ_CS_CNTL_0`'s `LOCALIDREGID`/
+/// `WGIDCONSTID`; the bases, the workgroup size and count and the view
+/// index are `IR3_DP_*` driver parameters; the global invocation id and
+/// the instance index are computed by NIR from the others). Fragment
+/// system values are not here.
+pub const SOURCES: &[(Sysval, Source)] = &[
+    (Sysval::VertexIndex, Source::Preload),
+    (
+        Sysval::InstanceIndex,
+        Source::PreloadPlus(DriverParam::BaseInstance),
+    ),
+    (Sysval::BaseVertex, Source::Param(DriverParam::BaseVertex)),
+    (
+        Sysval::BaseInstance,
+        Source::Param(DriverParam::BaseInstance),
+    ),
+    (Sysval::ViewIndex, Source::Param(DriverParam::ViewIndex)),
+    (Sysval::LocalInvocationId, Source::Preload),
+    (Sysval::WorkgroupId, Source::Preload),
+    (
+        Sysval::NumWorkgroups,
+        Source::Param(DriverParam::NumWorkgroups(0)),
+    ),
+    (Sysval::GlobalInvocationId, Source::GlobalId),
+    (Sysval::LocalInvocationIndex, Source::LocalIndex),
+];
+
+fn source(sv: Sysval) -> Option<Source> {
+    SOURCES.iter().find(|(s, _)| *s == sv).map(|&(_, s)| s)
+}
+
+/// The parameter of component `comp` (the per-component parameters).
+fn param_comp(p: DriverParam, comp: u8) -> DriverParam {
+    match p {
+        DriverParam::NumWorkgroups(_) => DriverParam::NumWorkgroups(comp),
+        DriverParam::LocalSize(_) => DriverParam::LocalSize(comp),
+        p => p,
+    }
+}
+
+/// Copies `generic` with its UBO loads and system values rewritten for
+/// `target`'s const file; the copy (in the same arena) and its layout.
+pub fn lower<'a>(
+    generic: &Shader<'a, GenericOp>,
+    target: &Ir3Target,
+) -> Result<(Shader<'a, GenericOp>, ConstLayout), SelectError> {
+    let plan = Plan::new(generic, target)?;
+    Lowering::run(generic, plan)
+}
+
+/// The const file layout, decided from a first look at the shader.
+struct Plan {
+    layout: ConstLayout,
+    /// Meta inputs the shader had already (preloads are numbered after).
+    first_preload: u32,
+}
+
+impl Plan {
+    fn new(g: &Shader<'_, GenericOp>, target: &Ir3Target) -> Result<Plan, SelectError> {
+        let mut uniform_words = 0;
+        let mut meta_inputs = 0;
+        let mut params = Vec::new();
+        let mut ubo: BTreeMap<u8, (u32, u32)> = BTreeMap::new();
+        for (_, i) in g.insts_in_order() {
+            let d = g.inst(i);
+            match d.op {
+                Op::Input { index } => meta_inputs = meta_inputs.max(index + 1),
+                Op::Opcode(GenericOp::LoadUniform { index }) => {
+                    if d.address.is_some() {
+                        return Err(SelectError::Unsupported(
+                            "load_uniform with an address operand (the uniform array's extent is not known to lay out the const file)".into(),
+                        ));
+                    }
+                    uniform_words = uniform_words.max(index + 1);
+                }
+                Op::Opcode(GenericOp::LoadUbo { binding }) => {
+                    if let Some(off) = const_operand(g, d.args[0]) {
+                        let e = ubo.entry(binding).or_insert((off, off));
+                        e.0 = e.0.min(off);
+                        e.1 = e.1.max(off);
+                    }
+                }
+                Op::Opcode(GenericOp::LoadSysval { sysval, comp }) => {
+                    let needed: Vec<DriverParam> = match source(sysval) {
+                        Some(Source::Param(p) | Source::PreloadPlus(p)) => {
+                            vec![param_comp(p, comp)]
+                        }
+                        Some(Source::GlobalId) => vec![DriverParam::LocalSize(comp)],
+                        Some(Source::LocalIndex) => {
+                            vec![DriverParam::LocalSize(0), DriverParam::LocalSize(1)]
+                        }
+                        _ => Vec::new(),
+                    };
+                    for p in needed {
+                        if !params.contains(&p) {
+                            params.push(p);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        params.sort();
+        let limit = target.const_words();
+        let mut next = uniform_words;
+        let mut layout = ConstLayout {
+            uniform_words,
+            ..ConstLayout::default()
+        };
+        for p in params {
+            layout.params.push((p, next));
+            next += 1;
+        }
+        for (binding, (lo, hi)) in ubo {
+            let start = next.next_multiple_of(4);
+            let byte_offset = lo / 16 * 16;
+            let words = ((hi / 4 + 1) - byte_offset / 4).next_multiple_of(4);
+            if start + words <= limit {
+                layout.ubo_ranges.push(UboRange {
+                    binding,
+                    byte_offset,
+                    words,
+                    const_word: start,
+                });
+                next = start + words;
+            }
+        }
+        if next > limit {
+            return Err(SelectError::Unsupported(format!(
+                "{next} const words of uniforms and driver parameters (the const file holds {limit})"
+            )));
+        }
+        Ok(Plan {
+            layout,
+            first_preload: meta_inputs,
+        })
+    }
+
+    fn param_word(&self, p: DriverParam) -> u32 {
+        self.layout
+            .params
+            .iter()
+            .find(|(q, _)| *q == p)
+            .map_or(0, |&(_, w)| w)
+    }
+
+    /// The const word of UBO `binding`'s byte `off`, when pushed.
+    fn ubo_word(&self, binding: u8, off: u32) -> Option<u32> {
+        self.layout.ubo_ranges.iter().find_map(|r| {
+            (r.binding == binding && off >= r.byte_offset && off / 4 < r.byte_offset / 4 + r.words)
+                .then(|| r.const_word + off / 4 - r.byte_offset / 4)
+        })
+    }
+}
+
+/// The bits of `v` when a `const` defines it.
+fn const_operand(g: &Shader<'_, GenericOp>, v: Value) -> Option<u32> {
+    match g.inst(g.value_def(v)).op {
+        Op::Opcode(GenericOp::Const { bits }) if bits % 4 == 0 => Some(bits),
+        _ => None,
+    }
+}
+
+struct Lowering<'a> {
+    out: Shader<'a, GenericOp>,
+    plan: Plan,
+    /// New value of each old one.
+    values: Vec<Option<Value>>,
+    /// Preloaded registers, read at the head of the entry block (the
+    /// hardware writes them before the first instruction).
+    head: Vec<Inst>,
+    /// The value of each preloaded `(sysval, comp)` so far.
+    preloaded: Vec<(Sysval, u8, Value)>,
+}
+
+impl<'a> Lowering<'a> {
+    fn run(
+        g: &Shader<'a, GenericOp>,
+        plan: Plan,
+    ) -> Result<(Shader<'a, GenericOp>, ConstLayout), SelectError> {
+        let mut l = Lowering {
+            out: Shader::with_capacity(g.arena(), g.stage, g.len(), g.layout().len()),
+            plan,
+            values: vec![None; g.value_capacity()],
+            head: Vec::new(),
+            preloaded: Vec::new(),
+        };
+        for a in g.arrays() {
+            l.out.add_array(*a);
+        }
+        let mut blocks: Vec<Option<Block>> = vec![None; g.block_capacity()];
+        for &b in g.layout() {
+            blocks[b.index()] = Some(l.out.add_block());
+        }
+        let block = |b: Block| {
+            blocks[b.index()]
+                .ok_or_else(|| SelectError::Malformed(format!("b{} is not laid out", b.index())))
+        };
+        // Copies keep the old operands until every value has its new name
+        // (phis and blocks laid out after their users read forward).
+        let mut copies: Vec<(Inst, Inst)> = Vec::new();
+        for &gb in g.layout() {
+            let nb = block(gb)?;
+            for &i in g.block_insts(gb) {
+                let d = g.inst(i);
+                let ty = d.result.map(|r| g.value_type(r));
+                let new = match (d.op, ty) {
+                    (Op::Opcode(GenericOp::LoadUbo { binding }), Some(ty)) => {
+                        const_operand(g, d.args[0])
+                            .and_then(|off| l.plan.ubo_word(binding, off))
+                            .map(|w| l.uniform(nb, w, ty))
+                    }
+                    (Op::Opcode(GenericOp::LoadSysval { sysval, comp }), Some(ty)) => {
+                        l.sysval(nb, sysval, comp, ty)
+                    }
+                    // Vertex attributes are preloaded registers too (the
+                    // fragment stage's inputs are interpolated instead).
+                    (Op::Opcode(GenericOp::LoadInput { .. }), Some(ty))
+                        if g.stage != lathe_ir::Stage::Fragment =>
+                    {
+                        let i = l.out.create_inst(d.op, &[], &[], None, Some(ty));
+                        l.head.push(i);
+                        l.out.inst(i).result
+                    }
+                    _ => None,
+                };
+                match new {
+                    Some(v) => {
+                        if let Some(r) = d.result {
+                            l.values[r.index()] = Some(v);
+                        }
+                    }
+                    None => {
+                        let targets: Vec<Block> = d
+                            .targets
+                            .iter()
+                            .map(|&t| block(t))
+                            .collect::<Result<_, _>>()?;
+                        let n = l
+                            .out
+                            .append_inst(nb, d.op, &d.args[..], &targets, d.address, ty);
+                        if let (Some(r), Some(v)) = (d.result, l.out.inst(n).result) {
+                            l.values[r.index()] = Some(v);
+                        }
+                        if let Some(s) = d.second_result {
+                            let v = l.out.add_second_result(n, g.value_type(s));
+                            l.values[s.index()] = Some(v);
+                        }
+                        copies.push((i, n));
+                    }
+                }
+            }
+        }
+        if let Some(&entry) = l.out.layout().first() {
+            let mut insts = std::mem::take(&mut l.head);
+            insts.extend_from_slice(l.out.block_insts(entry));
+            l.out.set_block_insts(entry, &insts);
+        }
+        for (i, n) in copies {
+            let d = g.inst(i);
+            let args: Vec<Value> = d
+                .args
+                .iter()
+                .map(|&v| l.value(v))
+                .collect::<Result<_, _>>()?;
+            l.out.set_args(n, &args);
+            l.out.inst_mut(n).address = d.address.map(|a| l.value(a)).transpose()?;
+        }
+        Ok((l.out, l.plan.layout))
+    }
+
+    fn value(&self, v: Value) -> Result<Value, SelectError> {
+        self.values
+            .get(v.index())
+            .copied()
+            .flatten()
+            .ok_or_else(|| {
+                SelectError::Malformed(format!("%{} is used but never defined", v.index()))
+            })
+    }
+
+    fn uniform(&mut self, b: Block, index: u32, ty: Type) -> Value {
+        let op = Op::Opcode(GenericOp::LoadUniform { index });
+        self.result(b, op, &[], ty)
+    }
+
+    fn result(&mut self, b: Block, op: Op<GenericOp>, args: &[Value], ty: Type) -> Value {
+        let i = self.out.append_inst(b, op, args, &[], None, Some(ty));
+        self.out.inst(i).result.expect("created with a result")
+    }
+
+    /// Preloaded `sysval` component `comp`: one meta input per pair, at
+    /// the head of the entry block.
+    fn preload(&mut self, sysval: Sysval, comp: u8, ty: Type) -> Value {
+        if let Some(&(_, _, v)) = self
+            .preloaded
+            .iter()
+            .find(|(s, c, v)| *s == sysval && *c == comp && self.out.value_type(*v) == ty)
+        {
+            return v;
+        }
+        let layout = &mut self.plan.layout;
+        let input = match layout
+            .preloads
+            .iter()
+            .find(|p| p.sysval == sysval && p.comp == comp)
+        {
+            Some(p) => p.input,
+            None => {
+                let input = self.plan.first_preload + layout.preloads.len() as u32;
+                layout.preloads.push(Preload {
+                    input,
+                    sysval,
+                    comp,
+                });
+                input
+            }
+        };
+        let i = self
+            .out
+            .create_inst(Op::Input { index: input }, &[], &[], None, Some(ty));
+        self.head.push(i);
+        let v = self.out.inst(i).result.expect("created with a result");
+        self.preloaded.push((sysval, comp, v));
+        v
+    }
+
+    fn param(&mut self, b: Block, p: DriverParam, ty: Type) -> Value {
+        let w = self.plan.param_word(p);
+        self.uniform(b, w, ty)
+    }
+
+    fn op(&mut self, b: Block, op: GenericOp, args: &[Value], ty: Type) -> Value {
+        self.result(b, Op::Opcode(op), args, ty)
+    }
+
+    /// The value of `sysval` component `comp`, or `None` to keep it.
+    fn sysval(&mut self, b: Block, sysval: Sysval, comp: u8, ty: Type) -> Option<Value> {
+        let v = match source(sysval)? {
+            Source::Preload => self.preload(sysval, comp, ty),
+            Source::Param(p) => self.param(b, param_comp(p, comp), ty),
+            Source::PreloadPlus(p) => {
+                let id = self.preload(sysval, comp, ty);
+                let base = self.param(b, param_comp(p, comp), ty);
+                self.op(b, GenericOp::IAdd, &[id, base], ty)
+            }
+            Source::GlobalId => {
+                let wg = self.preload(Sysval::WorkgroupId, comp, ty);
+                let size = self.param(b, DriverParam::LocalSize(comp), ty);
+                let local = self.preload(Sysval::LocalInvocationId, comp, ty);
+                let base = self.op(b, GenericOp::IMul, &[wg, size], ty);
+                self.op(b, GenericOp::IAdd, &[base, local], ty)
+            }
+            Source::LocalIndex => {
+                let id: Vec<Value> = (0..3)
+                    .map(|c| self.preload(Sysval::LocalInvocationId, c, ty))
+                    .collect();
+                let sx = self.param(b, DriverParam::LocalSize(0), ty);
+                let sy = self.param(b, DriverParam::LocalSize(1), ty);
+                let zy = self.op(b, GenericOp::IMul, &[id[2], sy], ty);
+                let row = self.op(b, GenericOp::IAdd, &[zy, id[1]], ty);
+                let rows = self.op(b, GenericOp::IMul, &[row, sx], ty);
+                self.op(b, GenericOp::IAdd, &[rows, id[0]], ty)
+            }
+        };
+        Some(v)
+    }
+}
