@@ -138,7 +138,10 @@ fn what_the_backend_does_not_cover_fails_with_unsupported() {
     let out = lathe(&["compile", "--gpu", "g610", shader.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.starts_with("lathe: unsupported:") && err.contains("valhall selection"), "{err}");
+    assert!(
+        err.starts_with("lathe: unsupported:") && err.contains("valhall selection"),
+        "{err}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 
