@@ -11,9 +11,9 @@
 //! let out = compile_ir3(Source::Wgsl(wgsl), &Options::default(), gpu).unwrap();
 //! assert_eq!(out.compiled.words.len(), out.compiled.asm.lines().count());
 //! // What the backend does not cover yet fails plainly, never panics.
-//! let ubo = "struct U { a: f32 }\n@group(0) @binding(0) var<uniform> u: U;\n\
-//!            @fragment fn main() -> @location(0) vec4<f32> { return vec4<f32>(u.a); }";
-//! let err = compile_ir3(Source::Wgsl(ubo), &Options::default(), gpu).unwrap_err();
+//! let atomic = "struct B { n: atomic<u32> }\n@group(0) @binding(0) var<storage, read_write> b: B;\n\
+//!               @compute @workgroup_size(1) fn main() { atomicAdd(&b.n, 1u); }";
+//! let err = compile_ir3(Source::Wgsl(atomic), &Options::default(), gpu).unwrap_err();
 //! assert!(err.to_string().starts_with("unsupported:"), "{err}");
 //! ```
 
