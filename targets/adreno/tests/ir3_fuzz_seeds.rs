@@ -5,7 +5,8 @@ use lathe_adreno::ir3::fuzzing::{decode_body, roundtrip_body};
 
 /// A small deterministic byte generator (xorshift) for seeds.
 fn seed_bytes(seed: u64, len: usize) -> Vec<u8> {
-    let mut x = seed | 1;
+    // Spread the seed first: `seed | 1` alone made seeds 2k and 2k+1 equal.
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
     (0..len)
         .map(|_| {
             x ^= x << 13;
