@@ -287,12 +287,12 @@ fn backend_passes_and_register_allocation_run_on_valhall_machine_ir() {
 
 #[test]
 fn a_pass_failure_exits_non_zero_with_one_message() {
-    // Unsigned division has no ir3 selection rule yet.
+    // The high half of a multiply has no ir3 selection rule yet.
     let ir = "shader fragment
 b0:
   %0:u32 = load_uniform index=0
   %1:u32 = load_uniform index=1
-  %2:u32 = udiv %0, %1
+  %2:u32 = umul_high %0, %1
   store_output slot=0 comp=0 %2
   ret
 ";
@@ -304,7 +304,7 @@ b0:
     let err = text(&out.stderr);
     assert_eq!(
         err.trim_end(),
-        "lathe: unsupported: udiv giving u32 (ir3 selection)",
+        "lathe: unsupported: umul_high giving u32 (ir3 selection)",
         "{err}"
     );
     assert!(out.stdout.is_empty());

@@ -89,10 +89,10 @@ fn generic_passes_run_before_select() {
 fn unsupported_generic_opcodes_fail_with_one_line() {
     let dir = std::env::temp_dir().join(format!("lathe-cli-select-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("udiv.lir");
+    let file = dir.join("umul_high.lir");
     std::fs::write(
         &file,
-        "shader fragment\nb0:\n  %0:u32 = load_input slot=0 comp=0 interp=flat\n  %1:u32 = udiv %0, %0\n  store_output slot=0 comp=0 %1\n  ret\n",
+        "shader fragment\nb0:\n  %0:u32 = load_input slot=0 comp=0 interp=flat\n  %1:u32 = umul_high %0, %0\n  store_output slot=0 comp=0 %1\n  ret\n",
     )
     .unwrap();
     let out = lathe(&[
@@ -107,7 +107,7 @@ fn unsupported_generic_opcodes_fail_with_one_line() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
         stderr.trim_end(),
-        "lathe: unsupported: udiv giving u32 (ir3 selection)"
+        "lathe: unsupported: umul_high giving u32 (ir3 selection)"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
