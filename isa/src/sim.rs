@@ -845,8 +845,11 @@ pub enum Place {
         file: u8,
         at: usize,
         stride: usize,
-        /// Index of the component's timing stamp (`usize::MAX`: none).
+        /// Index of the operand's first timing stamp (`usize::MAX`: none).
         stamp: usize,
+        /// Timing stamps the operand covers: 2 for a full register of a
+        /// file with a half view (its halves are timed apart), else 1.
+        stamps: u8,
         shift: u32,
         mask: u32,
         writable: bool,
@@ -870,8 +873,13 @@ pub enum Place {
 pub struct Layout {
     /// Offset of file `f`'s unit 0 (for lane 0 of a writable file).
     base: Vec<usize>,
-    /// Offset of file `f`'s timing stamps (writable files).
+    /// Offset of file `f`'s timing stamps (writable files): one per unit,
+    /// or one per half unit in a file with a half view (with merged
+    /// registers a dependency is tracked per half register, a full
+    /// register being two; Mesa's ir3 `regmask` does the same).
     stamp_base: Vec<usize>,
+    /// Timing stamps in all.
+    stamps: usize,
     /// Units of the uniform files.
     uniform: usize,
     /// Units per lane block: the writable files' units.
@@ -886,7 +894,7 @@ impl Layout {
             .map(|f| f.len as usize)
             .sum();
         let (mut base, mut stamp_base) = (Vec::new(), Vec::new());
-        let (mut shared, mut timed) = (0, 0);
+        let (mut shared, mut timed, mut stamps) = (0, 0, 0);
         for f in files {
             if f.uniform {
                 base.push(shared);
@@ -894,13 +902,15 @@ impl Layout {
                 shared += f.len as usize;
             } else {
                 base.push(uniform + timed);
-                stamp_base.push(timed);
+                stamp_base.push(stamps);
                 timed += f.len as usize;
+                stamps += f.len as usize * stamps_per_unit(f);
             }
         }
         Layout {
             base,
             stamp_base,
+            stamps,
             uniform,
             stride: timed,
         }
@@ -929,6 +939,7 @@ impl Layout {
         } else {
             (index, 0)
         };
+        let (first, stamps) = stamp_span(f, op.half, index);
         Place::Unit {
             file,
             at: base + comp as usize,
@@ -936,8 +947,9 @@ impl Layout {
             stamp: if f.uniform {
                 usize::MAX
             } else {
-                self.stamp_base[file as usize] + comp as usize
+                self.stamp_base[file as usize] + first as usize
             },
+            stamps: stamps as u8,
             shift,
             mask: if op.half || f.bits >= 32 {
                 u32::MAX
@@ -951,6 +963,22 @@ impl Layout {
                 && op.wmask == 0
                 && !(op.abs || op.neg || op.sat || op.clamp_pos || op.clamp_snorm),
         }
+    }
+}
+
+/// Timing stamps per unit of `f`: its halves are timed apart when it has
+/// a half view.
+fn stamps_per_unit(f: &FileInfo) -> usize {
+    if f.half.is_some() { 2 } else { 1 }
+}
+
+/// The first timing stamp (from the file's base) and the number of stamps
+/// an operand of unit `index` in its view (`half`) covers.
+fn stamp_span(f: &FileInfo, half: bool, index: u32) -> (u32, u32) {
+    match (f.half.is_some(), half) {
+        (true, true) => (index, 1),
+        (true, false) => (index * 2, 2),
+        (false, _) => (index, 1),
     }
 }
 
@@ -1053,7 +1081,7 @@ impl Machine {
             files,
             lanes,
             regs: vec![0; layout.uniform + layout.stride * lanes],
-            stamps: vec![Stamp::default(); layout.stride],
+            stamps: vec![Stamp::default(); layout.stamps],
             layout,
             pending: Vec::new(),
             cycle: 0,
@@ -1417,20 +1445,35 @@ impl Machine {
         Ok(())
     }
 
-    /// The full-file components an operand covers at `rep` (for timing;
-    /// uniform files and immediates have none). Relative operands use the
-    /// first active lane's address.
-    fn comps(&self, op: &Operand, rep: u32, pc: usize) -> Result<Option<(usize, u32)>, SimError> {
+    /// The file, first timing stamp (from the file's base) and stamp
+    /// count an operand covers at `rep` (uniform files and immediates have
+    /// none). Relative operands use the first active lane's address.
+    fn comps(
+        &self,
+        op: &Operand,
+        rep: u32,
+        pc: usize,
+    ) -> Result<Option<(usize, u32, u32)>, SimError> {
         let lane = match op.loc {
             Loc::Rel { .. } => self.active.iter().position(|a| *a).unwrap_or(0),
             _ => 0,
         };
         Ok(match self.resolve(op, rep, lane, pc)? {
             Some((file, index)) if !self.files[file].uniform => {
-                Some((file, if op.half { index / 2 } else { index }))
+                let (first, count) = stamp_span(&self.files[file], op.half, index);
+                Some((file, first, count))
             }
             _ => None,
         })
+    }
+
+    /// The register a read in view `half` of a timing stamp of `file`
+    /// names, for messages.
+    fn stamp_name(&self, file: usize, half: bool, stamp: u32) -> String {
+        match (self.files[file].half.is_some(), half) {
+            (true, false) => self.name(file, false, stamp / 2),
+            _ => self.name(file, half, stamp),
+        }
     }
 
     /// Checks that a read of `op` at `rep` is covered: `needed(class,
@@ -1466,14 +1509,29 @@ impl Machine {
         pc: usize,
         needed: &impl Fn(u16, bool) -> Option<u32>,
     ) -> Result<(), SimError> {
-        let Some((file, comp)) = self.comps(op, rep, pc)? else {
+        let Some((file, first, count)) = self.comps(op, rep, pc)? else {
             return Ok(());
         };
-        let s = self.stamps[self.layout.stamp_base[file] + comp as usize];
+        for stamp in first..first + count {
+            self.check_one(file, stamp, op, rep, pc, needed)?;
+        }
+        Ok(())
+    }
+
+    fn check_one(
+        &self,
+        file: usize,
+        stamp: u32,
+        op: &Operand,
+        rep: u32,
+        pc: usize,
+        needed: &impl Fn(u16, bool) -> Option<u32>,
+    ) -> Result<(), SimError> {
+        let s = self.stamps[self.layout.stamp_base[file] + stamp as usize];
         if !s.valid {
             return Ok(());
         }
-        let reg = || self.name(file, false, comp);
+        let reg = || self.stamp_name(file, op.half, stamp);
         let now = self.cycle + rep as u64;
         if s.sync != 0 {
             return Err(SimError::Hazard {
@@ -1514,16 +1572,11 @@ impl Machine {
         class: u16,
         sync: u8,
     ) -> Result<(), SimError> {
-        if let Some((file, comp)) = self.comps(op, rep, pc)? {
-            self.stamp(
-                self.layout.stamp_base[file] + comp as usize,
-                file,
-                op,
-                rep,
-                pc,
-                class,
-                sync,
-            );
+        if let Some((file, first, count)) = self.comps(op, rep, pc)? {
+            for stamp in first..first + count {
+                let at = self.layout.stamp_base[file] + stamp as usize;
+                self.stamp(at, file, op, rep, pc, class, sync);
+            }
         }
         Ok(())
     }
@@ -1570,26 +1623,35 @@ impl Machine {
         needed: impl Fn(u16, bool) -> Option<u32>,
     ) -> Result<(), SimError> {
         if let Place::Unit {
-            stamp, switches, ..
+            stamp,
+            stamps,
+            switches,
+            ..
         } = place
         {
             // Uniform files have no stamps: nothing to wait for.
-            let Some(s) = self.stamps.get(stamp) else {
+            let Some(all) = stamp
+                .checked_add(stamps as usize)
+                .and_then(|end| self.stamps.get(stamp..end))
+            else {
                 return Ok(());
             };
-            if !s.valid {
-                return Ok(());
-            }
-            if s.sync == 0 {
+            let ready = |s: &Stamp| {
+                if !s.valid {
+                    return true;
+                }
+                if s.sync != 0 {
+                    return false;
+                }
                 let slots = (self.cycle + rep as u64).saturating_sub(s.cycle + 1);
                 if slots >= u64::from(longest) {
-                    return Ok(());
+                    return true;
                 }
                 let switched = s.half != op.half && switches;
-                match needed(s.class, switched) {
-                    Some(n) if slots < n as u64 => {}
-                    _ => return Ok(()),
-                }
+                !matches!(needed(s.class, switched), Some(n) if slots < n as u64)
+            };
+            if all.iter().all(ready) {
+                return Ok(());
             }
         }
         if let Loc::Imm(_) | Loc::ImmF(_) | Loc::Bits(_) = op.loc {
@@ -1612,9 +1674,16 @@ impl Machine {
         sync: u8,
     ) -> Result<(), SimError> {
         match place {
-            Place::Unit { file, stamp, .. } => {
+            Place::Unit {
+                file,
+                stamp,
+                stamps,
+                ..
+            } => {
                 if stamp < self.stamps.len() {
-                    self.stamp(stamp, file as usize, op, rep, pc, class, sync);
+                    for at in stamp..stamp + stamps as usize {
+                        self.stamp(at, file as usize, op, rep, pc, class, sync);
+                    }
                 }
                 Ok(())
             }

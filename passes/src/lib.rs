@@ -135,6 +135,7 @@ pub mod lower_swap;
 pub mod manager;
 pub mod ra;
 pub mod sched;
+pub mod sink_outputs;
 pub mod target;
 
 pub use manager::{Pass, PassError, PassFailure, PassManager, PassRecord, Registry, timing_report};

@@ -1,7 +1,8 @@
 //! `sched`: pre-RA list scheduling of each block by critical path, watching
 //! register pressure.
 //!
-//! Within a block (phis stay first, the terminator last) an instruction
+//! Within a block (phis and meta inputs stay first, meta outputs and the
+//! terminator last) an instruction
 //! may issue once the instructions it depends on have: the producers of
 //! its operands in the block (including the address operand), the
 //! accesses [`lathe_ir::ordering_deps`] keeps in order (barrier classes),
@@ -189,12 +190,21 @@ fn schedule_block<O: Opcode>(
     // could hand their registers to values computed before them.
     let is_input = |i: &Inst| matches!(shader.inst(*i).op, Op::Input { .. });
     let inputs: Vec<Inst> = body.iter().copied().filter(is_input).collect();
+    // Outputs are read where the program ends: they stay at the tail, in
+    // order, or register allocation would see an output's value die early
+    // and hand its register to a value computed after it.
+    let is_output = |i: &Inst| matches!(shader.inst(*i).op, Op::Output { .. });
+    let outputs: Vec<Inst> = body.iter().copied().filter(is_output).collect();
     let rest: Vec<Inst>;
-    if !inputs.is_empty() {
-        rest = body.iter().copied().filter(|i| !is_input(i)).collect();
+    if !inputs.is_empty() || !outputs.is_empty() {
+        rest = body
+            .iter()
+            .copied()
+            .filter(|i| !is_input(i) && !is_output(i))
+            .collect();
         body = &rest;
     }
-    if body.len() < 2 && inputs.is_empty() {
+    if body.len() < 2 && inputs.is_empty() && outputs.is_empty() {
         return Some(old.to_vec());
     }
     for (k, &i) in body.iter().enumerate() {
@@ -212,6 +222,7 @@ fn schedule_block<O: Opcode>(
     out.extend_from_slice(&old[..phis]);
     out.extend_from_slice(&inputs);
     out.extend(order?);
+    out.extend_from_slice(&outputs);
     out.extend_from_slice(&old[old.len() - term..]);
     Some(out)
 }

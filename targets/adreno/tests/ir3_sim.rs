@@ -555,6 +555,26 @@ fn a_missing_sync_bit_is_a_hazard() {
 }
 
 #[test]
+fn the_two_halves_of_a_full_register_are_timed_apart() {
+    // With merged registers a dependency is per half register (Mesa's
+    // regmask): hr0.y and hr0.x are both halves of r0.x, yet a write of
+    // one does not delay a read of the other.
+    assert_eq!(
+        hazard("add.f hr0.y, hr2.x, hr2.y\nadd.f hr1.x, hr0.x, hr0.x\n"),
+        None
+    );
+    assert_eq!(
+        hazard("cmps.f.lt hr0.w, r0.x, r1.x\ncov.u16u32 r2.w, hr0.z\n"),
+        None
+    );
+    // Reading the whole register still waits for either half.
+    assert_eq!(
+        hazard("add.f hr0.y, hr2.x, hr2.y\n(rpt2)nop\nadd.f r1.x, r0.x, r0.x\n"),
+        Some((2, 0, "r0.x".into()))
+    );
+}
+
+#[test]
 fn reading_the_other_precision_costs_the_precision_rule() {
     // hr0.x is the low half of r0.x: an ALU reading it as full 3 slots
     // after a half write needs 3 + 3.

@@ -89,7 +89,7 @@ impl Word {
 /// Slots of context taken from the blocks before a block (more than any
 /// delay the latency table asks for).
 const WINDOW: usize = 16;
-/// Most predecessor paths followed into one block.
+/// Most distinct paths followed through one way into a block.
 const MAX_PATHS: usize = 16;
 /// Rounds of nop placement over the CFG (each only adds nops).
 const MAX_ROUNDS: usize = 8;
@@ -108,6 +108,7 @@ pub fn legalise(
             LegaliseError::Malformed(format!("no generation {}", target.generation_id()))
         })?,
         flow_targets: HashMap::new(),
+        ends: HashSet::new(),
         decoded: Default::default(),
     };
     check(shader, target)?;
@@ -431,6 +432,8 @@ struct Legaliser<'t> {
     generation: Generation,
     /// The block each inserted jump or branch goes to.
     flow_targets: HashMap<Inst, Block>,
+    /// The inserted `end`s.
+    ends: HashSet<Inst>,
     /// Words decoded for the delay calculator.
     decoded: std::cell::RefCell<delay::Decoded>,
 }
@@ -476,7 +479,9 @@ impl Legaliser<'_> {
             match op {
                 Op::Return => {
                     let end = self.idiom("end")?;
-                    new.push(shader.create_inst(Op::Opcode(end), &[], &[], None, None));
+                    let i = shader.create_inst(Op::Opcode(end), &[], &[], None, None);
+                    self.ends.insert(i);
+                    new.push(i);
                 }
                 Op::Jump if targets.first().copied() != next => {
                     new.push(self.jump(shader, targets[0])?);
@@ -722,12 +727,56 @@ impl Legaliser<'_> {
         Ok(out)
     }
 
+    /// Every way the hardware reaches block `b`'s first word: its CFG
+    /// predecessors (`None`: up to the first flow instruction to `b`, else
+    /// all, falling through), then its *physical* predecessors. Lanes
+    /// that diverged run one group at a time, the group at the lowest
+    /// address first, so a group that ends (`end`) or jumps past `b`
+    /// hands the pipeline to the group waiting at `b`: the words of such
+    /// a block run up to that flow instruction (`Some`), then `b`'s. The
+    /// registers are the same numbers whichever lanes wrote them, so the
+    /// delay slots count those paths too.
+    fn ways_in(
+        &self,
+        shader: &Shader<'_, MachineOp>,
+        layout: &[Block],
+    ) -> HashMap<Block, Vec<(Block, Option<Inst>)>> {
+        let mut ways: HashMap<Block, Vec<(Block, Option<Inst>)>> = HashMap::new();
+        for (b, ps) in predecessors(shader, layout) {
+            ways.entry(b)
+                .or_default()
+                .extend(ps.into_iter().map(|p| (p, None)));
+        }
+        let position: HashMap<Block, usize> =
+            layout.iter().enumerate().map(|(k, &b)| (b, k)).collect();
+        for (kp, &p) in layout.iter().enumerate() {
+            // Blocks after `p` already given their cut: the first word
+            // that leaves past them.
+            let mut reached = kp + 1;
+            for &i in shader.block_insts(p) {
+                let past = if self.ends.contains(&i) {
+                    layout.len()
+                } else {
+                    match self.flow_targets.get(&i).and_then(|t| position.get(t)) {
+                        Some(&kt) => kt,
+                        None => continue,
+                    }
+                };
+                for &b in layout.iter().take(past).skip(reached.max(kp + 1)) {
+                    ways.entry(b).or_default().push((p, Some(i)));
+                }
+                reached = reached.max(past);
+            }
+        }
+        ways
+    }
+
     /// The words that run right before block `b` is entered, one list per
     /// path (up to [`WINDOW`] words each).
     fn paths_into(
         &self,
         shader: &Shader<'_, MachineOp>,
-        preds: &HashMap<Block, Vec<Block>>,
+        preds: &HashMap<Block, Vec<(Block, Option<Inst>)>>,
         b: Block,
         need: usize,
         depth: usize,
@@ -736,33 +785,47 @@ impl Legaliser<'_> {
         let Some(ps) = preds.get(&b) else {
             return Ok(paths);
         };
-        for &p in ps {
+        for &(p, leaves) in ps {
             let words = self.block_words(shader, p)?;
             // The words of `p` that run before control reaches `b`: up to
-            // its first flow instruction to `b`, else all (fall-through).
+            // its first flow instruction to `b` (or the one that leaves
+            // past it), else all (fall-through).
             let cut = words
                 .iter()
-                .position(|(i, _)| self.flow_targets.get(i) == Some(&b))
+                .position(|(i, _)| match leaves {
+                    None => self.flow_targets.get(i) == Some(&b),
+                    Some(at) => *i == at,
+                })
                 .map_or(words.len(), |k| k + 1);
             let own: Vec<u64> = words[..cut].iter().map(|&(_, w)| w).collect();
+            // Each way in keeps up to MAX_PATHS distinct paths, so that
+            // the ways listed last (the physical ones) are not crowded
+            // out by the first ones' many paths.
+            let mut mine: Vec<Vec<u64>> = Vec::new();
             if own.len() >= need || depth >= 4 {
-                paths.push(own[own.len().saturating_sub(need)..].to_vec());
+                mine.push(own[own.len().saturating_sub(need)..].to_vec());
             } else {
                 let before = self.paths_into(shader, preds, p, need - own.len(), depth + 1)?;
                 if before.is_empty() {
-                    paths.push(own);
+                    mine.push(own);
                 } else {
                     for mut path in before {
                         path.extend_from_slice(&own);
-                        paths.push(path);
+                        if !mine.contains(&path) {
+                            mine.push(path);
+                        }
+                        if mine.len() >= MAX_PATHS {
+                            break;
+                        }
                     }
                 }
             }
-            if paths.len() >= MAX_PATHS {
-                break;
+            for path in mine {
+                if !paths.contains(&path) {
+                    paths.push(path);
+                }
             }
         }
-        paths.truncate(MAX_PATHS);
         Ok(paths)
     }
 
@@ -773,7 +836,7 @@ impl Legaliser<'_> {
         shader: &mut Shader<'_, MachineOp>,
         layout: &[Block],
     ) -> Result<(), LegaliseError> {
-        let preds = predecessors(shader, layout);
+        let preds = self.ways_in(shader, layout);
         for _ in 0..MAX_ROUNDS {
             let mut changed = false;
             for &b in layout {
@@ -791,7 +854,7 @@ impl Legaliser<'_> {
     fn nops_in_block(
         &self,
         shader: &mut Shader<'_, MachineOp>,
-        preds: &HashMap<Block, Vec<Block>>,
+        preds: &HashMap<Block, Vec<(Block, Option<Inst>)>>,
         b: Block,
     ) -> Result<bool, LegaliseError> {
         let g = self.target.generation_id();

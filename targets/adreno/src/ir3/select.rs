@@ -75,7 +75,13 @@ pub fn select<'a>(
     generic: &Shader<'a, GenericOp>,
     target: &Ir3Target,
 ) -> Result<Selected<'a>, SelectError> {
-    let (lowered, consts) = super::abi::lower(generic, target)?;
+    let (mut lowered, consts) = super::abi::lower(generic, target)?;
+    // The hardware reads outputs from registers when the program ends:
+    // each output is written once, by its final value, before the return.
+    lathe_passes::sink_outputs::sink_outputs(&mut lowered).map_err(|e| {
+        let text = e.to_string();
+        SelectError::Unsupported(text.trim_start_matches("unsupported: ").to_string())
+    })?;
     let (shader, interface) =
         lathe_isa::select::select(&rules::RULES, &lowered, target, generic.arena())?;
     Ok(Selected {
