@@ -320,7 +320,14 @@ impl Scope {
         }
     }
 
+    /// Whether `value` agrees with the known bits under `mask`.
+    #[inline(always)]
+    fn agrees(&self, mask: u64, value: u64) -> bool {
+        (self.value ^ value) & self.known & mask == 0
+    }
+
     /// Sets bits; `false` if they contradict bits already known.
+    #[inline(always)]
     fn set(&mut self, mask: u64, value: u64) -> bool {
         if (self.value ^ value) & self.known & mask != 0 {
             return false;
@@ -328,6 +335,25 @@ impl Scope {
         self.value = (self.value & !mask) | (value & mask);
         self.known |= mask;
         true
+    }
+}
+
+/// The scopes `0..=depth` (a choice point saves only those it may have to
+/// restore: element by element, which is cheaper than copying every scope
+/// through `memcpy`).
+#[inline(always)]
+fn save_scopes(scopes: &[Scope; MAX_NEST], depth: usize) -> [Scope; MAX_NEST] {
+    let mut saved = [Scope::default(); MAX_NEST];
+    for d in 0..=depth.min(MAX_NEST - 1) {
+        saved[d] = scopes[d];
+    }
+    saved
+}
+
+#[inline(always)]
+fn restore_scopes(scopes: &mut [Scope; MAX_NEST], saved: &[Scope; MAX_NEST], depth: usize) {
+    for d in 0..=depth.min(MAX_NEST - 1) {
+        scopes[d] = saved[d];
     }
 }
 
@@ -370,6 +396,7 @@ fn gather(ranges: &[(u32, u32)], word: u64) -> u64 {
     v
 }
 
+#[inline]
 fn ranges_mask(ranges: &[(u32, u32)]) -> u64 {
     deposit(ranges, u64::MAX)
 }
@@ -634,12 +661,31 @@ impl Run<'_, '_> {
                     // One reading needs no choice point: read on in this
                     // loop. What it sets is undone by the last choice
                     // point, which saved every scope up to its depth.
-                    if n == 1 && !matches!(to, To::Table(..)) {
-                        if !self.store(rs[0].0, to, into) {
-                            return false;
+                    if n == 1 {
+                        if let To::Table(mask, entries) = to {
+                            // Of the assignments showing the value, those
+                            // the known bits allow: none fails, exactly
+                            // one is set without a choice point.
+                            let scope = &self.scopes[into];
+                            let mut fit = entries.iter().filter(|&&(key, bits)| {
+                                key == rs[0].0 && scope.agrees(mask, bits)
+                            });
+                            match (fit.next(), fit.next()) {
+                                (None, _) => return false,
+                                (Some(&(_, bits)), None) => {
+                                    self.scopes[into].set(mask, bits);
+                                    pos += rs[0].1;
+                                    continue;
+                                }
+                                _ => {}
+                            }
+                        } else {
+                            if !self.store(rs[0].0, to, into) {
+                                return false;
+                            }
+                            pos += rs[0].1;
+                            continue;
                         }
-                        pos += rs[0].1;
-                        continue;
                     }
                     return self.value(&rs[..n], to, into, ops, at, depth, pos, up);
                 }
@@ -664,7 +710,7 @@ impl Run<'_, '_> {
                     };
                     // Reading the sub-encoding and the rest of the line
                     // changes scopes up to `depth + 1` only.
-                    let saved = self.scopes;
+                    let saved = save_scopes(&self.scopes, depth + 1);
                     for (i, form) in forms.iter().enumerate() {
                         if !(form.gen_min <= self.generation && self.generation <= form.gen_max) {
                             continue;
@@ -694,7 +740,7 @@ impl Run<'_, '_> {
                         if self.seq(form.ops, 0, depth + 1, pos, Some(&resume)) {
                             return true;
                         }
-                        self.scopes[..=depth + 1].copy_from_slice(&saved[..=depth + 1]);
+                        restore_scopes(&mut self.scopes, &saved, depth + 1);
                         if self.steps > STEP_BUDGET {
                             return false;
                         }
@@ -811,7 +857,20 @@ impl Run<'_, '_> {
 
     /// Stores value `v` read for `to` into scope `into`; `false` if it
     /// contradicts what is known (the scope may then be partly changed).
+    /// Fields (most values) inline; the rest in [`Run::store_other`].
+    #[inline(always)]
     fn store(&mut self, v: u64, to: To, into: usize) -> bool {
+        match to {
+            To::Drop => true,
+            To::Field(ranges) => {
+                self.scopes[into].set(ranges_mask(ranges), deposit(ranges, v))
+            }
+            _ => self.store_other(v, to, into),
+        }
+    }
+
+    #[inline(never)]
+    fn store_other(&mut self, v: u64, to: To, into: usize) -> bool {
         let scope = &mut self.scopes[into];
         match to {
             To::Drop => true,
@@ -860,15 +919,19 @@ impl Run<'_, '_> {
         pos: usize,
         up: Option<&Resume<'_>>,
     ) -> bool {
-        let saved = self.scopes;
+        let saved = save_scopes(&self.scopes, depth);
         for (k, &(v, len)) in rs.iter().enumerate() {
             if let To::Table(mask, entries) = to {
                 for &(_, bits) in entries.iter().filter(|&&(key, _)| key == v) {
+                    // An assignment the known bits contradict changes nothing.
+                    if !self.scopes[into].agrees(mask, bits) {
+                        continue;
+                    }
                     if self.scopes[into].set(mask, bits) && self.seq(ops, at, depth, pos + len, up)
                     {
                         return true;
                     }
-                    self.scopes[..=depth].copy_from_slice(&saved[..=depth]);
+                    restore_scopes(&mut self.scopes, &saved, depth);
                     if self.steps > STEP_BUDGET {
                         return false;
                     }
@@ -883,7 +946,7 @@ impl Run<'_, '_> {
             if ok && self.seq(ops, at, depth, pos + len, up) {
                 return true;
             }
-            self.scopes[..=depth].copy_from_slice(&saved[..=depth]);
+            restore_scopes(&mut self.scopes, &saved, depth);
             if self.steps > STEP_BUDGET {
                 return false;
             }

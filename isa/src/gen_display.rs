@@ -697,12 +697,38 @@ fn leaf_items(isa: &Isa, names: &mut Names, leaf: EncId) -> TokenStream {
                                 if !c.param_write(#id, out)? { return Err(#unresolved); }
                             }
                         }
+                        // Which item shows the name depends on the
+                        // active `when`s: decided here, each candidate
+                        // written inline (not through `name_N`'s dispatch
+                        // by name id, item and writer).
                         None => {
-                            if !g.asked.contains(&id) {
-                                g.asked.push(id);
-                            }
+                            let which = g.which_arm(n);
+                            let shown: Vec<usize> = (0..g.items.len())
+                                .filter(|&i| g.item_name(i) == n.as_str())
+                                .collect();
+                            let arms: Vec<TokenStream> = shown
+                                .into_iter()
+                                .map(|i| {
+                                    let v = g.item_value(names, i);
+                                    let body = &write_bodies[i];
+                                    let il = Literal::u16_unsuffixed(i as u16);
+                                    quote! {
+                                        #il => {
+                                            let v = #v.ok_or_else(|| #unresolved)? as u64;
+                                            let r: Result<(), DisasmError> = { #body };
+                                            r?;
+                                        }
+                                    }
+                                })
+                                .collect();
                             let id = Literal::u16_unsuffixed(id);
-                            quote! { #nm(c, #id, out)?; }
+                            quote! {
+                                let i: u16 = (|| -> u16 #which)();
+                                match i {
+                                    #(#arms)*
+                                    _ => if !c.param_write(#id, out)? { return Err(#unresolved); },
+                                }
+                            }
                         }
                     }
                 }
