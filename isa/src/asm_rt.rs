@@ -343,8 +343,9 @@ impl Scope {
 /// through `memcpy`).
 #[inline(always)]
 fn save_scopes(scopes: &[Scope; MAX_NEST], depth: usize) -> [Scope; MAX_NEST] {
-    let mut saved = [Scope::default(); MAX_NEST];
-    for d in 0..=depth.min(MAX_NEST - 1) {
+    // Filled from a scope rather than zeroed: no `memset` call.
+    let mut saved = [scopes[0]; MAX_NEST];
+    for d in 1..=depth.min(MAX_NEST - 1) {
         saved[d] = scopes[d];
     }
     saved
@@ -502,6 +503,37 @@ fn contains(text: &[u8], t: &[u8]) -> bool {
     (0..last).any(|i| text[i] == first && text[i + 1..].starts_with(rest))
 }
 
+/// How a decimal number at the start of a text reads.
+enum Decimal {
+    /// One reading: the value and how many digits.
+    One(u64, usize),
+    /// None: no digit, or a value wider than the field.
+    None,
+    /// More than 19 digits: left to the general reading.
+    Long,
+}
+
+/// The decimal number at the start of `b`, if it fits `width` bits (as
+/// [`readings`] reads `uint`).
+#[inline(always)]
+fn decimal(b: &[u8], width: u32) -> Decimal {
+    let d = b.iter().take_while(|c| c.is_ascii_digit()).count();
+    if d == 0 {
+        return Decimal::None;
+    }
+    if d > 19 {
+        return Decimal::Long;
+    }
+    let v = b[..d]
+        .iter()
+        .fold(0u64, |v, c| v * 10 + u64::from(c - b'0'));
+    if width >= 64 || v >> width == 0 {
+        Decimal::One(v, d)
+    } else {
+        Decimal::None
+    }
+}
+
 /// Every reading of `read` at the start of `here`: (value, bytes).
 fn readings(read: Read, width: u32, here: &str, out: &mut [(u64, usize); MAX_READINGS]) -> usize {
     let mut n = 0;
@@ -514,20 +546,11 @@ fn readings(read: Read, width: u32, here: &str, out: &mut [(u64, usize); MAX_REA
     match read {
         // Register numbers and the like: decimal digits, read here as
         // `read_scalar` reads them.
-        Read::Num(Num::Uint | Num::AbsBranch) => {
-            let b = here.as_bytes();
-            let d = b.iter().take_while(|c| c.is_ascii_digit()).count();
-            if d > 0 && d <= 19 {
-                let v = b[..d]
-                    .iter()
-                    .fold(0u64, |v, c| v * 10 + u64::from(c - b'0'));
-                if width >= 64 || v >> width == 0 {
-                    push(v, d);
-                }
-            } else if d > 19 {
-                read_scalar(None, &FieldType::Uint, here, width, &mut push);
-            }
-        }
+        Read::Num(Num::Uint | Num::AbsBranch) => match decimal(here.as_bytes(), width) {
+            Decimal::One(v, d) => push(v, d),
+            Decimal::None => {}
+            Decimal::Long => read_scalar(None, &FieldType::Uint, here, width, &mut push),
+        },
         Read::Num(num) => read_scalar(None, &num.field_type(), here, width, &mut push),
         Read::Flag(t) => {
             if !t.is_empty() && here.starts_with(t) {
@@ -656,6 +679,24 @@ impl Run<'_, '_> {
                         },
                         _ => unreachable!("matched above"),
                     };
+                    // A decimal number (register numbers and the like)
+                    // has at most one reading: read here, as `readings`
+                    // would, without the table of readings.
+                    if let (Read::Num(Num::Uint | Num::AbsBranch), false) =
+                        (read, matches!(to, To::Table(..)))
+                    {
+                        match decimal(&self.text.as_bytes()[pos..], width) {
+                            Decimal::One(v, len) => {
+                                if !self.store(v, to, into) {
+                                    return false;
+                                }
+                                pos += len;
+                                continue;
+                            }
+                            Decimal::None => return false,
+                            Decimal::Long => {}
+                        }
+                    }
                     let mut rs = [(0u64, 0usize); MAX_READINGS];
                     let n = readings(read, width, &self.text[pos..], &mut rs);
                     // One reading needs no choice point: read on in this
