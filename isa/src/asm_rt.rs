@@ -341,6 +341,9 @@ impl Scope {
 /// The scopes `0..=depth` (a choice point saves only those it may have to
 /// restore: element by element, which is cheaper than copying every scope
 /// through `memcpy`).
+// Element by element on purpose: one to three scopes, where a `memcpy`
+// call (what `copy_from_slice` becomes) cost more than the copy.
+#[allow(clippy::manual_memcpy)]
 #[inline(always)]
 fn save_scopes(scopes: &[Scope; MAX_NEST], depth: usize) -> [Scope; MAX_NEST] {
     // Filled from a scope rather than zeroed: no `memset` call.
@@ -351,6 +354,7 @@ fn save_scopes(scopes: &[Scope; MAX_NEST], depth: usize) -> [Scope; MAX_NEST] {
     saved
 }
 
+#[allow(clippy::manual_memcpy)]
 #[inline(always)]
 fn restore_scopes(scopes: &mut [Scope; MAX_NEST], saved: &[Scope; MAX_NEST], depth: usize) {
     for d in 0..=depth.min(MAX_NEST - 1) {
@@ -708,9 +712,9 @@ impl Run<'_, '_> {
                             // the known bits allow: none fails, exactly
                             // one is set without a choice point.
                             let scope = &self.scopes[into];
-                            let mut fit = entries.iter().filter(|&&(key, bits)| {
-                                key == rs[0].0 && scope.agrees(mask, bits)
-                            });
+                            let mut fit = entries
+                                .iter()
+                                .filter(|&&(key, bits)| key == rs[0].0 && scope.agrees(mask, bits));
                             match (fit.next(), fit.next()) {
                                 (None, _) => return false,
                                 (Some(&(_, bits)), None) => {
@@ -903,9 +907,7 @@ impl Run<'_, '_> {
     fn store(&mut self, v: u64, to: To, into: usize) -> bool {
         match to {
             To::Drop => true,
-            To::Field(ranges) => {
-                self.scopes[into].set(ranges_mask(ranges), deposit(ranges, v))
-            }
+            To::Field(ranges) => self.scopes[into].set(ranges_mask(ranges), deposit(ranges, v)),
             _ => self.store_other(v, to, into),
         }
     }
