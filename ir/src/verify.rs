@@ -16,7 +16,10 @@
 //! Threads: fragment shaders run as 2×2 quads in lockstep
 //! ([`interp::run_quad`]; the executor runs the same lanes together),
 //! compute shaders as one workgroup of [`Options::threads`] invocations,
-//! vertex shaders as independent invocations (vertex index = thread).
+//! vertex shaders as independent invocations (vertex index = thread;
+//! when the shader writes no memory, a thread whose run is undefined, as
+//! a vertex index past a constant table, is left out of the comparison
+//! and the others are compared).
 //!
 //! Tolerance: bits must be equal, except that any two NaNs agree, and
 //! that a float output computed from an approximate operation (`rcp`,
@@ -53,7 +56,7 @@ use crate::attrs::{Dim, TexShape};
 use crate::f16;
 use crate::generic::GenericOp;
 use crate::interp::{self, Invocation, Limits, Memory, Outcome, SysVals};
-use crate::opcode::Op;
+use crate::opcode::{BarrierClass, Op};
 use crate::shader::{Shader, Stage};
 use crate::texture::{Level, Texture};
 use crate::types::{Scalar, Type};
@@ -209,12 +212,14 @@ pub fn verify(
     })
 }
 
-/// The interpreter's outcomes for `threads` as the stage groups them.
+/// The interpreter's outcomes for `threads` as the stage groups them;
+/// `None` for a vertex-like thread whose run is undefined while the
+/// others' are not (see [`independent_threads`]).
 fn interpret(
     shader: &Shader<'_, GenericOp>,
     threads: &[Invocation],
     memory: &mut Memory,
-) -> Result<Vec<Outcome>, interp::InterpError> {
+) -> Result<Vec<Option<Outcome>>, interp::InterpError> {
     let limits = Limits::default();
     match shader.stage {
         Stage::Fragment => {
@@ -223,20 +228,57 @@ fn interpret(
                 let quad: &[Invocation; 4] = quad.try_into().map_err(|_| {
                     interp::InterpError::Malformed("fragment threads come in quads of 4".into())
                 })?;
-                out.extend(interp::run_quad(shader, quad, memory, limits)?);
+                out.extend(
+                    interp::run_quad(shader, quad, memory, limits)?
+                        .into_iter()
+                        .map(Some),
+                );
             }
             Ok(out)
         }
-        Stage::Compute => interp::run_workgroup(shader, threads, memory, limits),
-        _ => threads
-            .iter()
-            .map(|inv| interp::run_with_memory(shader, inv, memory, limits))
-            .collect(),
+        Stage::Compute => Ok(interp::run_workgroup(shader, threads, memory, limits)?
+            .into_iter()
+            .map(Some)
+            .collect()),
+        _ => {
+            let skip_undefined = independent_threads(shader);
+            let mut out = Vec::with_capacity(threads.len());
+            let mut undefined = None;
+            for inv in threads {
+                match interp::run_with_memory(shader, inv, memory, limits) {
+                    Ok(o) => out.push(Some(o)),
+                    Err(e) if skip_undefined && e.is_undefined() => {
+                        out.push(None);
+                        undefined = Some(e);
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            match undefined {
+                Some(e) if out.iter().all(Option::is_none) => Err(e),
+                _ => Ok(out),
+            }
+        }
     }
 }
 
+/// Vertex-like threads are independent invocations: when the shader
+/// writes no memory, one whose run is undefined (a vertex index past the
+/// end of a constant table, say) leaves the others' outcomes defined, so
+/// only that thread goes uncompared.
+fn independent_threads(shader: &Shader<'_, GenericOp>) -> bool {
+    let writes = BarrierClass::BUFFER_W.union(BarrierClass::SHARED_W);
+    !shader
+        .insts_in_order()
+        .any(|(_, i)| shader.inst(i).op.effects().barrier.intersects(writes))
+}
+
 /// Compares outcomes thread by thread; the number of values compared.
-fn compare(approx: &Approximate, want: &[Outcome], got: &[Outcome]) -> Result<usize, VerifyError> {
+fn compare(
+    approx: &Approximate,
+    want: &[Option<Outcome>],
+    got: &[Outcome],
+) -> Result<usize, VerifyError> {
     if want.len() != got.len() {
         return Err(ExecError::Failed(format!(
             "{} outcomes for {} threads",
@@ -247,6 +289,7 @@ fn compare(approx: &Approximate, want: &[Outcome], got: &[Outcome]) -> Result<us
     }
     let mut compared = 0;
     for (thread, (w, g)) in want.iter().zip(got).enumerate() {
+        let Some(w) = w else { continue };
         if w.discarded != g.discarded {
             return Err(VerifyError::Mismatch {
                 what: "discard".into(),

@@ -133,6 +133,7 @@ pub mod legalise;
 pub mod link;
 pub mod lower_swap;
 pub mod manager;
+pub mod promote_arrays;
 pub mod ra;
 pub mod sched;
 pub mod sink_outputs;

@@ -8,7 +8,9 @@
 //! become meta inputs and outputs, numbered as [`Selected::interface`]
 //! lists them; control flow and phis stay structural, so a branch's
 //! condition stays the boolean (0 or 1 in a half register) its compare
-//! wrote. What no rule covers fails with `unsupported: …`.
+//! wrote. Arrays are promoted to SSA values first
+//! ([`lathe_passes::promote_arrays`]). What no rule covers fails with
+//! `unsupported: …`.
 //!
 //! ```
 //! use lathe_adreno::ir3::{GpuModel, select::select, target::Ir3Target};
@@ -76,6 +78,9 @@ pub fn select<'a>(
     target: &Ir3Target,
 ) -> Result<Selected<'a>, SelectError> {
     let (mut lowered, consts) = super::abi::lower(generic, target)?;
+    // Arrays become SSA values (selects for computed indices): no rule
+    // reads or writes an array.
+    lathe_passes::promote_arrays::promote(&mut lowered);
     // The hardware reads outputs from registers when the program ends:
     // each output is written once, by its final value, before the return.
     lathe_passes::sink_outputs::sink_outputs(&mut lowered).map_err(|e| {
