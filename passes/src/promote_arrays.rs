@@ -23,7 +23,7 @@
 //! ```
 //! use lathe_passes::promote_arrays::promote;
 //!
-//! let text = "shader vertex\narray a0: f32[2]\nb0:\n  %0:u32 = load_sysval sv=vertex_id\n  %1:f32 = const 0x3f800000\n  %2:f32 = const 0x40000000\n  array_store array=a0 offset=0 %1\n  array_store array=a0 offset=1 %2\n  %3:f32 = array_load array=a0 offset=0 addr=%0\n  store_output slot=0 comp=0 %3\n  ret\n";
+//! let text = "shader vertex\narray a0: f32[2]\nb0:\n  %0:u32 = load_sysval sv=vertex_index\n  %1:f32 = const 0x3f800000\n  %2:f32 = const 0x40000000\n  array_store array=a0 offset=0 %1\n  array_store array=a0 offset=1 %2\n  %3:f32 = array_load array=a0 offset=0 addr=%0\n  store_output slot=0 comp=0 %3\n  ret\n";
 //! let arena = lathe_ir::Bump::new();
 //! let mut shader = lathe_ir::parse::<lathe_ir::GenericOp>(&arena, text).unwrap();
 //! assert!(promote(&mut shader));

@@ -167,7 +167,12 @@ fn the_verifier_agrees_on_random_draws() {
             };
             let report = verify(&generic, &program, &options)
                 .unwrap_or_else(|e| panic!("{model} seed {seed}: {e}\n{}", out.compiled.asm));
-            assert_eq!(report.compared, 4 * 16);
+            // A thread dividing by zero is undefined and left out.
+            assert!(
+                report.compared % 4 == 0 && report.compared >= 4 * 8,
+                "{} compared",
+                report.compared
+            );
         }
     }
 }
