@@ -487,6 +487,9 @@ struct Allocator<'s, 'a, O: Opcode, T: ?Sized> {
     /// instruction's operands, and those dying at it.
     operands: Vec<Value>,
     dead: Vec<Value>,
+    /// The names a collect reads, slot by slot, once its operands are
+    /// placed in its group (see `Allocator::form_group`).
+    group_args: Vec<Value>,
     /// Per block: successors not entered yet (its exit snapshot is
     /// dropped at 0), and predecessors not done yet (its entry snapshot is
     /// emptied and its allocator phis settled at 0).
@@ -695,6 +698,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             block_uses: Vec::new(),
             operands: Vec::new(),
             dead: Vec::new(),
+            group_args: Vec::new(),
             spill_base,
             needs_base: false,
             succs_left: vec![0; nb],
@@ -1609,6 +1613,14 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 self.move_to(b, v, u, pinned)?;
             }
         }
+        // A register group is formed where its result goes: the collect's
+        // operands are moved or copied into their slots first.
+        let group_at = match (op, result) {
+            (Op::Collect, Some(r)) => {
+                Some(self.form_group(b, pos, &operands[..nargs], r, &mut renamed)?)
+            }
+            _ => None,
+        };
         if let Op::Output { index } = op
             && let Some(&v) = operands.first()
             && let Some(fixed) = self.t.output_register(index, self.val(v).ty)
@@ -1657,7 +1669,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                     }
                     u
                 }
-                None => match self.coalesce_hint(op, operands, info) {
+                None => match group_at.or_else(|| self.find_free(info.class, info.units as u32, &[])) {
                     Some(u) => u,
                     None => self.make_room(b, info.class, info.units as u32, operands, pos)?,
                 },
@@ -1682,6 +1694,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 pending |= is_pending(*a);
             }
             for (k, name) in renamed {
+                pending |= is_pending(name);
                 match data.args.get_mut(k) {
                     Some(a) => *a = name,
                     None => data.address = Some(name),
@@ -1707,20 +1720,132 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         Ok(())
     }
 
-    /// A free register that saves a move: a collect's group where its
-    /// first operand already sits, or a dying operand's register.
-    fn coalesce_hint(&self, op: Op<O>, operands: &[Value], info: Val) -> Option<u32> {
-        if let Op::Collect = op {
-            let first = *operands.first()?;
-            let u = self.unit_of(first)?;
-            let (lo, _) = self.file_range(info.class);
-            if (u - lo) % info.class.align.max(1) as u32 == 0
-                && self.is_free(u, info.units as u32, &[])
-            {
-                return Some(u);
+    /// Place a collect's operands where its group `r` goes: the aligned
+    /// window that costs the fewest moves (operands dying here already in
+    /// their slots cost none; other values in it move out), then one
+    /// parallel copy into the slots. An operand dying here moves; one that
+    /// lives on (in a later group too) or is read twice is copied. Returns
+    /// the window; the names the collect reads go to `renamed`.
+    fn form_group(
+        &mut self,
+        b: Block,
+        pos: u32,
+        args: &[Value],
+        r: Value,
+        renamed: &mut Vec<(usize, Value)>,
+    ) -> Result<u32, RaError> {
+        let info = *self.val(r);
+        let n = info.units as u32;
+        let bi = b.index() as u32;
+        let dying: Vec<bool> = args
+            .iter()
+            .map(|&v| self.next_use(v, pos + 1).is_none() && self.val(v).out_stamp != bi)
+            .collect();
+        let stays_put = |v: Value| args.iter().zip(&dying).any(|(&a, &d)| a == v && d);
+        let start = loop {
+            let Some(start) = self.group_window(info.class, n, args, &dying) else {
+                return Err(RaError::Unsupported(format!(
+                    "no aligned window of {n} units in file {} for a register group: every one \
+                     holds another group or an address value",
+                    self.t.files()[info.class.file.index()].name
+                )));
+            };
+            // Empty the window of everything but operands dying here.
+            let occupant = (start..start + n)
+                .filter_map(|w| self.owner[w as usize])
+                .find(|&v| !stays_put(v));
+            let Some(o) = occupant else {
+                break start;
+            };
+            if self.relocate(b, o, (start, n)) {
+                continue;
+            }
+            if !args.contains(&o) {
+                self.spill(b, o);
+                continue;
+            }
+            // An operand that lives on and no free register outside the
+            // window to move it to: spill another value to make one.
+            let victim = self.victim(info.class, args, pos).ok_or_else(|| {
+                RaError::Unsupported(format!(
+                    "a register group of {n} units and its operands need more than the {} units \
+                     of file {}",
+                    self.limit[info.class.file.index()],
+                    self.t.files()[info.class.file.index()].name
+                ))
+            })?;
+            self.spill(b, victim);
+        };
+        let mut moves = Vec::with_capacity(args.len());
+        let mut at = start;
+        for (k, &a) in args.iter().enumerate() {
+            let v = self.val(a);
+            moves.push(Move {
+                value: a,
+                name: v.name,
+                src: v.unit,
+                dst: at,
+                phi: PhiArg::Group(k),
+            });
+            at += v.units as u32;
+        }
+        self.group_args.clear();
+        self.group_args.resize(args.len(), Value(0));
+        let mut out = Vec::new();
+        self.sequentialise(moves, &mut out, true)?;
+        for i in out {
+            self.push_new(b, i);
+        }
+        renamed.extend(self.group_args.iter().copied().enumerate());
+        Ok(start)
+    }
+
+    /// The aligned window of `n` units for a group of `args` that needs
+    /// the fewest moves, or `None` if each holds a value that stays
+    /// (another group, an address value) or a temporary copy.
+    fn group_window(&self, class: RegClass, n: u32, args: &[Value], dying: &[bool]) -> Option<u32> {
+        let (lo, hi) = self.file_range(class);
+        let align = class.align.max(1) as u32;
+        let mut best: Option<(u32, u32)> = None;
+        let mut u = lo;
+        'window: while u + n <= hi {
+            let start = u;
+            u += align;
+            if self.holds_temp(start, n) {
+                continue;
+            }
+            let mut cost = 0;
+            let mut last = None;
+            for w in start..start + n {
+                let Some(v) = self.owner[w as usize] else {
+                    continue;
+                };
+                if last == Some(v) {
+                    continue;
+                }
+                last = Some(v);
+                if self.stays(v) {
+                    continue 'window;
+                }
+                cost += match args.iter().position(|&a| a == v) {
+                    Some(k) if dying[k] => 0,
+                    // Out of the window and copied back in.
+                    Some(_) => 2,
+                    None => 1,
+                };
+            }
+            let mut at = start;
+            for (k, &a) in args.iter().enumerate() {
+                if !(dying[k] && self.unit_of(a) == Some(at)) {
+                    cost += 1;
+                }
+                at += self.units_of(a);
+            }
+            if best.is_none_or(|(c, _)| cost < c) {
+                best = Some((cost, start));
             }
         }
-        self.find_free(info.class, info.units as u32, &[])
+        best.map(|(_, u)| u)
     }
 
     /// Make the end of `p` (a predecessor of join `s`) agree with `s`'s
@@ -1853,7 +1978,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             }
         }
         let mut out: Vec<Inst> = stores;
-        self.sequentialise(moves, &mut out)?;
+        self.sequentialise(moves, &mut out, false)?;
         for (v, dst, phi) in fills {
             let slot = slot_at_edge(&moved, v).unwrap_or_else(|| self.slot(v));
             let i = self.fill_inst(v, slot, dst);
@@ -1953,7 +2078,16 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
     /// cannot be turned by swaps of whole values: one of its values goes
     /// through a free register (one the shader uses already if possible),
     /// or through scratch memory when every register is taken.
-    fn sequentialise(&mut self, moves: Vec<Move>, out: &mut Vec<Inst>) -> Result<(), RaError> {
+    ///
+    /// With `others_live`, values outside the moves hold registers too (a
+    /// collect's operands are placed while other values are live), so a
+    /// parked value avoids their units as well.
+    fn sequentialise(
+        &mut self,
+        moves: Vec<Move>,
+        out: &mut Vec<Inst>,
+        others_live: bool,
+    ) -> Result<(), RaError> {
         let size = |v: Value, me: &Self| me.units_of(v);
         let overlaps = |a: u32, n: u32, b: u32, m: u32| a < b + m && b < a + n;
         let mut pending: Vec<Move> = Vec::with_capacity(moves.len());
@@ -2060,6 +2194,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                     if avoid
                         .iter()
                         .all(|&(a, n)| !overlaps(u, info.units as u32, a, n))
+                        && (!others_live || self.is_free(u, info.units as u32, &[]))
                     {
                         return Some(u);
                     }
@@ -2137,6 +2272,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 self.note_reads(i, &[v]);
             }
             PhiArg::Merge(b, at) => self.merges[b.index()].args[at as usize] = v,
+            PhiArg::Group(k) => self.group_args[k] = v,
         }
     }
 
@@ -2394,6 +2530,8 @@ enum PhiArg {
     Phi(Inst, usize),
     /// An allocator phi's operand: its index in the join's `JoinMerges::args`.
     Merge(Block, u32),
+    /// Operand k of the collect being placed (`Allocator::group_args`).
+    Group(usize),
 }
 
 /// One value to move at a join.

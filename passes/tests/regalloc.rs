@@ -10,6 +10,7 @@ use lathe_passes::fuzzing::{regalloc, seed_bytes};
 fn sweep(programs: u64, first_seed: u64) {
     let mut compared = 0;
     let (mut spills, mut memory_phis, mut groups, mut addresses) = (0, 0, 0, 0);
+    let (mut shared, mut placed, mut spilling_groups) = (0, 0, 0);
     for seed in first_seed..first_seed + programs {
         let len = 48 + (seed % 5) as usize * 48;
         let data = seed_bytes(seed, len);
@@ -20,6 +21,9 @@ fn sweep(programs: u64, first_seed: u64) {
                 memory_phis += run.memory_phis;
                 groups += run.groups_across_blocks;
                 addresses += run.address_values;
+                shared += run.shared_group_operands;
+                placed += run.placed_group_operands;
+                spilling_groups += run.groups_under_spilling;
             }
             Err(e) => panic!("seed {seed}: {e}"),
         }
@@ -32,9 +36,18 @@ fn sweep(programs: u64, first_seed: u64) {
     assert!(memory_phis > 0, "no phi was kept in memory");
     assert!(groups > 0, "no register group was live across blocks");
     assert!(addresses > 0, "no value was copied into an address file");
+    // Collects whose operands cannot stay where they are (read twice, in
+    // two groups), placed by the allocator, also in programs that spill.
+    assert!(shared > programs as u32 / 10, "only {shared} shared group operands");
+    assert!(placed > programs as u32 / 10, "only {placed} group operands placed");
+    assert!(
+        spilling_groups > programs as u32 / 20,
+        "only {spilling_groups} groups in programs that spill"
+    );
     eprintln!(
         "{programs} programs: {spills} spills, {memory_phis} memory phis, {groups} groups \
-         across blocks, {addresses} address values"
+         across blocks, {addresses} address values, {shared} shared group operands, {placed} \
+         group operands placed, {spilling_groups} groups in spilling programs"
     );
 }
 

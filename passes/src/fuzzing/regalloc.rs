@@ -53,6 +53,13 @@ pub struct RaRun {
     pub groups_across_blocks: u32,
     /// Values placed in an address file.
     pub address_values: u32,
+    /// `collect` operands read twice by one collect or by two collects
+    /// (each needs a copy in its slot).
+    pub shared_group_operands: u32,
+    /// `collect` operands the allocator moved or copied into their slot.
+    pub placed_group_operands: u32,
+    /// Collects in programs that spilled.
+    pub groups_under_spilling: u32,
 }
 
 const TYPES: [Scalar; 4] = [Scalar::F32, Scalar::I32, Scalar::F16, Scalar::U32];
@@ -237,6 +244,14 @@ impl Pressure<'_, '_, '_, '_> {
                     let lane = self.u.int_in_range(0..=2u8)?;
                     let v = self.b.split(group, lane);
                     self.vals[0].push(v);
+                    if self.u.arbitrary()? {
+                        // A second group sharing operands with the first,
+                        // one of them twice (each read needs its own slot).
+                        let group = self.b.collect(&[y, x, x]);
+                        let lane = self.u.int_in_range(0..=2u8)?;
+                        let v = self.b.split(group, lane);
+                        self.vals[0].push(v);
+                    }
                 }
                 8 => {
                     let k = self.u.choose_index(TYPES.len())?;
@@ -693,6 +708,13 @@ pub fn check_allocation<T: TargetFacts<GenericOp> + ?Sized>(
         memory_phis: alloc.memory_phis.len() as u32,
         groups_across_blocks: groups_across_blocks(&original),
         address_values: address_values(&s, target),
+        shared_group_operands: shared_group_operands(&original),
+        placed_group_operands: placed_group_operands(&s, &alloc),
+        groups_under_spilling: if alloc.spills > 0 {
+            collects(&original).count() as u32
+        } else {
+            0
+        },
     })
 }
 
@@ -701,6 +723,37 @@ fn address_values<T: TargetFacts<GenericOp> + ?Sized>(s: &Shader<'_, GenericOp>,
     (0..s.value_capacity())
         .filter_map(|v| s.value_reg(Value(v as u32)))
         .filter(|r| t.files()[r.file as usize].kind == FileKind::Address)
+        .count() as u32
+}
+
+/// The `collect` instructions of `s`.
+fn collects<'s>(
+    s: &'s Shader<'_, GenericOp>,
+) -> impl Iterator<Item = &'s lathe_ir::InstData<'s, GenericOp>> + 's {
+    s.insts_in_order()
+        .map(move |(_, i)| s.inst(i))
+        .filter(|d| matches!(d.op, Op::Collect))
+}
+
+/// Operand reads of collects beyond the first read of each value.
+fn shared_group_operands(s: &Shader<'_, GenericOp>) -> u32 {
+    let mut seen = HashSet::new();
+    collects(s)
+        .flat_map(|d| d.args.iter())
+        .filter(|&&v| !seen.insert(v))
+        .count() as u32
+}
+
+/// Collect operands defined by an allocator copy or swap.
+fn placed_group_operands(s: &Shader<'_, GenericOp>, alloc: &ra::Allocation) -> u32 {
+    collects(s)
+        .flat_map(|d| d.args.iter())
+        .filter(|&&v| {
+            matches!(
+                alloc.edit(s.value_def(v)),
+                Some(ra::Edit::Copy | ra::Edit::Swap)
+            )
+        })
         .count() as u32
 }
 

@@ -19,7 +19,7 @@
 
 use super::{Allocation, Edit};
 use crate::target::TargetFacts;
-use lathe_ir::{Block, Cfg, Inst, Opcode, Shader, Value};
+use lathe_ir::{Block, Cfg, Inst, Op, Opcode, Shader, Value};
 use std::collections::HashMap;
 
 /// An allocation that does not preserve the program.
@@ -288,6 +288,9 @@ impl<'c, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Checker<'c, 'a, O, T> {
                             }
                         }
                     }
+                    if verify && let (Op::Collect, Some(r)) = (d.op, d.result) {
+                        self.check_in_place(b, i, r)?;
+                    }
                     if let Some(r) = d.result {
                         if verify && self.units_of(r).is_none() {
                             return Err(self.error(b, i, "the result has no register in its file"));
@@ -296,6 +299,31 @@ impl<'c, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Checker<'c, 'a, O, T> {
                     }
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// A collect emits nothing: each operand must already be in its slot
+    /// of the group `r`.
+    fn check_in_place(&self, b: Block, i: Inst, r: Value) -> Result<(), CheckError> {
+        let Some((mut at, _)) = self.units_of(r) else {
+            return Ok(());
+        };
+        for (k, &a) in self.s.inst(i).args.iter().enumerate() {
+            let Some((unit, n)) = self.units_of(a) else {
+                return Ok(());
+            };
+            if unit != at {
+                return Err(self.error(
+                    b,
+                    i,
+                    format!(
+                        "operand {k} is in global unit {unit}, not in its slot of the group \
+                         (unit {at})"
+                    ),
+                ));
+            }
+            at += n;
         }
         Ok(())
     }
