@@ -1669,10 +1669,12 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                     }
                     u
                 }
-                None => match group_at.or_else(|| self.find_free(info.class, info.units as u32, &[])) {
-                    Some(u) => u,
-                    None => self.make_room(b, info.class, info.units as u32, operands, pos)?,
-                },
+                None => {
+                    match group_at.or_else(|| self.find_free(info.class, info.units as u32, &[])) {
+                        Some(u) => u,
+                        None => self.make_room(b, info.class, info.units as u32, operands, pos)?,
+                    }
+                }
             };
             self.occupy(r, unit);
             self.s.set_value_reg(r, Some(self.to_reg(unit)));

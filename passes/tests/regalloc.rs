@@ -38,8 +38,14 @@ fn sweep(programs: u64, first_seed: u64) {
     assert!(addresses > 0, "no value was copied into an address file");
     // Collects whose operands cannot stay where they are (read twice, in
     // two groups), placed by the allocator, also in programs that spill.
-    assert!(shared > programs as u32 / 10, "only {shared} shared group operands");
-    assert!(placed > programs as u32 / 10, "only {placed} group operands placed");
+    assert!(
+        shared > programs as u32 / 10,
+        "only {shared} shared group operands"
+    );
+    assert!(
+        placed > programs as u32 / 10,
+        "only {placed} group operands placed"
+    );
     assert!(
         spilling_groups > programs as u32 / 20,
         "only {spilling_groups} groups in programs that spill"
