@@ -8,7 +8,9 @@
 //!    small register files.
 //! 3. Allocation time per instruction at about 1k, 10k and 100k
 //!    instructions (pressure programs with at most 48 values live at once,
-//!    on the realistic file), in wall-clock and in thread CPU time: the
+//!    on the realistic file; the larger ones are 10 and 100 segments each
+//!    shaped like a 1k one, and their shape per 1k instructions is
+//!    printed first), in wall-clock and in thread CPU time: the
 //!    cost per instruction must stay flat. Each size is timed on 15
 //!    different shaders in turn (the honest figure) and, for comparison
 //!    with earlier numbers, on one shader repeated.
@@ -119,19 +121,24 @@ const VARIANTS: u64 = 15;
 fn scaling() {
     let target: Rc<dyn TargetFacts<GenericOp>> = Rc::new(TestTarget::realistic());
     let registry = Registry::with_target(target);
-    let texts: Vec<Vec<String>> = [330u32, 3_300, 33_000]
+    // 1, 10 and 100 segments of 330 statements: the larger programs are
+    // made of pieces shaped like the small ones (see
+    // `regalloc::pressure_program_segments`), so their cost per
+    // instruction is comparable.
+    let texts: Vec<Vec<String>> = [1u32, 10, 100]
         .iter()
-        .map(|&statements| {
+        .map(|&segments| {
             (0..VARIANTS)
                 .map(|k| {
-                    let seed = statements as u64 + k * 1_000_003;
-                    let data = seed_bytes(seed, statements as usize * 24);
+                    let seed = 330 * segments as u64 + k * 1_000_003;
+                    let data = seed_bytes(seed, segments as usize * 330 * 24);
                     let arena = Bump::new();
-                    let (s, _) = regalloc::pressure_program_sized(
+                    let (s, _) = regalloc::pressure_program_segments(
                         &arena,
                         &mut Unstructured::new(&data),
                         true,
-                        statements,
+                        segments,
+                        330,
                         48,
                     )
                     .expect("generates");
@@ -141,6 +148,7 @@ fn scaling() {
         })
         .collect();
     let sizes: Vec<usize> = texts.iter().map(|t| t[0].lines().count()).collect();
+    shape(&texts);
     let single: Vec<String> = texts.iter().map(|t| t[0].clone()).collect();
     println!("allocation time, realistic file, at most 48 values live:");
     let pipelines: [&[&str]; 2] = [&["ra"], &["group", "depth", "sched", "ra"]];
@@ -155,5 +163,35 @@ fn scaling() {
             let label = format!("{} (1 shader)", stage.join(","));
             common::row_on(clock, &label, 36, &registry, stage, &single);
         }
+    }
+}
+
+/// What the scaling programs are made of, per 1,000 instructions over the
+/// shaders of each size: the sizes compare fairly only if these agree.
+fn shape(texts: &[Vec<String>]) {
+    println!("program shape per 1k instructions (all shaders of a size):");
+    for shaders in texts {
+        let (mut insts, mut blocks, mut phis, mut collects) = (0usize, 0usize, 0usize, 0usize);
+        for text in shaders {
+            let arena = Bump::new();
+            let s = lathe_ir::parse::<GenericOp>(&arena, text).expect("parses");
+            insts += s.len();
+            blocks += s.layout().len();
+            for (_, i) in s.insts_in_order() {
+                match s.inst(i).op {
+                    lathe_ir::Op::Phi => phis += 1,
+                    lathe_ir::Op::Collect => collects += 1,
+                    _ => {}
+                }
+            }
+        }
+        let per_k = |n: usize| n as f64 * 1000.0 / insts as f64;
+        println!(
+            "  {:>8} insts/shader: {:.1} blocks, {:.1} phis, {:.1} collects",
+            insts / shaders.len(),
+            per_k(blocks),
+            per_k(phis),
+            per_k(collects)
+        );
     }
 }

@@ -99,6 +99,25 @@ pub fn pressure_program_sized<'a>(
     statements: u32,
     max_values: usize,
 ) -> ArbResult<(Shader<'a, GenericOp>, Invocation)> {
+    pressure_program_segments(arena, u, groups, 1, statements, max_values)
+}
+
+/// `segments` pressure programs one after the other in one shader, each
+/// of `statements` statements: each loads the inputs, runs its regions
+/// and folds what is live into outputs. A program of 100 segments has the
+/// shape of one segment (blocks, phis and groups per instruction, values
+/// live at each point), so benches can compare cost per instruction
+/// across sizes; a single program of 100 times the statements would not
+/// (its fixed prologue and epilogue weigh less, and it has relatively
+/// more blocks).
+pub fn pressure_program_segments<'a>(
+    arena: &'a Bump,
+    u: &mut Unstructured<'_>,
+    groups: bool,
+    segments: u32,
+    statements: u32,
+    max_values: usize,
+) -> ArbResult<(Shader<'a, GenericOp>, Invocation)> {
     let mut shader = Shader::new(arena, Stage::Fragment);
     let mut inv = Invocation::default();
     {
@@ -116,35 +135,43 @@ pub fn pressure_program_sized<'a>(
             array,
         };
         let meta = g.b.input(0, Type::U32);
-        g.vals[3].push(meta);
-        let wide = g.u.int_in_range(2..=40u16)?;
-        for n in 0..wide {
-            let (slot, comp) = (n / 4, (n % 4) as u8);
-            let k = g.u.choose_index(TYPES.len())?;
-            let ty = TYPES[k];
-            let interp = if ty.is_float() {
-                Interp::SMOOTH
-            } else {
-                Interp::FLAT
-            };
-            let v = g.b.load_input(slot, comp, interp, Type::scalar(ty));
-            g.vals[k].push(v);
-            let bits: u32 = g.u.arbitrary()?;
-            let bits = match ty {
-                Scalar::F32 => ((bits % 200) as f32 / 8.0 - 12.0).to_bits(),
-                Scalar::F16 => lathe_ir::f16::from_f32((bits % 200) as f32 / 8.0 - 12.0) as u32,
-                _ => bits,
-            };
-            inv.inputs.insert((slot, comp), bits);
+        for segment in 0..segments {
+            g.vals[3].push(meta);
+            g.budget = statements;
+            let wide = g.u.int_in_range(2..=40u16)?;
+            for n in 0..wide {
+                let (slot, comp) = (n / 4, (n % 4) as u8);
+                let k = g.u.choose_index(TYPES.len())?;
+                let ty = TYPES[k];
+                let interp = if ty.is_float() {
+                    Interp::SMOOTH
+                } else {
+                    Interp::FLAT
+                };
+                let v = g.b.load_input(slot, comp, interp, Type::scalar(ty));
+                g.vals[k].push(v);
+                let bits: u32 = g.u.arbitrary()?;
+                let bits = match ty {
+                    Scalar::F32 => ((bits % 200) as f32 / 8.0 - 12.0).to_bits(),
+                    Scalar::F16 => {
+                        lathe_ir::f16::from_f32((bits % 200) as f32 / 8.0 - 12.0) as u32
+                    }
+                    _ => bits,
+                };
+                // A later segment loading a slot again reads what the
+                // first one did.
+                inv.inputs.entry((slot, comp)).or_insert(bits);
+            }
+            for k in 0..4 {
+                let v = g.pick(0)?;
+                g.b.array_store(array, k, None, v);
+            }
+            while g.budget > 0 && !g.u.is_empty() {
+                g.region(0)?;
+            }
+            g.fold(segment + 1 == segments)?;
         }
-        for k in 0..4 {
-            let v = g.pick(0)?;
-            g.b.array_store(array, k, None, v);
-        }
-        while g.budget > 0 && !g.u.is_empty() {
-            g.region(0)?;
-        }
-        g.epilogue()?;
+        g.b.ret();
     }
     inv.meta_inputs.push(u.arbitrary()?);
     inv.textures.push(Texture::rgba_2d(
@@ -375,8 +402,9 @@ impl Pressure<'_, '_, '_, '_> {
         Ok(())
     }
 
-    /// Fold every live value into a few outputs, so all stay live to here.
-    fn epilogue(&mut self) -> ArbResult<()> {
+    /// Fold every live value into a few outputs, so all stay live to here
+    /// (the u32 ones into the meta output at the program's end).
+    fn fold(&mut self, last: bool) -> ArbResult<()> {
         for (k, ty) in TYPES.iter().enumerate() {
             let vals = std::mem::take(&mut self.vals[k]);
             let Some((&first, rest)) = vals.split_first() else {
@@ -386,13 +414,12 @@ impl Pressure<'_, '_, '_, '_> {
             for &v in rest {
                 acc = self.arith(k, acc, v);
             }
-            if *ty == Scalar::U32 {
+            if *ty == Scalar::U32 && last {
                 self.b.output(0, acc);
             } else {
                 self.b.store_output(8 + k as u16, 0, acc);
             }
         }
-        self.b.ret();
         Ok(())
     }
 }
