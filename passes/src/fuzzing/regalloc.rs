@@ -153,9 +153,7 @@ pub fn pressure_program_segments<'a>(
                 let bits: u32 = g.u.arbitrary()?;
                 let bits = match ty {
                     Scalar::F32 => ((bits % 200) as f32 / 8.0 - 12.0).to_bits(),
-                    Scalar::F16 => {
-                        lathe_ir::f16::from_f32((bits % 200) as f32 / 8.0 - 12.0) as u32
-                    }
+                    Scalar::F16 => lathe_ir::f16::from_f32((bits % 200) as f32 / 8.0 - 12.0) as u32,
                     _ => bits,
                 };
                 // A later segment loading a slot again reads what the
