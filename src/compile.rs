@@ -152,3 +152,33 @@ pub fn compile_lowered_valhall(
         backend,
     )?)
 }
+
+/// Compiles for the Mali Valhall GPU `gpu` and verifies the program on
+/// the simulator against the interpreter (`lathe compile --verify`).
+///
+/// ```
+/// use lathe::compile::{Source, verify_valhall};
+///
+/// let wgsl = "@fragment fn main(@location(0) c: vec4<f32>) -> @location(0) vec4<f32> {\n\
+///             return c * c.w; }";
+/// let gpu = "g610".parse().unwrap();
+/// let options = lathe_ir::verify::Options::default();
+/// let (_, report) = verify_valhall(Source::Wgsl(wgsl), &Default::default(), gpu, &options).unwrap();
+/// assert_eq!((report.threads, report.compared), (4, 16));
+/// ```
+pub fn verify_valhall(
+    source: Source<'_>,
+    options: &Options,
+    gpu: lathe_mali::valhall::MaliModel,
+    verify: &verify::Options,
+) -> Result<(lathe_mali::valhall::compile::Output, Report), Error> {
+    let arena = lathe_ir::Bump::new();
+    let lowered = lower(&arena, source, options)?;
+    let out = compile_lowered_valhall(&lowered, gpu, &Default::default())?;
+    let report = verify::verify(
+        &lowered.shader,
+        &lathe_mali::valhall::verify::ValhallProgram::new(&out),
+        verify,
+    )?;
+    Ok((out, report))
+}

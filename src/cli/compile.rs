@@ -196,14 +196,15 @@ fn compile_valhall(
     args: &CompileArgs,
 ) -> CliResult {
     use lathe_mali::valhall::compile::CompileOptions;
-    if args.verify {
-        return Err("unsupported: --verify for Mali Valhall (no simulator executor yet)".into());
-    }
     let options = CompileOptions {
         dumps: args.print_after.is_some(),
     };
     let out = lathe::compile::compile_lowered_valhall(lowered, gpu, &options)?;
     print_dumps(&out.dumps, args.print_after.as_deref())?;
+    if args.verify {
+        let program = lathe_mali::valhall::verify::ValhallProgram::new(&out);
+        verify(&lowered.shader, &program, args)?;
+    }
     let c = &out.compiled;
     match args.emit.unwrap_or(Emit::Asm) {
         Emit::Ir | Emit::Interface => {

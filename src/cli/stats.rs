@@ -17,7 +17,7 @@ use clap::{Args, ValueEnum};
 use rayon::prelude::*;
 
 use super::CliResult;
-use lathe::compile::{Source, compile_lowered_ir3, lower};
+use lathe::compile::{Source, compile_lowered_ir3, compile_lowered_valhall, lower};
 use lathe_adreno::ir3::compile::CompileOptions;
 use lathe_frontend::Options;
 use lathe_ir::Stage;
@@ -34,7 +34,8 @@ pub enum Format {
 
 #[derive(Args)]
 pub struct StatsArgs {
-    /// The GPU to compile for (an Adreno model: a306, a530, a630, a740, ...).
+    /// The GPU to compile for (an Adreno model: a306, a530, a630, a740, ...;
+    /// a Mali Valhall model: g57, g68, g77, g78, g310, g510, g610, g710).
     #[arg(long, value_name = "MODEL")]
     pub gpu: String,
     #[arg(long, value_enum, default_value_t = Format::Table)]
@@ -63,8 +64,21 @@ struct Row {
     verify: Option<String>,
 }
 
+/// The GPU a run compiles for.
+#[derive(Clone, Copy, Debug)]
+enum Gpu {
+    Adreno(lathe_adreno::ir3::GpuModel),
+    Mali(lathe_mali::valhall::MaliModel),
+}
+
 pub fn run(args: StatsArgs) -> CliResult {
-    let gpu: lathe_adreno::ir3::GpuModel = args.gpu.parse()?;
+    let gpu = match args.gpu.parse::<lathe_adreno::ir3::GpuModel>() {
+        Ok(g) => Gpu::Adreno(g),
+        Err(e) => match args.gpu.parse::<lathe_mali::valhall::MaliModel>() {
+            Ok(m) => Gpu::Mali(m),
+            Err(_) => return Err(e.into()),
+        },
+    };
     let files = shader_files(&args.paths)?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.jobs.unwrap_or(0))
@@ -132,7 +146,7 @@ fn is_shader(p: &Path) -> bool {
 
 /// The rows of every entry point of `path` (one failed row when the
 /// file itself does not read or parse).
-fn file_rows(path: &Path, gpu: lathe_adreno::ir3::GpuModel, verify: bool) -> Vec<Row> {
+fn file_rows(path: &Path, gpu: Gpu, verify: bool) -> Vec<Row> {
     let file = path.display().to_string();
     let failed = |message: String| {
         vec![Row {
@@ -199,7 +213,7 @@ type Fields = Vec<(String, String)>;
 fn compile_one(
     source: Source<'_>,
     options: &Options,
-    gpu: lathe_adreno::ir3::GpuModel,
+    gpu: Gpu,
     verify: bool,
 ) -> (Result<Fields, String>, Option<String>) {
     let arena = lathe_ir::Bump::new();
@@ -207,22 +221,41 @@ fn compile_one(
         Ok(l) => l,
         Err(e) => return (Err(e.to_string()), None),
     };
-    let out = match compile_lowered_ir3(&lowered, gpu, &CompileOptions::default()) {
-        Ok(o) => o,
-        Err(e) => return (Err(e.to_string()), None),
-    };
-    let verified = verify.then(|| {
-        let program = lathe_adreno::ir3::verify::Ir3Program::new(&out.compiled, &out.ports, gpu);
+    let check = |program: &dyn lathe_ir::verify::Executor| {
         match lathe_ir::verify::verify(
             &lowered.shader,
-            &program,
+            program,
             &lathe_ir::verify::Options::default(),
         ) {
             Ok(_) => "ok".to_string(),
             Err(e) => e.to_string(),
         }
-    });
-    (Ok(fields(&out.compiled.stats.to_string())), verified)
+    };
+    match gpu {
+        Gpu::Adreno(gpu) => {
+            let out = match compile_lowered_ir3(&lowered, gpu, &CompileOptions::default()) {
+                Ok(o) => o,
+                Err(e) => return (Err(e.to_string()), None),
+            };
+            let verified = verify.then(|| {
+                check(&lathe_adreno::ir3::verify::Ir3Program::new(
+                    &out.compiled,
+                    &out.ports,
+                    gpu,
+                ))
+            });
+            (Ok(fields(&out.compiled.stats.to_string())), verified)
+        }
+        Gpu::Mali(gpu) => {
+            let out = match compile_lowered_valhall(&lowered, gpu, &Default::default()) {
+                Ok(o) => o,
+                Err(e) => return (Err(e.to_string()), None),
+            };
+            let verified =
+                verify.then(|| check(&lathe_mali::valhall::verify::ValhallProgram::new(&out)));
+            (Ok(fields(&out.compiled.stats.to_string())), verified)
+        }
+    }
 }
 
 /// The `VALUE NAME` fields of a statistics line

@@ -88,18 +88,123 @@ fn random_programs_agree_with_the_interpreter_on_g57_and_g610() {
 
 /// Checks one hand-written program on both models with its inputs.
 fn run_case(text: &str, inputs: &[(u16, u32)]) {
+    let inputs: Vec<(u16, u8, u32)> = inputs.iter().map(|&(s, b)| (s, 0, b)).collect();
+    run_components(text, &inputs);
+}
+
+/// [`run_case`] with inputs by `(slot, component, bits)`.
+fn run_components(text: &str, inputs: &[(u16, u8, u32)]) {
     let arena = lathe_ir::Bump::new();
     let shader = lathe_ir::parse::<GenericOp>(&arena, text).unwrap();
     let mut inv = Invocation {
         uniforms: (0..8).map(|k| (k as f32 * 0.75 - 2.0).to_bits()).collect(),
         ..Invocation::default()
     };
-    for &(slot, bits) in inputs {
-        inv.inputs.insert((slot, 0), bits);
+    for &(slot, comp, bits) in inputs {
+        inv.inputs.insert((slot, comp), bits);
     }
     for model in ["g57", "g610"] {
         assert_eq!(differential(&shader, &inv, model), Ok(true), "{text}");
     }
+}
+
+/// The g610 disassembly of `text`.
+fn listing(text: &str) -> Vec<String> {
+    let arena = lathe_ir::Bump::new();
+    let shader = lathe_ir::parse::<GenericOp>(&arena, text).unwrap();
+    let target = Rc::new(ValhallTarget::new("g610".parse::<MaliModel>().unwrap()));
+    let out = compile_with(&shader, &target, &CompileOptions::default()).unwrap();
+    out.compiled.disassembly
+}
+
+/// A fragment shader reading three varyings (some components of a
+/// smooth vec4, a 16-bit float, two flat integers) and blending two
+/// render targets, one with a gap.
+const FRAGMENT_IO: &str = "shader fragment
+b0:
+  %0:f32 = load_input slot=0 comp=1 interp=smooth
+  %1:f32 = load_input slot=0 comp=3 interp=smooth
+  %2:f16 = load_input slot=1 comp=0 interp=smooth
+  %3:u32 = load_input slot=2 comp=0 interp=flat
+  %4:u32 = load_input slot=2 comp=1 interp=flat
+  %5:f32 = fmul %0, %1
+  %6:f32 = cvt %2
+  %7:f32 = fadd %5, %6
+  %8:u32 = iadd %3, %4
+  %9:f32 = cvt %8
+  store_output slot=0 comp=0 %7
+  store_output slot=0 comp=1 %9
+  store_output slot=0 comp=2 %0
+  store_output slot=0 comp=3 %1
+  store_output slot=2 comp=0 %8
+  store_output slot=2 comp=2 %3
+  ret
+";
+
+#[test]
+fn varyings_and_render_targets_travel_as_messages() {
+    let f = |x: f32| x.to_bits();
+    run_components(
+        FRAGMENT_IO,
+        &[
+            (0, 1, f(1.5)),
+            (0, 3, f(-0.25)),
+            (1, 0, 0x3c00 | 0x155),
+            (2, 0, 40),
+            (2, 1, 0xffff_fff0),
+        ],
+    );
+    let asm = listing(FRAGMENT_IO);
+    let has = |prefix: &str, part: &str| {
+        asm.iter()
+            .filter(|l| l.starts_with(prefix) && l.contains(part))
+            .count()
+    };
+    // One load per location, from component 0, reading the preloaded
+    // interpolation state.
+    assert_eq!(has("LD_VAR_IMM.slot", ""), 2, "{asm:#?}");
+    assert_eq!(has("LD_VAR_IMM.slot", ".v4.f32.center.store"), 1, "{asm:#?}");
+    assert_eq!(has("LD_VAR_FLAT_IMM.slot", ".v2.u32 "), 1, "{asm:#?}");
+    assert!(asm.iter().any(|l| l.contains(", r61, table:0x0, index:0x1")), "{asm:#?}");
+    // Alpha test on render target 0's alpha, then one blend per target;
+    // the last one ends the shader.
+    assert_eq!(has("ATEST", ", r60, "), 1, "{asm:#?}");
+    let blends: Vec<&String> = asm.iter().filter(|l| l.starts_with("BLEND")).collect();
+    assert_eq!(blends.len(), 2, "{asm:#?}");
+    assert!(blends[0].contains(".v4.f32") && blends[0].contains("blend_descriptor_0.w0"), "{asm:#?}");
+    assert!(blends[1].contains(".v3.u32") && blends[1].contains("blend_descriptor_2.w0"), "{asm:#?}");
+    assert!(asm.last().is_some_and(|l| l.starts_with("BLEND") && l.contains(".end")), "{asm:#?}");
+}
+
+/// A vertex shader reading two attributes by the preloaded vertex and
+/// instance ids.
+const VERTEX_IO: &str = "shader vertex
+b0:
+  %0:f32 = load_input slot=0 comp=0 interp=smooth
+  %1:f32 = load_input slot=0 comp=2 interp=smooth
+  %2:i32 = load_input slot=3 comp=0 interp=smooth
+  %3:f32 = cvt %2
+  %4:f32 = fadd %0, %3
+  store_output slot=pos comp=0 %4
+  store_output slot=pos comp=1 %1
+  ret
+";
+
+#[test]
+fn attributes_load_by_the_preloaded_ids() {
+    run_components(
+        VERTEX_IO,
+        &[(0, 0, 2.5f32.to_bits()), (0, 2, 7.0f32.to_bits()), (3, 0, (-3i32) as u32)],
+    );
+    let asm = listing(VERTEX_IO);
+    assert!(
+        asm.iter().any(|l| l.starts_with("LD_ATTR_IMM.v3.f32.slot") && l.contains(", r60, r61, index:0x0, table:0x0")),
+        "{asm:#?}"
+    );
+    assert!(
+        asm.iter().any(|l| l.starts_with("LD_ATTR_IMM.s32.slot") && l.contains("index:0x3")),
+        "{asm:#?}"
+    );
 }
 
 #[test]

@@ -32,6 +32,7 @@ use lathe_passes::manager::{PassError, Registry};
 use lathe_passes::ra::{RaError, RaOptions, allocate};
 use lathe_passes::target::TargetFacts;
 
+use super::abi::{self, Io};
 use super::emit::{Compiled, EmitError, emit};
 use super::generated::MachineOp;
 use super::select::{Port, select};
@@ -75,6 +76,9 @@ pub struct Output {
     /// Each meta output: what it is and the register holding it when the
     /// shader ends.
     pub outputs: Vec<(Port, u32)>,
+    /// The varyings, attributes, render targets and preloaded registers
+    /// the shader's messages use ([`abi`]).
+    pub io: Io,
     /// `(stage, machine IR text)` after `select`, each backend pass, `ra`
     /// and `legalise`.
     pub dumps: Vec<(&'static str, String)>,
@@ -123,6 +127,7 @@ fn run(
     let selected = select(generic, target)?;
     let interface = selected.interface;
     let mut shader = selected.shader;
+    let io = abi::lower(&mut shader, &interface, generic, target)?;
     if options.dumps {
         dumps.push(("select", lathe_ir::print(&shader)));
     }
@@ -177,6 +182,7 @@ fn run(
         compiled,
         inputs,
         outputs,
+        io,
         dumps,
     }))
 }

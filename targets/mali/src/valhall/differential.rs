@@ -13,10 +13,15 @@ use lathe_ir::{GenericOp, Op, Shader};
 use lathe_passes::fuzzing::select::{Vocabulary, agree, random_program};
 use lathe_passes::fuzzing::{GenLimits, generate};
 
+use lathe_ir::Memory;
+use lathe_ir::verify::Executor;
+
+use super::abi::RENDER_TARGETS;
 use super::compile::{CompileError, CompileOptions, compile_with};
-use super::select::{Port, SelectError};
+use super::select::SelectError;
 use super::target::ValhallTarget;
-use super::{MaliModel, assemble, sim};
+use super::verify::ValhallProgram;
+use super::{MaliModel, assemble};
 
 /// How outputs are compared.
 #[derive(Clone, Copy, Debug)]
@@ -51,6 +56,8 @@ pub fn differential(
     compare: Compare,
 ) -> Result<Checked, String> {
     lathe_ir::validate(generic).map_err(|e| format!("invalid program: {e:?}"))?;
+    let arena = lathe_ir::Bump::new();
+    let generic = &past_render_targets_as_meta_outputs(&arena, generic)?;
     let mut want = Vec::new();
     for t in threads {
         match interp::run(generic, t, Limits::default()) {
@@ -77,45 +84,24 @@ pub fn differential(
             return Err(format!("`{text}` does not assemble back\n{listing}"));
         }
     }
-    let mut m = sim::machine(threads.len());
-    let mut set = |name: &str, lane: usize, bits: u32| -> Result<(), String> {
-        let (file, half, n) = m
-            .parse_reg(name)
-            .ok_or_else(|| format!("the simulator has no `{name}`"))?;
-        m.set(file, half, n, lane, bits);
-        Ok(())
-    };
-    for (lane, t) in threads.iter().enumerate() {
-        for (k, &bits) in t.uniforms.iter().enumerate() {
-            set(&format!("u{k}"), lane, bits)?;
-        }
-        for &(port, reg) in &out.inputs {
-            let bits = match port {
-                Port::Slot(slot, comp) => t.inputs.get(&(slot, comp)).copied(),
-                Port::Meta(k) => t.meta_inputs.get(k as usize).copied(),
-            };
-            set(
-                &format!("r{reg}"),
-                lane,
-                bits.ok_or("an input the invocation lacks")?,
-            )?;
-        }
-    }
-    sim::run(&mut m, &compiled.words, compiled.model.arch())
-        .map_err(|e| format!("{model}: simulator: {e}\n{listing}"))?;
+    let got = ValhallProgram::new(&out)
+        .execute(threads, &mut Memory::default())
+        .map_err(|e| format!("{model}: {e}\n{listing}"))?;
     let Compare::From(approximate) = compare else {
         return Ok(Checked::Ran);
     };
-    for &(port, reg) in &out.outputs {
-        let Port::Slot(slot, comp) = port else {
-            continue;
-        };
-        let (file, half, n) = m.parse_reg(&format!("r{reg}")).ok_or("no such register")?;
-        for (lane, w) in want.iter().enumerate() {
-            let Some(&(ty, w)) = w.outputs.get(&(slot, comp)) else {
-                continue;
+    for (lane, (w, g)) in want.iter().zip(&got).enumerate() {
+        let slots = w.outputs.iter().map(|(&(slot, comp), &v)| {
+            (slot, format!("slot {slot}.{comp}"), v, g.outputs.get(&(slot, comp)))
+        });
+        let metas = w.meta_outputs.iter().map(|(&k, &v)| {
+            let slot = u16::try_from(k).unwrap_or(u16::MAX);
+            (slot, format!("slot {slot} (in a register)"), v, g.meta_outputs.get(&k))
+        });
+        for (slot, what, (ty, w), g) in slots.chain(metas) {
+            let Some(&(_, g)) = g else {
+                return Err(format!("{model} thread {lane}: output {what} not written\n{listing}"));
             };
-            let g = m.get(file, half, n, lane).ok_or("unreadable register")?;
             let mask = if ty.scalar.bits() <= 16 {
                 0xffff
             } else {
@@ -123,12 +109,39 @@ pub fn differential(
             };
             if !agree(ty, w & mask, g & mask, slot >= approximate) {
                 return Err(format!(
-                    "{model} thread {lane}: output slot {slot} ({ty}): interpreter {w:#x}, simulator {g:#x}\n{listing}"
+                    "{model} thread {lane}: output {what} ({ty}): interpreter {w:#x}, simulator {g:#x}\n{listing}"
                 ));
             }
         }
     }
     Ok(Checked::Ran)
+}
+
+/// `generic` with its `store_output`s to slots past the render targets
+/// made meta outputs of the slot's number (a register at the end): the
+/// selection generator writes its approximated values to slots from 16
+/// on, more than a fragment shader blends.
+fn past_render_targets_as_meta_outputs<'a>(
+    arena: &'a lathe_ir::Bump,
+    generic: &Shader<'_, GenericOp>,
+) -> Result<Shader<'a, GenericOp>, String> {
+    let mut copy = lathe_ir::parse::<GenericOp>(arena, &lathe_ir::print(generic))
+        .map_err(|e| format!("the program does not read back: {e}"))?;
+    let stores: Vec<(lathe_ir::Inst, u16)> = copy
+        .insts_in_order()
+        .filter_map(|(_, i)| match copy.inst(i).op {
+            Op::Opcode(GenericOp::StoreOutput { slot, comp: 0 }) if slot >= RENDER_TARGETS => {
+                Some((i, slot))
+            }
+            _ => None,
+        })
+        .collect();
+    for (i, slot) in stores {
+        copy.inst_mut(i).op = Op::Output {
+            index: u32::from(slot),
+        };
+    }
+    Ok(copy)
 }
 
 /// Operations whose results the backend approximates.

@@ -103,6 +103,13 @@ pub fn emit(shader: &Shader<'_, MachineOp>, target: &ValhallTarget) -> Result<Co
     for (_, i) in shader.insts_in_order() {
         let d = shader.inst(i);
         for v in d.operands().chain(d.results()) {
+            // Registers the hardware preloads are read where they are,
+            // outside the allocated footprint.
+            let preloaded = matches!(shader.inst(shader.value_def(v)).op,
+                Op::Input { index } if super::abi::Preload::register_of(index).is_some());
+            if preloaded {
+                continue;
+            }
             if let Some(r) = shader.value_reg(v).filter(|r| r.file == general.0) {
                 let lanes = u32::from(shader.value_type(v).lanes.max(1));
                 registers = registers.max(u32::from(r.unit) + lanes);

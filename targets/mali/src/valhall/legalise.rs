@@ -29,7 +29,7 @@
 //! The result is still valid IR (the structural terminators stay, so the
 //! control-flow graph is the same); [`emit`](super::emit) encodes it.
 
-use lathe_ir::{Block, Inst, Op, Shader, cfg::Cfg};
+use lathe_ir::{Block, Inst, Op, Shader, Value, cfg::Cfg};
 use lathe_passes::legalise::LegaliseError;
 use lathe_passes::lower_swap::{LowerSwapError, lower_swaps};
 use lathe_passes::target::TargetFacts;
@@ -56,6 +56,8 @@ pub fn legalise(
     ) {
         return Ok(false);
     }
+    move_split_lanes(shader, target);
+    move_collect_operands(shader, target);
     lower_swaps(shader, target).map_err(|e| match e {
         LowerSwapError::Unsupported(m) => LegaliseError::Unsupported(m),
     })?;
@@ -77,6 +79,167 @@ pub fn legalise(
 
 fn unsupported(message: String) -> LegaliseError {
     LegaliseError::Unsupported(message)
+}
+
+/// Step 2a: a split whose lane register allocation put elsewhere (a
+/// message's register group read lane by lane) becomes a split in place
+/// and a move out of it: `%r = split lane=k %v` is `%t = split lane=k %v`
+/// with `%t` in the lane's own register, then `%r = MOV.i32 %t`.
+fn move_split_lanes(shader: &mut Shader<'_, MachineOp>, target: &ValhallTarget) {
+    for b in shader.layout().to_vec() {
+        let mut list = Vec::with_capacity(shader.block_insts(b).len());
+        let mut changed = false;
+        for &i in &shader.block_insts(b).to_vec() {
+            let d = shader.inst(i);
+            let (Op::Split { lane }, Some(r), Some(&v)) = (d.op, d.result, d.args.first()) else {
+                list.push(i);
+                continue;
+            };
+            let (Some(base), Some(dst)) = (shader.value_reg(v), shader.value_reg(r)) else {
+                list.push(i);
+                continue;
+            };
+            let at = u32::from(base.unit) + u32::from(lane);
+            if base.file != dst.file || u32::from(dst.unit) == at {
+                list.push(i);
+                continue;
+            }
+            let ty = shader.value_type(r);
+            let split = shader.create_inst(Op::Split { lane }, &[v], &[], None, Some(ty));
+            let t = shader
+                .inst(split)
+                .result
+                .unwrap_or_else(|| unreachable!("a split has a result"));
+            shader.set_value_reg(
+                t,
+                Some(lathe_ir::Reg {
+                    file: base.file,
+                    unit: at as u16,
+                }),
+            );
+            let mov = shader.create_inst(Op::Opcode(target.copy(ty)), &[t], &[], None, None);
+            shader.transfer_result(i, mov);
+            list.extend([split, mov]);
+            changed = true;
+        }
+        if changed {
+            shader.set_block_insts(b, &list);
+        }
+    }
+}
+
+/// Step 2b: a collect whose operands register allocation left elsewhere
+/// gets them moved into its group right before it, as one parallel copy
+/// (`MOV.i32` where the destination is free of pending sources, a swap —
+/// lowered with the others — through each cycle). The group's registers
+/// hold nothing live across the collect but its own operands (the result
+/// takes them from there on), so the moves clobber nothing.
+fn move_collect_operands(shader: &mut Shader<'_, MachineOp>, target: &ValhallTarget) {
+    for b in shader.layout().to_vec() {
+        let mut list = Vec::with_capacity(shader.block_insts(b).len());
+        let mut changed = false;
+        for &i in &shader.block_insts(b).to_vec() {
+            let d = shader.inst(i);
+            let (Op::Collect, Some(r)) = (d.op, d.result) else {
+                list.push(i);
+                continue;
+            };
+            let Some(base) = shader.value_reg(r) else {
+                list.push(i);
+                continue;
+            };
+            let mut lanes: Vec<Value> = d.args.to_vec();
+            // (lane, destination unit, value to move there)
+            let mut pending: Vec<(usize, u16, Value)> = lanes
+                .iter()
+                .enumerate()
+                .filter_map(|(k, &v)| {
+                    let at = base.unit + k as u16;
+                    let reg = shader.value_reg(v)?;
+                    (reg.file != base.file || reg.unit != at).then_some((k, at, v))
+                })
+                .collect();
+            if pending.is_empty() {
+                list.push(i);
+                continue;
+            }
+            let unit = |s: &Shader<'_, MachineOp>, v: Value| s.value_reg(v).map(|r| r.unit);
+            while !pending.is_empty() {
+                let free = pending.iter().position(|&(_, at, _)| {
+                    !pending
+                        .iter()
+                        .any(|&(_, _, src)| unit(shader, src) == Some(at))
+                });
+                let place = |s: &mut Shader<'_, MachineOp>, v: Value, at: u16| {
+                    s.set_value_reg(
+                        v,
+                        Some(lathe_ir::Reg {
+                            file: base.file,
+                            unit: at,
+                        }),
+                    );
+                };
+                match free {
+                    Some(p) => {
+                        let (k, at, src) = pending.remove(p);
+                        let ty = shader.value_type(src);
+                        let mov = shader.create_inst(
+                            Op::Opcode(target.copy(ty)),
+                            &[src],
+                            &[],
+                            None,
+                            Some(ty),
+                        );
+                        let v = shader
+                            .inst(mov)
+                            .result
+                            .unwrap_or_else(|| unreachable!("a move has a result"));
+                        place(shader, v, at);
+                        lanes[k] = v;
+                        list.push(mov);
+                    }
+                    None => {
+                        // Every destination still holds a pending
+                        // source: exchange the first move's source with
+                        // the value in its destination.
+                        let (k, at, src) = pending.remove(0);
+                        let Some(&(_, _, other)) =
+                            pending.iter().find(|&&(_, _, s)| unit(shader, s) == Some(at))
+                        else {
+                            unreachable!("a cycle of moves");
+                        };
+                        let from = unit(shader, src).unwrap_or(at);
+                        let swap = shader.create_inst(
+                            Op::Swap,
+                            &[src, other],
+                            &[],
+                            None,
+                            Some(shader.value_type(src)),
+                        );
+                        let ty = shader.value_type(other);
+                        let moved_other = shader.add_second_result(swap, ty);
+                        let moved = shader
+                            .inst(swap)
+                            .result
+                            .unwrap_or_else(|| unreachable!("a swap has a result"));
+                        place(shader, moved, at);
+                        place(shader, moved_other, from);
+                        lanes[k] = moved;
+                        for p in pending.iter_mut().filter(|p| p.2 == other) {
+                            p.2 = moved_other;
+                        }
+                        list.push(swap);
+                    }
+                }
+            }
+            shader.set_args(i, &lanes);
+            list.push(i);
+            changed = true;
+        }
+        if changed {
+            shader.set_block_insts(b, &list);
+        }
+    }
 }
 
 /// Step 2: the meta instructions' registers agree, so they emit nothing.

@@ -25,6 +25,7 @@
 //! assert_eq!(disassemble(0x7800_c000_0000_0000, Arch::V9).unwrap(), "NOP.end ");
 //! ```
 
+pub mod abi;
 pub mod compile;
 pub mod differential;
 pub mod emit;
@@ -41,6 +42,7 @@ pub mod sim;
 mod source;
 pub mod stats;
 pub mod target;
+pub mod verify;
 mod words;
 
 /// Items generated from `isa/specs/mali/valhall.isa` by `isa!` (the

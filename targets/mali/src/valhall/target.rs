@@ -212,9 +212,14 @@ impl TargetFacts<MachineOp> for ValhallTarget {
         self.class_of(ty)
     }
 
-    /// The driver interface that preloads inputs is the backend's issue.
-    fn input_register(&self, _index: u32, _ty: Type) -> Option<PhysReg> {
-        None
+    /// Registers the hardware preloads ([`super::abi::Preload`]) are
+    /// fixed; the generic IR's own meta inputs are placed by the
+    /// allocator (the interface then names their registers).
+    fn input_register(&self, index: u32, _ty: Type) -> Option<PhysReg> {
+        super::abi::Preload::register_of(index).map(|unit| PhysReg {
+            file: self.general_file(),
+            unit: unit.into(),
+        })
     }
 
     fn output_register(&self, _index: u32, _ty: Type) -> Option<PhysReg> {

@@ -1,0 +1,641 @@
+//! The Valhall shader ABI: what the hardware preloads into registers,
+//! which message instructions carry a shader's inputs and outputs, and
+//! the descriptor slots and tables they name. Every such fact of the
+//! backend is here, in one place.
+//!
+//! [`lower`] runs on the selected machine IR, where each `load_input` and
+//! `store_output` is still a meta input or output
+//! ([`Port::Slot`](super::select::Port)), and turns them into messages:
+//!
+//! - **fragment varyings**: one `LD_VAR_IMM` (interpolated, at the
+//!   `.center`, `.centroid` or `.sample` position the IR records, reading
+//!   the interpolation state the hardware preloads in r61) or
+//!   `LD_VAR_FLAT_IMM` (flat) per varying location, of as many 32-bit
+//!   components as the shader reads (from component 0, as Mesa loads
+//!   them), into a register group at the head of the entry block; the
+//!   components are its lanes. A 16-bit float varying is loaded as f32 and
+//!   narrowed (one rounding, as the interpreter's input is exact in f16).
+//!   Varying `n` is index `n` of resource table 0.
+//! - **fragment outputs**: render target `n` (`store_output slot=n`,
+//!   `n` < 8) is one `BLEND` of its components (a register group; missing
+//!   lower components are 0) with the fixed-function blend descriptor
+//!   `blend_descriptor_n`, after one `ATEST` (Mesa's order: alpha test
+//!   before the first blend, on render target 0's alpha or 1.0, with the
+//!   coverage mask the hardware preloads in r60 and the driver's
+//!   `atest_datum`); every blend reads the tested coverage. Outputs must
+//!   be stored in the block that returns; the last blend ends the shader
+//!   (legalisation gives it `.end`), earlier ones fall through
+//!   (`target:0x0`).
+//! - **vertex attributes**: one `LD_ATTR_IMM` per attribute location
+//!   (descriptor `n` of table 0), indexed by the vertex and instance ids
+//!   the hardware preloads in r60 and r61 (Mesa's `bi_vertex_id` /
+//!   `bi_instance_id` on v9+).
+//!
+//! The preloaded registers are meta inputs with the index
+//! [`Preload::meta_index`], which [`ValhallTarget`]'s `input_register`
+//! pins to their register; they are not part of the allocated footprint
+//! (Mesa counts only allocated registers in `work_reg_count`).
+//!
+//! Not yet here (`unsupported:`): depth/stencil/sample-mask outputs
+//! (`ZS_EMIT`), outputs stored in more than one block, 16-bit render
+//! targets of more than one component, and the IDVS vertex outputs
+//! (vertex shaders still leave their outputs in registers, named by
+//! [`Output::outputs`](super::compile::Output)).
+
+use std::collections::BTreeMap;
+
+use lathe_ir::{Block, GenericOp, Inst, Interp, InterpLoc, InterpMode, Op, Scalar, Shader, Stage, Type, Value};
+use lathe_isa::select::{Interface, Port, SelectError};
+
+use super::generated::MachineOp;
+use super::target::ValhallTarget;
+
+/// A register the hardware fills before the shader's first instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Preload {
+    /// Fragment: the sample coverage mask (r60), which `ATEST` tests.
+    Coverage,
+    /// Fragment: the interpolation state varying loads read (r61).
+    VaryingState,
+    /// Vertex: the vertex id (r60).
+    VertexId,
+    /// Vertex: the instance id (r61).
+    InstanceId,
+}
+
+/// Meta input indices from here on are preloaded registers (index
+/// `PRELOAD_BASE + n` is rn); lower ones are the generic IR's own meta
+/// inputs, which the allocator places.
+pub const PRELOAD_BASE: u32 = 1 << 16;
+
+/// Render targets with a fixed-function blend descriptor
+/// (`blend_descriptor_0` to `_7`).
+pub const RENDER_TARGETS: u16 = 8;
+
+impl Preload {
+    pub const ALL: [Preload; 4] = [
+        Preload::Coverage,
+        Preload::VaryingState,
+        Preload::VertexId,
+        Preload::InstanceId,
+    ];
+
+    /// The general register it arrives in.
+    pub const fn register(self) -> u8 {
+        match self {
+            Preload::Coverage | Preload::VertexId => 60,
+            Preload::VaryingState | Preload::InstanceId => 61,
+        }
+    }
+
+    /// The meta input index that stands for it in machine IR.
+    pub const fn meta_index(self) -> u32 {
+        PRELOAD_BASE + self.register() as u32
+    }
+
+    /// The preloaded register a meta input index names, if any.
+    pub fn register_of(index: u32) -> Option<u8> {
+        index
+            .checked_sub(PRELOAD_BASE)
+            .and_then(|r| u8::try_from(r).ok())
+    }
+}
+
+/// One message that reads a shader input: a varying location (fragment)
+/// or an attribute (vertex), `comps` 32-bit components from component 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Load {
+    /// Varying or attribute location (the message's `index`).
+    pub location: u16,
+    pub comps: u8,
+    /// The IR's type of the components (a 16-bit float is loaded as f32).
+    pub scalar: Scalar,
+    /// How a varying is interpolated (`None` for attributes).
+    pub interp: Option<Interp>,
+}
+
+/// One render target the shader blends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RenderTarget {
+    pub index: u16,
+    pub comps: u8,
+    pub scalar: Scalar,
+}
+
+/// What [`lower`] made of the shader's inputs and outputs: what a driver
+/// must set up (and what `--verify` feeds the simulator).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Io {
+    /// Varyings (fragment) or attributes (vertex) loaded.
+    pub loads: Vec<Load>,
+    /// Render targets blended, in order.
+    pub render_targets: Vec<RenderTarget>,
+    /// Registers the shader reads as the hardware preloads them.
+    pub preloads: Vec<Preload>,
+}
+
+impl Io {
+    /// The load of `location`, if the shader reads it.
+    pub fn load(&self, location: u16) -> Option<&Load> {
+        self.loads.iter().find(|l| l.location == location)
+    }
+}
+
+/// Turns the meta inputs and outputs of `shader` that are varyings,
+/// attributes or render targets into their messages (see the module
+/// documentation); the others (the generic IR's own meta inputs and
+/// outputs, vertex outputs) stay.
+pub fn lower(
+    shader: &mut Shader<'_, MachineOp>,
+    interface: &Interface,
+    generic: &Shader<'_, GenericOp>,
+    target: &ValhallTarget,
+) -> Result<Io, SelectError> {
+    let mut io = Io::default();
+    let Some(entry) = shader.entry() else {
+        return Ok(io);
+    };
+    let mut lower = Lowering {
+        shader,
+        target,
+        io: &mut io,
+        preloads: BTreeMap::new(),
+    };
+    match lower.shader.stage {
+        Stage::Fragment | Stage::Vertex => lower.inputs(entry, interface, generic)?,
+        Stage::Compute => {}
+    }
+    if lower.shader.stage == Stage::Fragment {
+        lower.render_targets(interface)?;
+    }
+    lower.place_preloads(entry);
+    Ok(io)
+}
+
+struct Lowering<'s, 'a> {
+    shader: &'s mut Shader<'a, MachineOp>,
+    target: &'s ValhallTarget,
+    io: &'s mut Io,
+    /// Preloaded registers read so far, and their meta inputs.
+    preloads: BTreeMap<Preload, Inst>,
+}
+
+fn unsupported(what: String) -> SelectError {
+    SelectError::Unsupported(format!("{what} (valhall ABI)"))
+}
+
+/// The register-format suffix of a message moving `scalar` values.
+fn regfmt(scalar: Scalar) -> &'static str {
+    match scalar {
+        Scalar::F32 | Scalar::F16 => ".f32",
+        Scalar::I32 => ".s32",
+        _ => ".u32",
+    }
+}
+
+/// The vector-size suffix of `n` components.
+fn vecsize(n: u8) -> &'static str {
+    ["", "", ".v2", ".v3", ".v4"][n as usize]
+}
+
+/// A staging group of `n` registers from r0, as the assembler writes it.
+fn group(n: u8) -> String {
+    let regs: Vec<String> = (0..n).map(|k| format!("r{k}")).collect();
+    format!("@{}", regs.join(":"))
+}
+
+fn sample(loc: InterpLoc) -> &'static str {
+    match loc {
+        InterpLoc::Center => ".center",
+        InterpLoc::Centroid => ".centroid",
+        InterpLoc::Sample => ".sample",
+    }
+}
+
+impl<'a> Lowering<'_, 'a> {
+    /// The machine instruction of one line of assembly (its register
+    /// numbers cleared: the IR operands are its registers in text order).
+    fn op(&self, text: &str) -> Result<MachineOp, SelectError> {
+        let arch = self.target.model().arch();
+        let word = super::assemble(text, arch)
+            .map_err(|e| unsupported(format!("`{text}` does not assemble: {e}")))?;
+        MachineOp::from_word(word, self.target.generation_id())
+            .ok_or_else(|| unsupported(format!("`{text}` does not decode")))
+    }
+
+    /// The value of preloaded register `p` (one meta input, placed at the
+    /// head of the entry block by [`Self::place_preloads`]).
+    fn preload(&mut self, p: Preload) -> Value {
+        let inst = match self.preloads.get(&p) {
+            Some(&i) => i,
+            None => {
+                let i = self.shader.create_inst(
+                    Op::Input {
+                        index: p.meta_index(),
+                    },
+                    &[],
+                    &[],
+                    None,
+                    Some(Type::U32),
+                );
+                self.preloads.insert(p, i);
+                self.io.preloads.push(p);
+                i
+            }
+        };
+        self.shader
+            .inst(inst)
+            .result
+            .unwrap_or_else(|| unreachable!("a preload has a result"))
+    }
+
+    /// Varyings (fragment) or attributes (vertex): every meta input of a
+    /// `Port::Slot` becomes a lane of its location's load.
+    fn inputs(
+        &mut self,
+        entry: Block,
+        interface: &Interface,
+        generic: &Shader<'_, GenericOp>,
+    ) -> Result<(), SelectError> {
+        let mut interps: BTreeMap<(u16, u8), Interp> = BTreeMap::new();
+        for (_, i) in generic.insts_in_order() {
+            if let Op::Opcode(GenericOp::LoadInput { slot, comp, interp }) = generic.inst(i).op {
+                interps.insert((slot, comp), interp);
+            }
+        }
+        // Meta inputs of slots, by location: (component, instruction).
+        let mut by_location: BTreeMap<u16, Vec<(u8, Inst)>> = BTreeMap::new();
+        // The other meta inputs keep heading the block (preloaded
+        // registers precede every instruction).
+        let (mut metas, mut rest) = (Vec::new(), Vec::new());
+        for &i in self.shader.block_insts(entry) {
+            match self.shader.inst(i).op {
+                Op::Input { index } => match interface.inputs.get(index as usize) {
+                    Some(&Port::Slot(slot, comp)) => {
+                        by_location.entry(slot).or_default().push((comp, i))
+                    }
+                    _ => metas.push(i),
+                },
+                _ => rest.push(i),
+            }
+        }
+        if by_location.is_empty() {
+            return Ok(());
+        }
+        let mut head = Vec::new();
+        for (location, lanes) in by_location {
+            let interp = if self.shader.stage == Stage::Fragment {
+                let modes: Vec<Interp> = lanes
+                    .iter()
+                    .filter_map(|&(c, _)| interps.get(&(location, c)).copied())
+                    .collect();
+                let first = modes.first().copied().unwrap_or(Interp::SMOOTH);
+                if modes.iter().any(|&m| m != first) {
+                    return Err(unsupported(format!(
+                        "varying {location} read with two interpolations"
+                    )));
+                }
+                Some(first)
+            } else {
+                None
+            };
+            self.load(location, interp, &lanes, &mut head)?;
+        }
+        metas.extend(head);
+        metas.extend(rest);
+        self.shader.set_block_insts(entry, &metas);
+        Ok(())
+    }
+
+    /// One location's load and its lanes, appended to `head`.
+    fn load(
+        &mut self,
+        location: u16,
+        interp: Option<Interp>,
+        lanes: &[(u8, Inst)],
+        head: &mut Vec<Inst>,
+    ) -> Result<(), SelectError> {
+        let scalars: Vec<Scalar> = lanes
+            .iter()
+            .filter_map(|&(_, i)| self.shader.inst(i).result)
+            .map(|v| self.shader.value_type(v).scalar)
+            .collect();
+        let scalar = scalars.first().copied().unwrap_or(Scalar::F32);
+        // The register type of the load: a 16-bit float arrives as f32.
+        let loaded = |s: Scalar| if s == Scalar::F16 { Scalar::F32 } else { s };
+        if scalars.iter().any(|&s| loaded(s) != loaded(scalar)) {
+            return Err(unsupported(format!(
+                "input location {location} read as two types"
+            )));
+        }
+        let mut seen = lanes.iter().map(|&(c, _)| c).collect::<Vec<_>>();
+        seen.sort_unstable();
+        seen.dedup();
+        if seen.len() != lanes.len() {
+            return Err(unsupported(format!(
+                "input location {location} read as two types"
+            )));
+        }
+        let comps = lanes.iter().map(|&(c, _)| c + 1).max().unwrap_or(1);
+        if comps > 4 {
+            return Err(unsupported(format!(
+                "component {} of input location {location}",
+                comps - 1
+            )));
+        }
+        let reg_type = loaded(scalar);
+        let fmt = regfmt(reg_type);
+        let (text, args) = match interp {
+            Some(Interp {
+                mode: InterpMode::Flat,
+                ..
+            }) => (
+                format!(
+                    "LD_VAR_FLAT_IMM.slot0{}{fmt} {}, table:0x0, index:0x{location:x}",
+                    vecsize(comps),
+                    group(comps)
+                ),
+                vec![],
+            ),
+            Some(Interp { loc, .. }) => (
+                format!(
+                    "LD_VAR_IMM.slot0{}{fmt}{}.store {}, r{}, table:0x0, index:0x{location:x}",
+                    vecsize(comps),
+                    sample(loc),
+                    group(comps),
+                    comps
+                ),
+                vec![self.preload(Preload::VaryingState)],
+            ),
+            None => (
+                format!(
+                    "LD_ATTR_IMM{}{fmt}.slot0 {}, r{}, r{}, index:0x{location:x}, table:0x0",
+                    vecsize(comps),
+                    group(comps),
+                    comps,
+                    comps + 1
+                ),
+                vec![
+                    self.preload(Preload::VertexId),
+                    self.preload(Preload::InstanceId),
+                ],
+            ),
+        };
+        let op = self.op(&text)?;
+        let ty = if comps == 1 {
+            Type::scalar(reg_type)
+        } else {
+            Type::vector(reg_type, comps)
+        };
+        let is_half = |s: &Self, input: Inst| {
+            s.shader
+                .inst(input)
+                .result
+                .is_some_and(|v| s.shader.value_type(v).scalar == Scalar::F16)
+        };
+        // One component read at its own type: the load defines the input.
+        let direct = comps == 1 && !is_half(self, lanes[0].1);
+        let message = self.shader.create_inst(
+            Op::Opcode(op),
+            &args,
+            &[],
+            None,
+            (!direct).then_some(ty),
+        );
+        head.push(message);
+        if direct {
+            self.shader.transfer_result(lanes[0].1, message);
+        } else {
+            let vector = self.shader.inst(message).result;
+            for &(comp, input) in lanes {
+                let half = is_half(self, input);
+                let lane = if comps == 1 {
+                    vector
+                } else {
+                    let split = self.shader.create_inst(
+                        Op::Split { lane: comp },
+                        &vector.into_iter().collect::<Vec<_>>(),
+                        &[],
+                        None,
+                        half.then_some(Type::scalar(reg_type)),
+                    );
+                    head.push(split);
+                    if !half {
+                        self.shader.transfer_result(input, split);
+                        continue;
+                    }
+                    self.shader.inst(split).result
+                };
+                // A 16-bit float is narrowed once, as the `cvt` rule does.
+                let lane: Vec<Value> = lane.into_iter().chain(lane).collect();
+                let op = self.op("V2F32_TO_V2F16 r0, r1, r1")?;
+                let cvt = self
+                    .shader
+                    .create_inst(Op::Opcode(op), &lane, &[], None, None);
+                head.push(cvt);
+                self.shader.transfer_result(input, cvt);
+            }
+        }
+        self.io.loads.push(Load {
+            location,
+            comps,
+            scalar,
+            interp,
+        });
+        Ok(())
+    }
+
+    /// Fragment outputs: `ATEST` and one `BLEND` per render target at the
+    /// end of the block that returns.
+    fn render_targets(&mut self, interface: &Interface) -> Result<(), SelectError> {
+        let mut block = None;
+        let mut components: BTreeMap<u16, BTreeMap<u8, Value>> = BTreeMap::new();
+        for (b, i) in self.shader.insts_in_order().collect::<Vec<_>>() {
+            let d = self.shader.inst(i);
+            let Op::Output { index } = d.op else {
+                continue;
+            };
+            let Some(&Port::Slot(slot, comp)) = interface.outputs.get(index as usize) else {
+                continue;
+            };
+            if slot >= RENDER_TARGETS {
+                return Err(unsupported(format!("fragment output slot {slot}")));
+            }
+            if block.is_some_and(|x| x != b) {
+                return Err(unsupported(
+                    "fragment outputs stored in two blocks".to_string(),
+                ));
+            }
+            block = Some(b);
+            components
+                .entry(slot)
+                .or_default()
+                .insert(comp, d.args[0]);
+        }
+        let Some(block) = block else {
+            return Ok(());
+        };
+        let returns = self
+            .shader
+            .terminator(block)
+            .is_some_and(|t| matches!(self.shader.inst(t).op, Op::Return));
+        if !returns {
+            return Err(unsupported(
+                "fragment outputs stored outside the returning block".to_string(),
+            ));
+        }
+        let mut tail = Vec::new();
+        let mut zero = None;
+        let mut groups = Vec::new();
+        for (&rt, lanes) in &components {
+            let comps = lanes.keys().max().map_or(1, |&c| c + 1);
+            let scalars: Vec<Scalar> = lanes
+                .values()
+                .map(|&v| self.shader.value_type(v).scalar)
+                .collect();
+            let scalar = scalars[0];
+            if scalars.iter().any(|&s| s != scalar) || comps > 4 {
+                return Err(unsupported(format!(
+                    "render target {rt} of mixed types or more than four components"
+                )));
+            }
+            if scalar.bits() == 16 && comps > 1 {
+                return Err(unsupported(format!(
+                    "16-bit render target {rt} of {comps} components"
+                )));
+            }
+            let mut values = Vec::new();
+            for c in 0..comps {
+                let v = match lanes.get(&c) {
+                    Some(&v) => v,
+                    None => match zero {
+                        Some(z) => z,
+                        None => {
+                            let op = self.op("MOV.i32 r0, 0x0")?;
+                            let i = self.shader.create_inst(
+                                Op::Opcode(op),
+                                &[],
+                                &[],
+                                None,
+                                Some(Type::scalar(scalar)),
+                            );
+                            tail.push(i);
+                            let z = self.shader.inst(i).result.unwrap_or_else(|| {
+                                unreachable!("a move has a result")
+                            });
+                            zero = Some(z);
+                            z
+                        }
+                    },
+                };
+                values.push(v);
+            }
+            let colour = if comps == 1 {
+                values[0]
+            } else {
+                let collect = self.shader.create_inst(
+                    Op::Collect,
+                    &values,
+                    &[],
+                    None,
+                    Some(Type::vector(scalar, comps)),
+                );
+                tail.push(collect);
+                self.shader
+                    .inst(collect)
+                    .result
+                    .unwrap_or_else(|| unreachable!("a collect has a result"))
+            };
+            groups.push((rt, comps, scalar, colour, lanes.get(&3).copied()));
+        }
+        // Alpha test on render target 0's alpha, or 1.0.
+        let alpha = groups
+            .iter()
+            .find(|g| g.0 == 0)
+            .and_then(|g| g.4.filter(|_| g.2 == Scalar::F32));
+        let coverage = self.preload(Preload::Coverage);
+        let (text, args) = match alpha {
+            Some(a) => ("ATEST @r0, r1, r2, atest_datum.w0", vec![coverage, a]),
+            None => ("ATEST @r0, r1, 0x3F800000, atest_datum.w0", vec![coverage]),
+        };
+        let op = self.op(text)?;
+        let atest = self
+            .shader
+            .create_inst(Op::Opcode(op), &args, &[], None, Some(Type::U32));
+        tail.push(atest);
+        let tested = self
+            .shader
+            .inst(atest)
+            .result
+            .unwrap_or_else(|| unreachable!("ATEST has a result"));
+        for &(rt, comps, scalar, colour, _) in &groups {
+            let fmt = match scalar {
+                Scalar::F16 => ".f16",
+                Scalar::I16 => ".s16",
+                Scalar::U16 => ".u16",
+                s => regfmt(s),
+            };
+            let text = format!(
+                "BLEND.slot0{}{fmt} {}, blend_descriptor_{rt}.w0, r{comps}, target:0x0",
+                vecsize(comps),
+                group(comps)
+            );
+            let op = self.op(&text)?;
+            tail.push(
+                self.shader
+                    .create_inst(Op::Opcode(op), &[colour, tested], &[], None, None),
+            );
+        }
+        self.io.render_targets = groups
+            .iter()
+            .map(|&(index, comps, scalar, _, _)| RenderTarget {
+                index,
+                comps,
+                scalar,
+            })
+            .collect();
+        // The outputs become the messages.
+        let mut list: Vec<Inst> = self
+            .shader
+            .block_insts(block)
+            .iter()
+            .copied()
+            .filter(|&i| {
+                !matches!(self.shader.inst(i).op, Op::Output { index }
+                    if matches!(interface.outputs.get(index as usize), Some(Port::Slot(..))))
+            })
+            .collect();
+        // Before the meta outputs that remain: their registers are read
+        // when the shader ends, so nothing may be allocated after them.
+        let at = list
+            .iter()
+            .position(|&i| matches!(self.shader.inst(i).op, Op::Output { .. } | Op::Return))
+            .unwrap_or(list.len());
+        list.splice(at..at, tail);
+        self.shader.set_block_insts(block, &list);
+        Ok(())
+    }
+
+    /// The preloaded registers' meta inputs head the entry block.
+    fn place_preloads(&mut self, entry: Block) {
+        if self.preloads.is_empty() {
+            return;
+        }
+        let mut list: Vec<Inst> = self.preloads.values().copied().collect();
+        list.extend_from_slice(self.shader.block_insts(entry));
+        self.shader.set_block_insts(entry, &list);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn preloads_round_trip_through_their_meta_index() {
+        for p in Preload::ALL {
+            assert_eq!(Preload::register_of(p.meta_index()), Some(p.register()));
+        }
+        assert_eq!(Preload::register_of(3), None);
+    }
+}

@@ -1,0 +1,293 @@
+//! A compiled Valhall program as a [`lathe_ir::verify::Executor`]: the
+//! emitted words run on the generated simulator, one lane per thread,
+//! fed as a driver and the fixed-function units would feed them
+//! ([`super::abi`]): uniform word `k` in FAU word `uk`, the generic IR's
+//! own meta inputs in the registers the interface names, the preloaded
+//! registers (coverage 1, the varying state, vertex and instance ids),
+//! and an I/O side ([`ShaderIo`]) that answers each thread's varying and
+//! attribute loads with its invocation's inputs, passes the alpha test
+//! and records what each `BLEND` writes to its render target. Outputs
+//! are read back from the render targets, or from registers for meta
+//! outputs and vertex outputs. `lathe compile --verify`, `lathe stats
+//! --verify`, the `valhall_select` test and the `compile_valhall` fuzz
+//! target use it.
+//!
+//! ```
+//! use std::rc::Rc;
+//! use lathe_mali::valhall::{compile::{compile_with, CompileOptions}, target::ValhallTarget, verify::ValhallProgram};
+//! use lathe_ir::verify::{verify, Options};
+//!
+//! let text = "shader fragment\nb0:\n  %0:f32 = load_input slot=0 comp=1 interp=smooth\n  %1:f32 = load_uniform index=5\n  %2:f32 = fmul %0, %1\n  %3:f32 = rsqrt %2\n  store_output slot=0 comp=0 %3\n  store_output slot=0 comp=3 %0\n  ret\n";
+//! let arena = lathe_ir::Bump::new();
+//! let generic = lathe_ir::parse::<lathe_ir::GenericOp>(&arena, text).unwrap();
+//! let target = Rc::new(ValhallTarget::new("g610".parse().unwrap()));
+//! let out = compile_with(&generic, &target, &CompileOptions::default()).unwrap();
+//! assert!(out.compiled.listing().contains("LD_VAR_IMM"), "{}", out.compiled.listing());
+//! assert!(out.compiled.listing().contains("BLEND"), "{}", out.compiled.listing());
+//! let report = verify(&generic, &ValhallProgram::new(&out), &Options::default()).unwrap();
+//! assert_eq!(report.compared, 8); // 2 output components × 4 threads
+//! ```
+
+use std::collections::HashMap;
+
+use lathe_ir::verify::{ExecError, Executor};
+use lathe_ir::{Invocation, Memory, Outcome, Scalar, Type};
+use lathe_isa::sim_io::{
+    Access, AtomicOp, GpuIo, Harness, Interp, IoError, Space, TexRequest, Texture,
+};
+
+use super::abi::{Io, Preload};
+use super::compile::Output;
+use super::select::Port;
+use super::sim::{self, Machine, SimError};
+
+/// A compiled program and what it needs to run.
+#[derive(Clone, Copy, Debug)]
+pub struct ValhallProgram<'c> {
+    pub out: &'c Output,
+}
+
+impl<'c> ValhallProgram<'c> {
+    pub fn new(out: &'c Output) -> Self {
+        ValhallProgram { out }
+    }
+
+    fn line(&self, pc: usize) -> &str {
+        self.out
+            .compiled
+            .disassembly
+            .get(pc)
+            .map_or("?", String::as_str)
+    }
+}
+
+/// The fixed-function side of a run: each thread's varyings and
+/// attributes, memory and textures (a [`Harness`]), the alpha test
+/// (everything passes) and the blended render targets.
+#[derive(Debug, Default)]
+pub struct ShaderIo {
+    pub harness: Harness,
+    /// Per lane, varying component slot (`4 * location + component`) or
+    /// attribute `(location, component)` → bits as the load delivers them.
+    inputs: Vec<HashMap<(u16, u8), u32>>,
+}
+
+impl ShaderIo {
+    /// The I/O side of `threads` for a program whose messages are `io`.
+    pub fn new(io: &Io, threads: &[Invocation]) -> ShaderIo {
+        let inputs = threads
+            .iter()
+            .map(|t| {
+                let mut lane = HashMap::new();
+                for load in &io.loads {
+                    for c in 0..load.comps {
+                        let Some(&bits) = t.inputs.get(&(load.location, c)) else {
+                            continue;
+                        };
+                        // A 16-bit float is loaded as f32 (exactly).
+                        let bits = if load.scalar == Scalar::F16 {
+                            (lathe_ir::f16::to_f64(bits as u16) as f32).to_bits()
+                        } else {
+                            bits
+                        };
+                        lane.insert((load.location, c), bits);
+                    }
+                }
+                lane
+            })
+            .collect();
+        ShaderIo {
+            harness: Harness::default(),
+            inputs,
+        }
+    }
+
+    fn input(&self, lane: usize, location: u16, comp: u8) -> Result<u32, IoError> {
+        self.inputs
+            .get(lane)
+            .and_then(|l| l.get(&(location, comp)))
+            .copied()
+            .ok_or_else(|| {
+                IoError(format!(
+                    "thread {lane} has no input {location}.{comp} (the load reads more components than the shader uses)"
+                ))
+            })
+    }
+}
+
+impl GpuIo for ShaderIo {
+    fn load(&mut self, lane: usize, at: Access) -> Result<u32, IoError> {
+        self.harness.load(lane, at)
+    }
+    fn store(&mut self, lane: usize, at: Access, bits: u32) -> Result<(), IoError> {
+        self.harness.store(lane, at, bits)
+    }
+    fn atomic(
+        &mut self,
+        lane: usize,
+        at: Access,
+        op: AtomicOp,
+        data: u32,
+        compare: u32,
+    ) -> Result<u32, IoError> {
+        self.harness.atomic(lane, at, op, data, compare)
+    }
+    fn varying(&mut self, lane: usize, slot: u32, _interp: Interp) -> Result<u32, IoError> {
+        // The invocation's value is the interpolated one: where the
+        // thread samples is the I/O side's business.
+        let location = u16::try_from(slot / 4).map_err(|_| IoError(format!("varying slot {slot}")))?;
+        match self.input(lane, location, (slot % 4) as u8) {
+            Ok(bits) => Ok(bits),
+            // Components past the ones the shader reads are don't-care.
+            Err(_) => Ok(0),
+        }
+    }
+    fn attribute(
+        &mut self,
+        lane: usize,
+        index: u32,
+        _vertex: u32,
+        _instance: u32,
+    ) -> Result<[u32; 4], IoError> {
+        let location = u16::try_from(index).map_err(|_| IoError(format!("attribute {index}")))?;
+        Ok(std::array::from_fn(|c| {
+            self.input(lane, location, c as u8).unwrap_or(0)
+        }))
+    }
+    fn texture(&mut self, lane: usize, req: &TexRequest) -> Result<[u32; 4], IoError> {
+        self.harness.texture(lane, req)
+    }
+    fn barrier(&mut self, lane: usize) -> Result<(), IoError> {
+        self.harness.barrier(lane)
+    }
+    fn atest(&mut self, lane: usize, coverage: u32, alpha: f32, datum: u32) -> Result<u32, IoError> {
+        self.harness.atest(lane, coverage, alpha, datum)
+    }
+    fn blend(&mut self, lane: usize, target: u32, coverage: u32, rgba: &[u32]) -> Result<(), IoError> {
+        self.harness.blend(lane, target, coverage, rgba)
+    }
+}
+
+/// Register `name` of the simulator, or a failure naming it.
+fn register(m: &Machine, name: &str) -> Result<(usize, bool, u32), ExecError> {
+    m.parse_reg(name)
+        .ok_or_else(|| ExecError::Failed(format!("the simulator has no register {name}")))
+}
+
+impl Executor for ValhallProgram<'_> {
+    fn execute(
+        &self,
+        threads: &[Invocation],
+        memory: &mut Memory,
+    ) -> Result<Vec<Outcome>, ExecError> {
+        let out = self.out;
+        let mut m = sim::machine(threads.len());
+        for (lane, inv) in threads.iter().enumerate() {
+            for (k, &bits) in inv.uniforms.iter().enumerate() {
+                let (file, half, n) = register(&m, &format!("u{k}"))?;
+                m.set(file, half, n, lane, bits);
+            }
+            for &(port, reg) in &out.inputs {
+                let bits = match port {
+                    Port::Slot(slot, comp) => inv.inputs.get(&(slot, comp)).copied(),
+                    Port::Meta(k) => inv.meta_inputs.get(k as usize).copied(),
+                }
+                .ok_or_else(|| ExecError::Failed(format!("input {port:?} has no value")))?;
+                let (file, half, n) = register(&m, &format!("r{reg}"))?;
+                m.set(file, half, n, lane, bits);
+            }
+            for &p in &out.io.preloads {
+                let bits = match p {
+                    // One sample, covered.
+                    Preload::Coverage => 1,
+                    // Not read by the model (the I/O side knows where
+                    // each thread samples).
+                    Preload::VaryingState => 0,
+                    Preload::VertexId => inv.sysvals.vertex_index,
+                    Preload::InstanceId => inv.sysvals.instance_index,
+                };
+                let (file, half, n) = register(&m, &format!("r{}", p.register()))?;
+                m.set(file, half, n, lane, bits);
+            }
+        }
+        let mut io = ShaderIo::new(&out.io, threads);
+        let shared = threads.first();
+        for (b, words) in shared.map_or(&[][..], |i| &i.ubos).iter().enumerate() {
+            io.harness.write_words(Space::Constant, b as u32, 0, words);
+        }
+        for (b, words) in memory.ssbos.iter().enumerate() {
+            io.harness.write_words(Space::Global, b as u32, 0, words);
+        }
+        io.harness.textures = shared
+            .map_or(&[][..], |i| &i.textures)
+            .iter()
+            .map(|t| {
+                let level = t.levels.first();
+                Texture {
+                    width: level.map_or(0, |l| l.width),
+                    height: level.map_or(0, |l| l.height),
+                    texels: level.map_or(Vec::new(), |l| l.texels.clone()),
+                }
+            })
+            .collect();
+        m.set_io(Box::new(io));
+
+        let compiled = &out.compiled;
+        match sim::run(&mut m, &compiled.words, compiled.model.arch()) {
+            Ok(()) => {}
+            Err(SimError::Hazard {
+                consumer,
+                producer,
+                reg,
+                wait,
+            }) => {
+                return Err(ExecError::Hazard(format!(
+                    "instruction {consumer} `{}` reads {reg} {wait}; instruction {producer} `{}` wrote it",
+                    self.line(consumer),
+                    self.line(producer)
+                )));
+            }
+            Err(e) => return Err(ExecError::Failed(format!("simulator: {e}"))),
+        }
+
+        let mut outcomes = vec![Outcome::default(); threads.len()];
+        for (lane, o) in outcomes.iter_mut().enumerate() {
+            o.discarded = m.killed[lane];
+            if o.discarded {
+                continue;
+            }
+            for &(port, reg) in &out.outputs {
+                let (file, half, n) = register(&m, &format!("r{reg}"))?;
+                let bits = m.get(file, half, n, lane).unwrap_or(0);
+                // The register holds the bits; the type is the
+                // interpreter's (compared by its own output's type).
+                let ty = Type::U32;
+                match port {
+                    Port::Slot(s, c) => o.outputs.insert((s, c), (ty, bits)),
+                    Port::Meta(k) => o.meta_outputs.insert(k, (ty, bits)),
+                };
+            }
+        }
+        let io = m
+            .io_as::<ShaderIo>()
+            .ok_or_else(|| ExecError::Failed("the simulator lost its I/O side".into()))?;
+        for (lane, o) in outcomes.iter_mut().enumerate() {
+            if o.discarded {
+                continue;
+            }
+            for rt in &out.io.render_targets {
+                for c in 0..rt.comps {
+                    if let Some(&bits) = io.harness.outputs.get(&(lane, u32::from(rt.index), u32::from(c))) {
+                        o.outputs.insert((rt.index, c), (Type::scalar(rt.scalar), bits));
+                    }
+                }
+            }
+        }
+        for (b, words) in memory.ssbos.iter_mut().enumerate() {
+            for (k, w) in words.iter_mut().enumerate() {
+                *w = io.harness.word(Space::Global, b as u32, 0, 4 * k as u64);
+            }
+        }
+        Ok(outcomes)
+    }
+}
