@@ -221,15 +221,13 @@ fn compile_one(
         Ok(l) => l,
         Err(e) => return (Err(e.to_string()), None),
     };
-    let check = |program: &dyn lathe_ir::verify::Executor| {
-        match lathe_ir::verify::verify(
-            &lowered.shader,
-            program,
-            &lathe_ir::verify::Options::default(),
-        ) {
-            Ok(_) => "ok".to_string(),
-            Err(e) => e.to_string(),
-        }
+    let check = |program: &dyn lathe_ir::verify::Executor| match lathe_ir::verify::verify(
+        &lowered.shader,
+        program,
+        &lathe_ir::verify::Options::default(),
+    ) {
+        Ok(_) => "ok".to_string(),
+        Err(e) => e.to_string(),
     };
     match gpu {
         Gpu::Adreno(gpu) => {

@@ -163,17 +163,35 @@ fn varyings_and_render_targets_travel_as_messages() {
     // One load per location, from component 0, reading the preloaded
     // interpolation state.
     assert_eq!(has("LD_VAR_IMM.slot", ""), 2, "{asm:#?}");
-    assert_eq!(has("LD_VAR_IMM.slot", ".v4.f32.center.store"), 1, "{asm:#?}");
+    assert_eq!(
+        has("LD_VAR_IMM.slot", ".v4.f32.center.store"),
+        1,
+        "{asm:#?}"
+    );
     assert_eq!(has("LD_VAR_FLAT_IMM.slot", ".v2.u32 "), 1, "{asm:#?}");
-    assert!(asm.iter().any(|l| l.contains(", r61, table:0x0, index:0x1")), "{asm:#?}");
+    assert!(
+        asm.iter()
+            .any(|l| l.contains(", r61, table:0x0, index:0x1")),
+        "{asm:#?}"
+    );
     // Alpha test on render target 0's alpha, then one blend per target;
     // the last one ends the shader.
     assert_eq!(has("ATEST", ", r60, "), 1, "{asm:#?}");
     let blends: Vec<&String> = asm.iter().filter(|l| l.starts_with("BLEND")).collect();
     assert_eq!(blends.len(), 2, "{asm:#?}");
-    assert!(blends[0].contains(".v4.f32") && blends[0].contains("blend_descriptor_0.w0"), "{asm:#?}");
-    assert!(blends[1].contains(".v3.u32") && blends[1].contains("blend_descriptor_2.w0"), "{asm:#?}");
-    assert!(asm.last().is_some_and(|l| l.starts_with("BLEND") && l.contains(".end")), "{asm:#?}");
+    assert!(
+        blends[0].contains(".v4.f32") && blends[0].contains("blend_descriptor_0.w0"),
+        "{asm:#?}"
+    );
+    assert!(
+        blends[1].contains(".v3.u32") && blends[1].contains("blend_descriptor_2.w0"),
+        "{asm:#?}"
+    );
+    assert!(
+        asm.last()
+            .is_some_and(|l| l.starts_with("BLEND") && l.contains(".end")),
+        "{asm:#?}"
+    );
 }
 
 /// A vertex shader reading two attributes by the preloaded vertex and
@@ -194,15 +212,21 @@ b0:
 fn attributes_load_by_the_preloaded_ids() {
     run_components(
         VERTEX_IO,
-        &[(0, 0, 2.5f32.to_bits()), (0, 2, 7.0f32.to_bits()), (3, 0, (-3i32) as u32)],
+        &[
+            (0, 0, 2.5f32.to_bits()),
+            (0, 2, 7.0f32.to_bits()),
+            (3, 0, (-3i32) as u32),
+        ],
     );
     let asm = listing(VERTEX_IO);
     assert!(
-        asm.iter().any(|l| l.starts_with("LD_ATTR_IMM.v3.f32.slot") && l.contains(", r60, r61, index:0x0, table:0x0")),
+        asm.iter().any(|l| l.starts_with("LD_ATTR_IMM.v3.f32.slot")
+            && l.contains(", r60, r61, index:0x0, table:0x0")),
         "{asm:#?}"
     );
     assert!(
-        asm.iter().any(|l| l.starts_with("LD_ATTR_IMM.s32.slot") && l.contains("index:0x3")),
+        asm.iter()
+            .any(|l| l.starts_with("LD_ATTR_IMM.s32.slot") && l.contains("index:0x3")),
         "{asm:#?}"
     );
 }

@@ -44,7 +44,9 @@
 
 use std::collections::BTreeMap;
 
-use lathe_ir::{Block, GenericOp, Inst, Interp, InterpLoc, InterpMode, Op, Scalar, Shader, Stage, Type, Value};
+use lathe_ir::{
+    Block, GenericOp, Inst, Interp, InterpLoc, InterpMode, Op, Scalar, Shader, Stage, Type, Value,
+};
 use lathe_isa::select::{Interface, Port, SelectError};
 
 use super::generated::MachineOp;
@@ -395,13 +397,9 @@ impl<'a> Lowering<'_, 'a> {
         };
         // One component read at its own type: the load defines the input.
         let direct = comps == 1 && !is_half(self, lanes[0].1);
-        let message = self.shader.create_inst(
-            Op::Opcode(op),
-            &args,
-            &[],
-            None,
-            (!direct).then_some(ty),
-        );
+        let message =
+            self.shader
+                .create_inst(Op::Opcode(op), &args, &[], None, (!direct).then_some(ty));
         head.push(message);
         if direct {
             self.shader.transfer_result(lanes[0].1, message);
@@ -467,10 +465,7 @@ impl<'a> Lowering<'_, 'a> {
                 ));
             }
             block = Some(b);
-            components
-                .entry(slot)
-                .or_default()
-                .insert(comp, d.args[0]);
+            components.entry(slot).or_default().insert(comp, d.args[0]);
         }
         let Some(block) = block else {
             return Ok(());
@@ -520,9 +515,11 @@ impl<'a> Lowering<'_, 'a> {
                                 Some(Type::scalar(scalar)),
                             );
                             tail.push(i);
-                            let z = self.shader.inst(i).result.unwrap_or_else(|| {
-                                unreachable!("a move has a result")
-                            });
+                            let z = self
+                                .shader
+                                .inst(i)
+                                .result
+                                .unwrap_or_else(|| unreachable!("a move has a result"));
                             zero = Some(z);
                             z
                         }

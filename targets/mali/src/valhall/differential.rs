@@ -92,15 +92,27 @@ pub fn differential(
     };
     for (lane, (w, g)) in want.iter().zip(&got).enumerate() {
         let slots = w.outputs.iter().map(|(&(slot, comp), &v)| {
-            (slot, format!("slot {slot}.{comp}"), v, g.outputs.get(&(slot, comp)))
+            (
+                slot,
+                format!("slot {slot}.{comp}"),
+                v,
+                g.outputs.get(&(slot, comp)),
+            )
         });
         let metas = w.meta_outputs.iter().map(|(&k, &v)| {
             let slot = u16::try_from(k).unwrap_or(u16::MAX);
-            (slot, format!("slot {slot} (in a register)"), v, g.meta_outputs.get(&k))
+            (
+                slot,
+                format!("slot {slot} (in a register)"),
+                v,
+                g.meta_outputs.get(&k),
+            )
         });
         for (slot, what, (ty, w), g) in slots.chain(metas) {
             let Some(&(_, g)) = g else {
-                return Err(format!("{model} thread {lane}: output {what} not written\n{listing}"));
+                return Err(format!(
+                    "{model} thread {lane}: output {what} not written\n{listing}"
+                ));
             };
             let mask = if ty.scalar.bits() <= 16 {
                 0xffff

@@ -57,7 +57,7 @@ pub fn legalise(
         return Ok(false);
     }
     move_split_lanes(shader, target);
-    move_collect_operands(shader, target);
+    move_collect_operands(shader, target)?;
     lower_swaps(shader, target).map_err(|e| match e {
         LowerSwapError::Unsupported(m) => LegaliseError::Unsupported(m),
     })?;
@@ -134,7 +134,10 @@ fn move_split_lanes(shader: &mut Shader<'_, MachineOp>, target: &ValhallTarget) 
 /// lowered with the others — through each cycle). The group's registers
 /// hold nothing live across the collect but its own operands (the result
 /// takes them from there on), so the moves clobber nothing.
-fn move_collect_operands(shader: &mut Shader<'_, MachineOp>, target: &ValhallTarget) {
+fn move_collect_operands(
+    shader: &mut Shader<'_, MachineOp>,
+    target: &ValhallTarget,
+) -> Result<(), LegaliseError> {
     for b in shader.layout().to_vec() {
         let mut list = Vec::with_capacity(shader.block_insts(b).len());
         let mut changed = false;
@@ -202,11 +205,26 @@ fn move_collect_operands(shader: &mut Shader<'_, MachineOp>, target: &ValhallTar
                         // Every destination still holds a pending
                         // source: exchange the first move's source with
                         // the value in its destination.
-                        let (k, at, src) = pending.remove(0);
-                        let Some(&(_, _, other)) =
-                            pending.iter().find(|&&(_, _, s)| unit(shader, s) == Some(at))
+                        // A move of the cycle: its source sits where
+                        // another lane goes (not in a lane already in
+                        // place, which the exchange would disturb).
+                        let c = pending
+                            .iter()
+                            .position(|&(_, _, s)| {
+                                pending
+                                    .iter()
+                                    .any(|&(_, at, _)| unit(shader, s) == Some(at))
+                            })
+                            .unwrap_or(0);
+                        let (k, at, src) = pending.remove(c);
+                        let Some(&(_, _, other)) = pending
+                            .iter()
+                            .find(|&&(_, _, s)| unit(shader, s) == Some(at))
                         else {
-                            unreachable!("a cycle of moves");
+                            return Err(unsupported(format!(
+                                "collect into r{} whose operands form no cycle of moves",
+                                base.unit
+                            )));
                         };
                         let from = unit(shader, src).unwrap_or(at);
                         let swap = shader.create_inst(
@@ -225,10 +243,23 @@ fn move_collect_operands(shader: &mut Shader<'_, MachineOp>, target: &ValhallTar
                         place(shader, moved, at);
                         place(shader, moved_other, from);
                         lanes[k] = moved;
-                        for p in pending.iter_mut().filter(|p| p.2 == other) {
-                            p.2 = moved_other;
+                        for p in pending.iter_mut() {
+                            if p.2 == other {
+                                p.2 = moved_other;
+                            } else if p.2 == src {
+                                p.2 = moved;
+                            }
                         }
                         list.push(swap);
+                        // A value the exchange put where its lane is
+                        // needs no move any more.
+                        pending.retain(|&(k, at, v)| {
+                            let done = unit(shader, v) == Some(at);
+                            if done {
+                                lanes[k] = v;
+                            }
+                            !done
+                        });
                     }
                 }
             }
@@ -240,6 +271,7 @@ fn move_collect_operands(shader: &mut Shader<'_, MachineOp>, target: &ValhallTar
             shader.set_block_insts(b, &list);
         }
     }
+    Ok(())
 }
 
 /// Step 2: the meta instructions' registers agree, so they emit nothing.

@@ -135,7 +135,8 @@ impl GpuIo for ShaderIo {
     fn varying(&mut self, lane: usize, slot: u32, _interp: Interp) -> Result<u32, IoError> {
         // The invocation's value is the interpolated one: where the
         // thread samples is the I/O side's business.
-        let location = u16::try_from(slot / 4).map_err(|_| IoError(format!("varying slot {slot}")))?;
+        let location =
+            u16::try_from(slot / 4).map_err(|_| IoError(format!("varying slot {slot}")))?;
         match self.input(lane, location, (slot % 4) as u8) {
             Ok(bits) => Ok(bits),
             // Components past the ones the shader reads are don't-care.
@@ -160,10 +161,22 @@ impl GpuIo for ShaderIo {
     fn barrier(&mut self, lane: usize) -> Result<(), IoError> {
         self.harness.barrier(lane)
     }
-    fn atest(&mut self, lane: usize, coverage: u32, alpha: f32, datum: u32) -> Result<u32, IoError> {
+    fn atest(
+        &mut self,
+        lane: usize,
+        coverage: u32,
+        alpha: f32,
+        datum: u32,
+    ) -> Result<u32, IoError> {
         self.harness.atest(lane, coverage, alpha, datum)
     }
-    fn blend(&mut self, lane: usize, target: u32, coverage: u32, rgba: &[u32]) -> Result<(), IoError> {
+    fn blend(
+        &mut self,
+        lane: usize,
+        target: u32,
+        coverage: u32,
+        rgba: &[u32],
+    ) -> Result<(), IoError> {
         self.harness.blend(lane, target, coverage, rgba)
     }
 }
@@ -277,8 +290,13 @@ impl Executor for ValhallProgram<'_> {
             }
             for rt in &out.io.render_targets {
                 for c in 0..rt.comps {
-                    if let Some(&bits) = io.harness.outputs.get(&(lane, u32::from(rt.index), u32::from(c))) {
-                        o.outputs.insert((rt.index, c), (Type::scalar(rt.scalar), bits));
+                    if let Some(&bits) =
+                        io.harness
+                            .outputs
+                            .get(&(lane, u32::from(rt.index), u32::from(c)))
+                    {
+                        o.outputs
+                            .insert((rt.index, c), (Type::scalar(rt.scalar), bits));
                     }
                 }
             }
