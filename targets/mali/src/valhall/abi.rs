@@ -45,24 +45,30 @@
 use std::collections::BTreeMap;
 
 use lathe_ir::{
-    Block, GenericOp, Inst, Interp, InterpLoc, InterpMode, Op, Scalar, Shader, Stage, Type, Value,
+    Block, GenericOp, Inst, Interp, InterpLoc, InterpMode, Op, Scalar, Shader, Stage, Sysval, Type,
+    Value,
 };
 use lathe_isa::select::{Interface, Port, SelectError};
 
 use super::generated::MachineOp;
 use super::target::ValhallTarget;
 
-/// A register the hardware fills before the shader's first instruction.
+/// A register the hardware fills before the shader's first instruction
+/// (Mesa's `bi_preload` registers on v9+).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Preload {
     /// Fragment: the sample coverage mask (r60), which `ATEST` tests.
     Coverage,
     /// Fragment: the interpolation state varying loads read (r61).
     VaryingState,
-    /// Vertex: the vertex id (r60).
+    /// Vertex: the vertex id (r60), taken as the vertex index.
     VertexId,
-    /// Vertex: the instance id (r61).
+    /// Vertex: the instance id (r61), taken as the instance index.
     InstanceId,
+    /// Compute: component 0..=2 of the workgroup id (r57..=r59).
+    WorkgroupId(u8),
+    /// Compute: component 0..=2 of the global invocation id (r60..=r62).
+    GlobalId(u8),
 }
 
 /// Meta input indices from here on are preloaded registers (index
@@ -75,18 +81,13 @@ pub const PRELOAD_BASE: u32 = 1 << 16;
 pub const RENDER_TARGETS: u16 = 8;
 
 impl Preload {
-    pub const ALL: [Preload; 4] = [
-        Preload::Coverage,
-        Preload::VaryingState,
-        Preload::VertexId,
-        Preload::InstanceId,
-    ];
-
     /// The general register it arrives in.
     pub const fn register(self) -> u8 {
         match self {
             Preload::Coverage | Preload::VertexId => 60,
             Preload::VaryingState | Preload::InstanceId => 61,
+            Preload::WorkgroupId(c) => 57 + c,
+            Preload::GlobalId(c) => 60 + c,
         }
     }
 
@@ -100,6 +101,44 @@ impl Preload {
         index
             .checked_sub(PRELOAD_BASE)
             .and_then(|r| u8::try_from(r).ok())
+    }
+
+    /// The preload that holds system value `sysval` (component `comp`)
+    /// in a `stage` shader, if the hardware preloads it.
+    pub fn of_sysval(stage: Stage, sysval: Sysval, comp: u8) -> Option<Preload> {
+        match (stage, sysval) {
+            (Stage::Vertex, Sysval::VertexIndex) => Some(Preload::VertexId),
+            (Stage::Vertex, Sysval::InstanceIndex) => Some(Preload::InstanceId),
+            (Stage::Compute, Sysval::WorkgroupId) if comp < 3 => Some(Preload::WorkgroupId(comp)),
+            (Stage::Compute, Sysval::GlobalInvocationId) if comp < 3 => {
+                Some(Preload::GlobalId(comp))
+            }
+            _ => None,
+        }
+    }
+
+    /// The preload of register `reg` in a `stage` shader.
+    fn in_stage(stage: Stage, reg: u8) -> Option<Preload> {
+        let all = [
+            Preload::Coverage,
+            Preload::VaryingState,
+            Preload::VertexId,
+            Preload::InstanceId,
+            Preload::WorkgroupId(0),
+            Preload::WorkgroupId(1),
+            Preload::WorkgroupId(2),
+            Preload::GlobalId(0),
+            Preload::GlobalId(1),
+            Preload::GlobalId(2),
+        ];
+        all.into_iter().find(|p| {
+            p.register() == reg
+                && match p {
+                    Preload::Coverage | Preload::VaryingState => stage == Stage::Fragment,
+                    Preload::VertexId | Preload::InstanceId => stage == Stage::Vertex,
+                    _ => stage == Stage::Compute,
+                }
+        })
     }
 }
 
@@ -124,10 +163,21 @@ pub struct RenderTarget {
     pub scalar: Scalar,
 }
 
+/// One UBO word the driver pushes into a FAU word ([`push_ubos`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PushedWord {
+    /// The FAU word `uN` that holds it.
+    pub fau: u32,
+    pub binding: u8,
+    pub byte_offset: u32,
+}
+
 /// What [`lower`] made of the shader's inputs and outputs: what a driver
 /// must set up (and what `--verify` feeds the simulator).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Io {
+    /// UBO words pushed into the FAU, after the push constants.
+    pub pushed: Vec<PushedWord>,
     /// Varyings (fragment) or attributes (vertex) loaded.
     pub loads: Vec<Load>,
     /// Render targets blended, in order.
@@ -141,6 +191,98 @@ impl Io {
     pub fn load(&self, location: u16) -> Option<&Load> {
         self.loads.iter().find(|l| l.location == location)
     }
+}
+
+/// Reads system values the hardware preloads ([`Preload::of_sysval`])
+/// from their registers, and pushes every UBO word the shader reads at a
+/// constant, word-aligned
+/// offset into the FAU, as Mesa's Valhall backend pushes UBO ranges: the
+/// words follow the push constants (from the 64-bit FAU slot after the
+/// highest uniform the shader reads), one per distinct (binding, offset),
+/// as long as the `fau_words` of the file last; each such `load_ubo`
+/// becomes a `load_uniform` of its word. `None` when no load qualifies
+/// and no system value is preloaded (the shader is selected as it is);
+/// otherwise a rewritten copy in the
+/// same arena and the words the driver pushes. Loads at other offsets stay
+/// (and fail in selection until `LD_BUFFER` is selected).
+pub fn push_ubos<'a>(
+    generic: &Shader<'a, GenericOp>,
+    fau_words: u32,
+) -> Result<Option<(Shader<'a, GenericOp>, Vec<PushedWord>)>, SelectError> {
+    let preloaded = |s: &Shader<'_, GenericOp>, i: Inst| match s.inst(i).op {
+        Op::Opcode(GenericOp::LoadSysval { sysval, comp }) => {
+            Preload::of_sysval(s.stage, sysval, comp)
+        }
+        _ => None,
+    };
+    let constant = |s: &Shader<'_, GenericOp>, v: Value| match s.inst(s.value_def(v)).op {
+        Op::Opcode(GenericOp::Const { bits }) if bits % 4 == 0 => Some(bits),
+        _ => None,
+    };
+    let pushable = |s: &Shader<'_, GenericOp>, i: Inst| match s.inst(i).op {
+        Op::Opcode(GenericOp::LoadUbo { binding }) => s
+            .inst(i)
+            .args
+            .first()
+            .and_then(|&v| constant(s, v))
+            .map(|offset| (binding, offset)),
+        _ => None,
+    };
+    if !generic
+        .insts_in_order()
+        .any(|(_, i)| pushable(generic, i).is_some() || preloaded(generic, i).is_some())
+    {
+        return Ok(None);
+    }
+    let mut copy = lathe_ir::parse::<GenericOp>(generic.arena(), &lathe_ir::print(generic))
+        .map_err(|e| SelectError::Malformed(format!("the shader does not read back: {e}")))?;
+    let uniforms = copy
+        .insts_in_order()
+        .filter_map(|(_, i)| match copy.inst(i).op {
+            Op::Opcode(GenericOp::LoadUniform { index }) => Some(index + 1),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0);
+    let mut next = uniforms.next_multiple_of(2);
+    let mut pushed: Vec<PushedWord> = Vec::new();
+    let loads: Vec<(Inst, (u8, u32))> = copy
+        .insts_in_order()
+        .filter_map(|(_, i)| pushable(&copy, i).map(|p| (i, p)))
+        .collect();
+    for (i, (binding, byte_offset)) in loads {
+        let fau = match pushed
+            .iter()
+            .find(|w| (w.binding, w.byte_offset) == (binding, byte_offset))
+        {
+            Some(w) => w.fau,
+            None if next < fau_words => {
+                pushed.push(PushedWord {
+                    fau: next,
+                    binding,
+                    byte_offset,
+                });
+                next += 1;
+                next - 1
+            }
+            // The FAU is full: the load stays a load.
+            None => continue,
+        };
+        copy.inst_mut(i).op = Op::Opcode(GenericOp::LoadUniform { index: fau });
+        copy.set_args(i, &[]);
+    }
+    // System values the hardware preloads are meta inputs of their
+    // register (selection keeps the index as the port).
+    let sysvals: Vec<(Inst, Preload)> = copy
+        .insts_in_order()
+        .filter_map(|(_, i)| preloaded(&copy, i).map(|p| (i, p)))
+        .collect();
+    for (i, p) in sysvals {
+        copy.inst_mut(i).op = Op::Input {
+            index: p.meta_index(),
+        };
+    }
+    Ok(Some((copy, pushed)))
 }
 
 /// Turns the meta inputs and outputs of `shader` that are varyings,
@@ -163,6 +305,7 @@ pub fn lower(
         io: &mut io,
         preloads: BTreeMap::new(),
     };
+    lower.adopt_preloads(entry, interface);
     match lower.shader.stage {
         Stage::Fragment | Stage::Vertex => lower.inputs(entry, interface, generic)?,
         Stage::Compute => {}
@@ -613,13 +756,44 @@ impl<'a> Lowering<'_, 'a> {
         Ok(())
     }
 
+    /// The meta inputs selection made of preloaded system values get
+    /// their register's index back (selection numbers ports) and serve
+    /// the messages too.
+    fn adopt_preloads(&mut self, entry: Block, interface: &Interface) {
+        for &i in &self.shader.block_insts(entry).to_vec() {
+            let Op::Input { index } = self.shader.inst(i).op else {
+                continue;
+            };
+            let Some(&Port::Meta(port)) = interface.inputs.get(index as usize) else {
+                continue;
+            };
+            let stage = self.shader.stage;
+            let Some(p) = Preload::register_of(port).and_then(|r| Preload::in_stage(stage, r))
+            else {
+                continue;
+            };
+            self.shader.inst_mut(i).op = Op::Input {
+                index: p.meta_index(),
+            };
+            if self.preloads.insert(p, i).is_none() {
+                self.io.preloads.push(p);
+            }
+        }
+    }
+
     /// The preloaded registers' meta inputs head the entry block.
     fn place_preloads(&mut self, entry: Block) {
         if self.preloads.is_empty() {
             return;
         }
         let mut list: Vec<Inst> = self.preloads.values().copied().collect();
-        list.extend_from_slice(self.shader.block_insts(entry));
+        list.extend(
+            self.shader
+                .block_insts(entry)
+                .iter()
+                .copied()
+                .filter(|i| !self.preloads.values().any(|p| p == i)),
+        );
         self.shader.set_block_insts(entry, &list);
     }
 }
@@ -630,8 +804,13 @@ mod tests {
 
     #[test]
     fn preloads_round_trip_through_their_meta_index() {
-        for p in Preload::ALL {
-            assert_eq!(Preload::register_of(p.meta_index()), Some(p.register()));
+        for stage in [Stage::Vertex, Stage::Fragment, Stage::Compute] {
+            for reg in 0..64 {
+                if let Some(p) = Preload::in_stage(stage, reg) {
+                    assert_eq!(Preload::register_of(p.meta_index()), Some(reg));
+                    assert_eq!(p.register(), reg);
+                }
+            }
         }
         assert_eq!(Preload::register_of(3), None);
     }

@@ -98,6 +98,28 @@ pub fn compile_with(
     target: &Rc<ValhallTarget>,
     options: &CompileOptions,
 ) -> Result<Output, CompileError> {
+    // UBO words at constant offsets are read from the FAU.
+    let fau_words = target
+        .files()
+        .iter()
+        .find(|f| f.kind == lathe_passes::target::FileKind::Uniform)
+        .map_or(0, |f| f.units);
+    let (pushed_shader, pushed) = match abi::push_ubos(generic, fau_words)? {
+        Some((shader, words)) => (Some(shader), words),
+        None => (None, Vec::new()),
+    };
+    let generic = pushed_shader.as_ref().unwrap_or(generic);
+    let mut out = compile_goal(generic, target, options)?;
+    out.io.pushed = pushed;
+    Ok(out)
+}
+
+/// [`compile_with`] after the UBO push.
+fn compile_goal(
+    generic: &Shader<'_, GenericOp>,
+    target: &Rc<ValhallTarget>,
+    options: &CompileOptions,
+) -> Result<Output, CompileError> {
     // The thread count of the smallest footprint is the goal; a shader
     // that spills under it is compiled again with the whole file.
     let general = target.general_file();

@@ -1,7 +1,8 @@
 //! A compiled Valhall program as a [`lathe_ir::verify::Executor`]: the
 //! emitted words run on the generated simulator, one lane per thread,
 //! fed as a driver and the fixed-function units would feed them
-//! ([`super::abi`]): uniform word `k` in FAU word `uk`, the generic IR's
+//! ([`super::abi`]): uniform word `k` in FAU word `uk`, pushed UBO words
+//! in theirs, the generic IR's
 //! own meta inputs in the registers the interface names, the preloaded
 //! registers (coverage 1, the varying state, vertex and instance ids),
 //! and an I/O side ([`ShaderIo`]) that answers each thread's varying and
@@ -200,6 +201,21 @@ impl Executor for ValhallProgram<'_> {
                 let (file, half, n) = register(&m, &format!("u{k}"))?;
                 m.set(file, half, n, lane, bits);
             }
+            for w in &out.io.pushed {
+                let bits = inv
+                    .ubos
+                    .get(usize::from(w.binding))
+                    .and_then(|b| b.get((w.byte_offset / 4) as usize))
+                    .copied()
+                    .ok_or_else(|| {
+                        ExecError::Failed(format!(
+                            "UBO {} has no word at byte {}",
+                            w.binding, w.byte_offset
+                        ))
+                    })?;
+                let (file, half, n) = register(&m, &format!("u{}", w.fau))?;
+                m.set(file, half, n, lane, bits);
+            }
             for &(port, reg) in &out.inputs {
                 let bits = match port {
                     Port::Slot(slot, comp) => inv.inputs.get(&(slot, comp)).copied(),
@@ -218,6 +234,8 @@ impl Executor for ValhallProgram<'_> {
                     Preload::VaryingState => 0,
                     Preload::VertexId => inv.sysvals.vertex_index,
                     Preload::InstanceId => inv.sysvals.instance_index,
+                    Preload::WorkgroupId(c) => inv.sysvals.workgroup_id[usize::from(c)],
+                    Preload::GlobalId(c) => inv.sysvals.global_invocation_id[usize::from(c)],
                 };
                 let (file, half, n) = register(&m, &format!("r{}", p.register()))?;
                 m.set(file, half, n, lane, bits);
