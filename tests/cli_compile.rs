@@ -243,14 +243,14 @@ fn valhall_disassembly_assembles_back_and_the_outputs_agree() {
     let ubo = dir.join("ubo.wgsl");
     std::fs::write(
         &ubo,
-        "struct U { a: f32 }\n@group(0) @binding(0) var<uniform> u: U;\n\
+        "struct U { a: f32 }\n@group(0) @binding(0) var<storage, read> u: U;\n\
          @fragment fn main() -> @location(0) vec4<f32> { return vec4<f32>(u.a); }\n",
     )
     .unwrap();
     let out = lathe(&["compile", "--gpu", "g610", ubo.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        !out.status.success() && err.contains("unsupported: load_ubo"),
+        !out.status.success() && err.contains("unsupported: load_ssbo"),
         "{err}"
     );
     std::fs::remove_dir_all(&dir).ok();

@@ -193,6 +193,10 @@ impl Io {
     }
 }
 
+/// A shader rewritten by [`push_ubos`] and the UBO words the driver
+/// pushes for it.
+pub type Prepared<'a> = (Shader<'a, GenericOp>, Vec<PushedWord>);
+
 /// Reads system values the hardware preloads ([`Preload::of_sysval`])
 /// from their registers, and pushes every UBO word the shader reads at a
 /// constant, word-aligned
@@ -208,7 +212,7 @@ impl Io {
 pub fn push_ubos<'a>(
     generic: &Shader<'a, GenericOp>,
     fau_words: u32,
-) -> Result<Option<(Shader<'a, GenericOp>, Vec<PushedWord>)>, SelectError> {
+) -> Result<Option<Prepared<'a>>, SelectError> {
     let preloaded = |s: &Shader<'_, GenericOp>, i: Inst| match s.inst(i).op {
         Op::Opcode(GenericOp::LoadSysval { sysval, comp }) => {
             Preload::of_sysval(s.stage, sysval, comp)
