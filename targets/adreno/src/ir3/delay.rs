@@ -228,14 +228,18 @@ fn node(isa: &Isa, word: u64, generation: Generation) -> Result<Node, Error> {
         },
     };
 
+    let groups = lathe_isa::groups::groups(isa, word, gen_id).unwrap_or_default();
     let mut dsts = Vec::new();
     let mut srcs = Vec::new();
     let mut writes_address = false;
     for (name, field_ty, field_value, role, file) in role_fields(isa, leaf, word) {
         let gpr = match file {
             Some(file) => predicate_of(isa, &file, field_value),
-            None => gpr_of(isa, field_ty, field_value, gen_id),
+            None => gpr_of(isa, field_ty, field_value, gen_id, &scope),
         };
+        // A register group (texture coordinates, a load's vector) covers
+        // as many registers as the spec's semantics give it.
+        let group = groups.size(&name);
         let Some(gpr) = gpr else {
             continue;
         };
@@ -245,7 +249,7 @@ fn node(isa: &Isa, word: u64, generation: Generation) -> Result<Node, Error> {
             dsts.push(RegUse {
                 num,
                 half: dst_half,
-                elems: repeat + 1,
+                elems: (repeat + 1).max(group),
                 special: gpr.special,
             });
         } else {
@@ -259,7 +263,7 @@ fn node(isa: &Isa, word: u64, generation: Generation) -> Result<Node, Error> {
             let elems = if r_flag && !in_nop_form {
                 repeat + 1
             } else {
-                1
+                group
             };
             srcs.push((
                 name,
@@ -430,36 +434,68 @@ pub(crate) fn nop_slots(word: u64, generation: Generation) -> Result<u32, Error>
 
 /// The GPR an operand value names, following sub-encodings down to an
 /// operand encoding the spec marks `regfile = gpr`; `None` for consts,
-/// immediates and relative forms.
-fn gpr_of(isa: &Isa, ty: &FieldType, value: u64, generation: u32) -> Option<Gpr> {
-    let FieldType::Sub(tree, _) = ty else {
+/// immediates and relative forms. `caller` is the scope of the
+/// instruction (or operand) holding the field: it decides the forms whose
+/// params choose between a register and an immediate.
+fn gpr_of(
+    isa: &Isa,
+    ty: &FieldType,
+    value: u64,
+    generation: u32,
+    caller: &Scope<'_>,
+) -> Option<Gpr> {
+    let FieldType::Sub(tree, binds) = ty else {
         return None;
     };
-    // Relative forms name no fixed register; forms that may also be an
-    // immediate (chosen by another field) are not followed either.
+    // Relative forms name no fixed register.
     let flag = |key: &str| matches!(isa.meta(*tree, key), Some(lathe_isa::ast::MetaValue::Ident(v)) if v == "true");
-    if flag("relative") || flag("immediate") {
+    if flag("relative") {
         return None;
     }
-    if matches!(isa.meta(*tree, "regfile"), Some(lathe_isa::ast::MetaValue::Ident(f)) if f == "gpr")
-    {
-        let num = u32::try_from(value).ok()?;
-        let reg = i64::from(num / 4);
-        return Some(Gpr {
-            num,
-            address: meta_int(isa, *tree, "address_gpr") == Some(reg),
-            special: meta_int(isa, *tree, "special_gpr_from").is_some_and(|from| reg >= from),
-        });
+    // A form that may be an immediate is the plain register only when
+    // its params (bound to the caller's fields) pick no other variant.
+    let immediate = flag("immediate");
+    if !immediate && let Some(gpr) = plain_gpr(isa, *tree, value) {
+        return Some(gpr);
     }
     let sub_leaf = isa.decoder(*tree)?.lookup(value, generation)?;
-    for enc in isa.chain(sub_leaf) {
-        for field in &isa.encodings[enc].plain.fields {
-            if let Some(gpr) = gpr_of(isa, &field.ty, field.extract(value), generation) {
+    let scope = Scope::new(isa, sub_leaf, value, generation, Some((caller, binds)));
+    let mut variant = false;
+    for (k, enc) in isa.chain(sub_leaf).enumerate() {
+        let e = &isa.encodings[enc];
+        let active = scope.active_when(k, enc);
+        variant |= active.is_some();
+        let fields = active
+            .map(|j| &e.whens[j].level.fields[..])
+            .into_iter()
+            .flatten()
+            .chain(&e.plain.fields);
+        for field in fields {
+            if let Some(gpr) = gpr_of(isa, &field.ty, field.extract(value), generation, &scope) {
                 return Some(gpr);
             }
         }
     }
+    if immediate && !variant && !isa.encodings[sub_leaf].plain.fields.is_empty() {
+        return plain_gpr(isa, *tree, value);
+    }
     None
+}
+
+/// `value` as the register an operand encoding marked `regfile = gpr`
+/// names; `None` for other encodings.
+fn plain_gpr(isa: &Isa, tree: EncId, value: u64) -> Option<Gpr> {
+    if !matches!(isa.meta(tree, "regfile"), Some(lathe_isa::ast::MetaValue::Ident(f)) if f == "gpr")
+    {
+        return None;
+    }
+    let num = u32::try_from(value).ok()?;
+    let reg = i64::from(num / 4);
+    Some(Gpr {
+        num,
+        address: meta_int(isa, tree, "address_gpr") == Some(reg),
+        special: meta_int(isa, tree, "special_gpr_from").is_some_and(|from| reg >= from),
+    })
 }
 
 #[cfg(test)]
@@ -471,6 +507,31 @@ mod tests {
         let g = Generation::A6xx;
         let words: Vec<u64> = program.iter().map(|t| assemble(t, g).unwrap()).collect();
         required_nops(&words, g).unwrap()
+    }
+
+    #[test]
+    fn texture_coordinates_and_load_offsets_are_read_registers() {
+        // The second coordinate of the (r0.x, r0.y) group, an ALU result,
+        // needs the ALU -> tex 6 slots; a register offset of ldc (a source
+        // that could have been an immediate) the ALU -> mem 6.
+        assert_eq!(
+            nops(&[
+                "mov.f32f32 r0.y, r1.y",
+                "sam (f32)(xyzw)r2.x, r0.x, s#0, t#0"
+            ]),
+            6
+        );
+        assert_eq!(
+            nops(&[
+                "mov.u32u32 r2.y, 4",
+                "ldc.offset0.1.uniform r2.w, r2.z, r2.y"
+            ]),
+            6
+        );
+        assert_eq!(
+            nops(&["mov.u32u32 r0.w, 4", "getsize (s32)(xy)r1.w, r0.w, t#0"]),
+            6
+        );
     }
 
     #[test]
