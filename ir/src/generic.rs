@@ -276,6 +276,16 @@ pub enum GenericOp {
         comp: u8,
         interp: Interp,
     },
+    /// A fragment input as a target's ABI reads it (made by a backend's
+    /// lowering, never by a frontend): varying component `inloc` of the
+    /// target's varying storage, interpolated at the barycentric pair the
+    /// operand holds (an `f32x2`; no operand when flat). The interpreter
+    /// does not run it: it stands for a `load_input` whose value the
+    /// driver's varying setup decides.
+    LoadVarying {
+        inloc: u32,
+        interp: Interp,
+    },
     /// Write one component of an output slot (see [`crate::slot`]).
     StoreOutput {
         slot: u16,
@@ -570,6 +580,31 @@ fn write_flags(offset: bool, compare: bool, out: &mut dyn fmt::Write) -> fmt::Re
     Ok(())
 }
 
+/// The `interp=` and optional `loc=` attributes.
+fn parse_interp(a: &mut Attrs<'_, '_>) -> Result<Interp, AttrError> {
+    let mode = match a.get("interp") {
+                    Some((_, "flat")) => InterpMode::Flat,
+                    Some((_, "smooth")) => InterpMode::Smooth,
+                    Some((_, "noperspective")) => InterpMode::NoPerspective,
+                    Some((k, _)) => {
+                        return Err(AttrError::on(k, "interp is flat, smooth or noperspective"));
+                    }
+                    None => return Err(AttrError::on_name("missing attribute `interp=`")),
+                };
+                let loc = match a.get("loc") {
+                    None => InterpLoc::Center,
+                    Some((_, "centroid")) => InterpLoc::Centroid,
+                    Some((_, "sample")) => InterpLoc::Sample,
+                    Some((k, _)) => {
+                        return Err(AttrError::on(
+                            k,
+                            "loc is centroid or sample (center is the default and not written)",
+                        ));
+                    }
+                };
+    Ok(Interp { mode, loc })
+}
+
 fn interp_name(i: Interp) -> &'static str {
     match i.mode {
         InterpMode::Flat => "flat",
@@ -718,6 +753,7 @@ impl Opcode for GenericOp {
             Ddy { .. } => "ddy",
             LoadSysval { .. } => "load_sysval",
             LoadInput { .. } => "load_input",
+            LoadVarying { .. } => "load_varying",
             StoreOutput { .. } => "store_output",
             LoadUniform { .. } => "load_uniform",
             LoadUbo { .. } => "load_ubo",
@@ -775,6 +811,13 @@ impl Opcode for GenericOp {
             LoadInput { slot, comp, interp } => {
                 write_slot(slot, out)?;
                 write!(out, " comp={comp} interp={}", interp_name(interp))?;
+                if interp.loc != InterpLoc::Center {
+                    write!(out, " loc={}", loc_name(interp.loc))?;
+                }
+                Ok(())
+            }
+            LoadVarying { inloc, interp } => {
+                write!(out, " inloc={inloc} interp={}", interp_name(interp))?;
                 if interp.loc != InterpLoc::Center {
                     write!(out, " loc={}", loc_name(interp.loc))?;
                 }
@@ -905,30 +948,17 @@ impl Opcode for GenericOp {
             "load_input" => {
                 let slot = parse_slot(&mut a)?;
                 let comp = a.number("comp")?;
-                let mode = match a.get("interp") {
-                    Some((_, "flat")) => InterpMode::Flat,
-                    Some((_, "smooth")) => InterpMode::Smooth,
-                    Some((_, "noperspective")) => InterpMode::NoPerspective,
-                    Some((k, _)) => {
-                        return Err(AttrError::on(k, "interp is flat, smooth or noperspective"));
-                    }
-                    None => return Err(AttrError::on_name("missing attribute `interp=`")),
-                };
-                let loc = match a.get("loc") {
-                    None => InterpLoc::Center,
-                    Some((_, "centroid")) => InterpLoc::Centroid,
-                    Some((_, "sample")) => InterpLoc::Sample,
-                    Some((k, _)) => {
-                        return Err(AttrError::on(
-                            k,
-                            "loc is centroid or sample (center is the default and not written)",
-                        ));
-                    }
-                };
                 LoadInput {
                     slot,
                     comp,
-                    interp: Interp { mode, loc },
+                    interp: parse_interp(&mut a)?,
+                }
+            }
+            "load_varying" => {
+                let inloc = a.number("inloc")?;
+                LoadVarying {
+                    inloc,
+                    interp: parse_interp(&mut a)?,
                 }
             }
             "store_output" => StoreOutput {
@@ -1422,6 +1452,21 @@ fn check_generic(op: GenericOp, sig: &Signature<'_>) -> Result<(), String> {
                 return Err("inputs are non-bool scalars in components 0..=3".into());
             }
             check_slot(slot)?;
+        }
+        LoadVarying { interp, .. } => {
+            let flat = interp.mode == InterpMode::Flat;
+            count(if flat { 0 } else { 1 })?;
+            if !flat && ops[0] != Type::vector(Scalar::F32, 2) {
+                return Err(format!(
+                    "an interpolated varying reads its barycentrics as f32x2, not {}",
+                    ops[0]
+                ));
+            }
+            let r = result(sig.result)?;
+            scalar(r)?;
+            if r.scalar == Scalar::Bool {
+                return Err("varyings are non-bool scalars".into());
+            }
         }
         StoreOutput { slot, comp } => {
             count(1)?;

@@ -1301,6 +1301,9 @@ impl<'m, 'a> Machine<'m, 'a> {
                     self.arg(i, 2)?
                 })
             }
+            LoadVarying { .. } => Err(InterpError::Unsupported(
+                "load_varying (a backend's form of load_input: interpret the shader before its ABI lowering)".into(),
+            )),
             LoadInput { slot, comp, .. } => {
                 let ty = rs()?;
                 let bits = self.inv.inputs.get(&(slot, comp)).ok_or_else(|| {

@@ -7,7 +7,8 @@
 //! incoming value per predecessor, so no phis where there are no
 //! predecessors), the meta
 //! instructions' rules (collect groups 2..=16 scalars of one type into a
-//! vector, split takes a lane of one, input only in the entry block, output
+//! vector, split takes a lane of one, input (a scalar or a preloaded
+//! register group) only in the entry block, output
 //! takes one scalar, no address operands on any of them), and each
 //! vocabulary opcode's own operand rules.
 //!
@@ -430,8 +431,10 @@ impl<O: Opcode> Validator<'_, '_, O> {
                         "input reads a preloaded register: only the entry block has them".into(),
                     );
                 }
-                if !types.is_empty() || !result.is_some_and(|r| r.is_scalar()) {
-                    return Err("input has no operands and a scalar result".into());
+                // A vector input is a preloaded register group (ir3's
+                // barycentric pairs).
+                if !types.is_empty() || result.is_none() {
+                    return Err("input has no operands and a result".into());
                 }
                 Ok(())
             }

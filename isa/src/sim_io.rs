@@ -405,6 +405,17 @@ impl Texture {
     }
 }
 
+/// One thread's view of a varying in [`Harness::lane_varyings`]: a flat
+/// read gives `flat`; barycentric (i, j) gives `at + i * di + j * dj`
+/// (f32, evaluated left to right).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LaneVarying {
+    pub flat: u32,
+    pub at: f32,
+    pub di: f32,
+    pub dj: f32,
+}
+
 /// A memory-backed [`GpuIo`] for tests: sparse byte memory per (space,
 /// binding) — private memory per thread —, reading 0 where nothing was
 /// stored; varyings as plane equations; single-level textures sampled
@@ -418,6 +429,10 @@ pub struct Harness {
     pub varyings: Vec<[f32; 3]>,
     /// Flat varyings given as raw bits per slot (overriding `varyings`).
     pub flat_bits: BTreeMap<u32, u32>,
+    /// Per `(lane, slot)`, the varying as that thread sees it (overriding
+    /// `varyings` and `flat_bits`): for a verifier whose inputs differ per
+    /// thread, which no one plane of a primitive can give.
+    pub lane_varyings: BTreeMap<(usize, u32), LaneVarying>,
     pub textures: Vec<Texture>,
     /// `(lane, target, comp)` → bits.
     pub outputs: BTreeMap<(usize, u32, u32), u32>,
@@ -522,6 +537,14 @@ impl GpuIo for Harness {
         Ok(old)
     }
     fn varying(&mut self, lane: usize, slot: u32, interp: Interp) -> Result<u32, IoError> {
+        if let Some(v) = self.lane_varyings.get(&(lane, slot)) {
+            let (i, j) = match interp {
+                Interp::Flat => return Ok(v.flat),
+                Interp::Barycentric { i, j } => (i, j),
+                Interp::Implicit => self.positions.get(&lane).copied().unwrap_or((0.0, 0.0)),
+            };
+            return Ok((v.at + i * v.di + j * v.dj).to_bits());
+        }
         if let (Interp::Flat, Some(b)) = (interp, self.flat_bits.get(&slot)) {
             return Ok(*b);
         }

@@ -42,7 +42,10 @@
 
 use std::collections::BTreeMap;
 
-use lathe_ir::{Block, GenericOp, Inst, Invocation, Op, Shader, SysVals, Sysval, Type, Value};
+use lathe_ir::{
+    Block, GenericOp, Inst, Interp, InterpLoc, InterpMode, Invocation, Op, Scalar, Shader, Stage,
+    SysVals, Sysval, Type, Value,
+};
 use lathe_isa::select::SelectError;
 
 use super::target::Ir3Target;
@@ -85,6 +88,30 @@ pub struct Preload {
     pub comp: u8,
 }
 
+/// A fragment input in the varying storage: the driver's varying
+/// linker puts the producer's output `(slot, comp)` at component `inloc`
+/// (Mesa's `inloc`), and `bary.f`/`flat.b` read it there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Varying {
+    pub slot: u16,
+    pub comp: u8,
+    pub inloc: u32,
+    pub interp: Interp,
+    /// The type the shader reads it as.
+    pub ty: Type,
+}
+
+/// A barycentric pair (i, j) the hardware preloads into two consecutive
+/// registers (meta input `input`, an `f32x2`) for one interpolation
+/// (Mesa's `IJ_PERSP_PIXEL`, `IJ_LINEAR_CENTROID`, …; the interface
+/// names the first register, the driver's `IJ_*` register id).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Barycentrics {
+    pub input: u32,
+    pub mode: InterpMode,
+    pub loc: InterpLoc,
+}
+
 /// What the driver puts in the const file and the preloaded registers.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ConstLayout {
@@ -94,6 +121,10 @@ pub struct ConstLayout {
     pub params: Vec<(DriverParam, u32)>,
     pub ubo_ranges: Vec<UboRange>,
     pub preloads: Vec<Preload>,
+    /// Where each fragment input lives in the varying storage.
+    pub varyings: Vec<Varying>,
+    /// The barycentric pairs the fragment shader reads.
+    pub barycentrics: Vec<Barycentrics>,
 }
 
 impl ConstLayout {
@@ -211,6 +242,8 @@ struct Plan {
     layout: ConstLayout,
     /// Meta inputs the shader had already (preloads are numbered after).
     first_preload: u32,
+    /// The first varying component of each fragment input slot.
+    inlocs: BTreeMap<u16, u32>,
 }
 
 impl Plan {
@@ -219,10 +252,18 @@ impl Plan {
         let mut meta_inputs = 0;
         let mut params = Vec::new();
         let mut ubo: BTreeMap<u8, (u32, u32)> = BTreeMap::new();
+        // Per fragment input slot, its components in use (up to the last).
+        let mut inputs: BTreeMap<u16, u8> = BTreeMap::new();
         for (_, i) in g.insts_in_order() {
             let d = g.inst(i);
             match d.op {
                 Op::Input { index } => meta_inputs = meta_inputs.max(index + 1),
+                Op::Opcode(GenericOp::LoadInput { slot, comp, .. })
+                    if g.stage == Stage::Fragment =>
+                {
+                    let c = inputs.entry(slot).or_insert(0);
+                    *c = (*c).max(comp + 1);
+                }
                 Op::Opcode(GenericOp::LoadUniform { index }) => {
                     if d.address.is_some() {
                         return Err(SelectError::Unsupported(
@@ -288,9 +329,21 @@ impl Plan {
                 "{next} const words of uniforms and driver parameters (the const file holds {limit})"
             )));
         }
+        // Each slot's components are consecutive in the varying storage,
+        // slots in order from component 0.
+        let mut inloc = 0;
+        let inlocs = inputs
+            .into_iter()
+            .map(|(slot, comps)| {
+                let base = inloc;
+                inloc += comps as u32;
+                (slot, base)
+            })
+            .collect();
         Ok(Plan {
             layout,
             first_preload: meta_inputs,
+            inlocs,
         })
     }
 
@@ -311,6 +364,29 @@ impl Plan {
     }
 }
 
+/// The blocks that run one after another from the entry, in layout
+/// order: each but the last ends in a jump to the next, which nothing
+/// else reaches. Varyings fetched there stay where they are read (the
+/// last fetch in the layout is then the last one run); the others move to
+/// the entry.
+fn straight_prefix(g: &Shader<'_, GenericOp>) -> Vec<Block> {
+    let cfg = lathe_ir::Cfg::compute(g);
+    let layout = g.layout();
+    let mut prefix: Vec<Block> = layout.first().copied().into_iter().collect();
+    for pair in layout.windows(2) {
+        let jumps_on = g
+            .block_insts(pair[0])
+            .last()
+            .map(|&i| g.inst(i))
+            .is_some_and(|d| d.op == Op::Jump && d.targets[..] == [pair[1]]);
+        if !jumps_on || cfg.preds(pair[1]).len() != 1 {
+            break;
+        }
+        prefix.push(pair[1]);
+    }
+    prefix
+}
+
 /// The bits of `v` when a `const` defines it.
 fn const_operand(g: &Shader<'_, GenericOp>, v: Value) -> Option<u32> {
     match g.inst(g.value_def(v)).op {
@@ -329,6 +405,10 @@ struct Lowering<'a> {
     head: Vec<Inst>,
     /// The value of each preloaded `(sysval, comp)` so far.
     preloaded: Vec<(Sysval, u8, Value)>,
+    /// The value of each preloaded barycentric pair so far, by input.
+    pairs: Vec<(u32, Value)>,
+    /// The value of each varying fetched so far.
+    fetched: Vec<((u32, Interp), Value)>,
 }
 
 impl<'a> Lowering<'a> {
@@ -342,6 +422,8 @@ impl<'a> Lowering<'a> {
             values: vec![None; g.value_capacity()],
             head: Vec::new(),
             preloaded: Vec::new(),
+            pairs: Vec::new(),
+            fetched: Vec::new(),
         };
         for a in g.arrays() {
             l.out.add_array(*a);
@@ -354,6 +436,7 @@ impl<'a> Lowering<'a> {
             blocks[b.index()]
                 .ok_or_else(|| SelectError::Malformed(format!("b{} is not laid out", b.index())))
         };
+        let straight = straight_prefix(g);
         // Copies keep the old operands until every value has its new name
         // (phis and blocks laid out after their users read forward).
         let mut copies: Vec<(Inst, Inst)> = Vec::new();
@@ -371,11 +454,14 @@ impl<'a> Lowering<'a> {
                     (Op::Opcode(GenericOp::LoadSysval { sysval, comp }), Some(ty)) => {
                         l.sysval(nb, sysval, comp, ty)
                     }
-                    // Vertex attributes are preloaded registers too (the
-                    // fragment stage's inputs are interpolated instead).
-                    (Op::Opcode(GenericOp::LoadInput { .. }), Some(ty))
-                        if g.stage != lathe_ir::Stage::Fragment =>
+                    (Op::Opcode(GenericOp::LoadInput { slot, comp, interp }), Some(ty))
+                        if g.stage == Stage::Fragment =>
                     {
+                        let at = straight.contains(&gb).then_some(nb);
+                        Some(l.varying(at, slot, comp, interp, ty)?)
+                    }
+                    // Vertex attributes are preloaded registers.
+                    (Op::Opcode(GenericOp::LoadInput { .. }), Some(ty)) => {
                         let i = l.out.create_inst(d.op, &[], &[], None, Some(ty));
                         l.head.push(i);
                         l.out.inst(i).result
@@ -447,6 +533,105 @@ impl<'a> Lowering<'a> {
         self.out.inst(i).result.expect("created with a result")
     }
 
+    /// The next meta input index after the shader's own and the preloads
+    /// so far.
+    fn next_input(&self) -> u32 {
+        let l = &self.plan.layout;
+        self.plan.first_preload + (l.preloads.len() + l.barycentrics.len()) as u32
+    }
+
+    /// The preloaded barycentric pair for `interp` (an `f32x2` meta input
+    /// at the head of the entry block).
+    fn barycentrics(&mut self, interp: Interp) -> Value {
+        let layout = &self.plan.layout;
+        let found = layout
+            .barycentrics
+            .iter()
+            .find(|b| (b.mode, b.loc) == (interp.mode, interp.loc))
+            .map(|b| b.input);
+        let input = match found {
+            Some(input) => {
+                if let Some(&(_, v)) = self.pairs.iter().find(|(k, _)| *k == input) {
+                    return v;
+                }
+                input
+            }
+            None => {
+                let input = self.next_input();
+                self.plan.layout.barycentrics.push(Barycentrics {
+                    input,
+                    mode: interp.mode,
+                    loc: interp.loc,
+                });
+                input
+            }
+        };
+        let ty = Type::vector(Scalar::F32, 2);
+        let i = self
+            .out
+            .create_inst(Op::Input { index: input }, &[], &[], None, Some(ty));
+        self.head.push(i);
+        let v = self.out.inst(i).result.expect("created with a result");
+        self.pairs.push((input, v));
+        v
+    }
+
+    /// A fragment input: its varying component read once, in block `at`
+    /// where it was read when that block is in the [`straight_prefix`],
+    /// else at the head of the entry block (as Mesa moves varying fetches
+    /// out of control flow: none may follow the last one's `(ei)`).
+    fn varying(
+        &mut self,
+        at: Option<Block>,
+        slot: u16,
+        comp: u8,
+        interp: Interp,
+        ty: Type,
+    ) -> Result<Value, SelectError> {
+        let inloc = self.plan.inlocs.get(&slot).copied().ok_or_else(|| {
+            SelectError::Malformed(format!("input slot {slot} has no varying location"))
+        })? + comp as u32;
+        // Centre and sample locations are one for a flat input.
+        let interp = if interp.mode == InterpMode::Flat {
+            Interp::FLAT
+        } else {
+            interp
+        };
+        if let Some(&(_, v)) = self
+            .fetched
+            .iter()
+            .find(|(k, v)| *k == (inloc, interp) && self.out.value_type(*v) == ty)
+        {
+            return Ok(v);
+        }
+        let layout = &mut self.plan.layout;
+        if !layout.varyings.iter().any(|v| v.inloc == inloc) {
+            layout.varyings.push(Varying {
+                slot,
+                comp,
+                inloc,
+                interp,
+                ty,
+            });
+        }
+        let args: Vec<Value> = if interp.mode == InterpMode::Flat {
+            Vec::new()
+        } else {
+            vec![self.barycentrics(interp)]
+        };
+        let op = Op::Opcode(GenericOp::LoadVarying { inloc, interp });
+        let v = match at {
+            Some(b) => self.result(b, op, &args, ty),
+            None => {
+                let i = self.out.create_inst(op, &args, &[], None, Some(ty));
+                self.head.push(i);
+                self.out.inst(i).result.expect("created with a result")
+            }
+        };
+        self.fetched.push(((inloc, interp), v));
+        Ok(v)
+    }
+
     /// Preloaded `sysval` component `comp`: one meta input per pair, at
     /// the head of the entry block.
     fn preload(&mut self, sysval: Sysval, comp: u8, ty: Type) -> Value {
@@ -457,16 +642,18 @@ impl<'a> Lowering<'a> {
         {
             return v;
         }
-        let layout = &mut self.plan.layout;
-        let input = match layout
+        let found = self
+            .plan
+            .layout
             .preloads
             .iter()
             .find(|p| p.sysval == sysval && p.comp == comp)
-        {
-            Some(p) => p.input,
+            .map(|p| p.input);
+        let input = match found {
+            Some(input) => input,
             None => {
-                let input = self.plan.first_preload + layout.preloads.len() as u32;
-                layout.preloads.push(Preload {
+                let input = self.next_input();
+                self.plan.layout.preloads.push(Preload {
                     input,
                     sysval,
                     comp,

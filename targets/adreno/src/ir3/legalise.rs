@@ -111,6 +111,7 @@ pub fn legalise(
         ends: HashSet::new(),
         decoded: Default::default(),
     };
+    super::collects::place(shader, target)?;
     check(shader, target)?;
     let layout = shader.layout().to_vec();
     drop_self_copies(shader, target, &layout);
@@ -349,7 +350,7 @@ fn check_in_place(
 }
 
 /// Whether a collect's operands or a split's lane sit where the vector is.
-fn in_place(
+pub(super) fn in_place(
     shader: &Shader<'_, MachineOp>,
     target: &Ir3Target,
     i: Inst,
@@ -362,12 +363,7 @@ fn in_place(
         let reg = reg_of(shader, v)?;
         Ok((reg.file, u32::from(reg.unit)))
     };
-    let lane_units = |v: Value| {
-        let ty = shader.value_type(v);
-        target
-            .operand_class(&Op::Phi, 0, Type::scalar(ty.scalar))
-            .lane_units as u32
-    };
+    let lane_units = |v: Value| lane_units(target, shader.value_type(v)) / u32::from(shader.value_type(v).lanes);
     let (rf, ru) = start(r)?;
     let agree = match d.op {
         Op::Split { lane } => {
@@ -386,6 +382,14 @@ fn in_place(
         }
     };
     Ok(agree)
+}
+
+/// The register units a value of type `ty` covers.
+pub(super) fn lane_units(target: &Ir3Target, ty: Type) -> u32 {
+    target
+        .operand_class(&Op::Phi, 0, Type::scalar(ty.scalar))
+        .lane_units as u32
+        * u32::from(ty.lanes)
 }
 
 fn reg_of(shader: &Shader<'_, MachineOp>, v: Value) -> Result<Reg, LegaliseError> {

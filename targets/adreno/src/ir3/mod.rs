@@ -22,6 +22,7 @@
 //! ```
 
 pub mod abi;
+pub mod collects;
 pub mod compile;
 pub mod delay;
 pub mod emit;

@@ -28,7 +28,9 @@
 
 use lathe_ir::verify::{ExecError, Executor};
 use lathe_ir::{Invocation, Memory, Outcome};
-use lathe_isa::sim_io::{Harness, Space, Texture};
+use lathe_ir::{Scalar, Type};
+use lathe_isa::sim::F16;
+use lathe_isa::sim_io::{Harness, LaneVarying, Space, Texture};
 
 use super::emit::{Compiled, Slot};
 use super::select::{Interface, Port};
@@ -68,6 +70,41 @@ impl<'c> Ir3Program<'c> {
     }
 }
 
+/// The (i, j) the verifier preloads for the `k`-th barycentric pair of
+/// the interface: powers of two whose ratio differs per pair, so a fetch
+/// reading another pair (or another register) gets a wrong value (see
+/// [`lane_varying`]).
+fn barycentrics(k: usize) -> [f32; 2] {
+    let k = k as i32 % 8;
+    [2f32.powi(-1 - k), 2f32.powi(-2 - 2 * k)]
+}
+
+/// A thread's varying that gives exactly the interpreter's input `bits`
+/// (of type `ty`) when read flat, or interpolated at `ij`: the plane
+/// `v + i * (v / i) + j * (-v / j)`, which is `2v - v = v` in f32 with
+/// every step exact for a normal `v` far from overflow (i and j are
+/// powers of two), and `v + i * -0 + j * -0 = v` otherwise (zeros keep
+/// their sign, NaN stays NaN). At any other (i, j) it is not `v`.
+fn lane_varying(bits: u32, ty: Type, ij: Option<[f32; 2]>) -> LaneVarying {
+    let v = if ty.scalar == Scalar::F16 {
+        F16(bits as u16).to_f32()
+    } else {
+        f32::from_bits(bits)
+    };
+    let (di, dj) = match ij {
+        Some([i, j]) if v.is_normal() && v.abs() < 2f32.powi(100) && v.abs() > 2f32.powi(-100) => {
+            (v / i, -v / j)
+        }
+        _ => (-0.0, -0.0),
+    };
+    LaneVarying {
+        flat: bits,
+        at: v,
+        di,
+        dj,
+    }
+}
+
 /// Uniform word `k`'s const register name.
 fn const_register(k: usize) -> String {
     format!("c{}.{}", k / 4, ['x', 'y', 'z', 'w'][k % 4])
@@ -93,6 +130,15 @@ impl Executor for Ir3Program<'_> {
             }
             for slot in &interface.inputs {
                 let port = self.ports.inputs.get(slot.index as usize);
+                if let Some(&Port::Meta(k)) = port
+                    && let Some(pair) = interface.consts.barycentrics.iter().position(|b| b.input == k)
+                {
+                    let (file, half, index) = Self::register(&m, slot)?;
+                    for (c, x) in barycentrics(pair).into_iter().enumerate() {
+                        m.set(file, half, index + c as u32, lane, x.to_bits());
+                    }
+                    continue;
+                }
                 let bits = match port {
                     Some(&Port::Slot(s, c)) => inv.inputs.get(&(s, c)).copied(),
                     Some(&Port::Meta(k)) => interface
@@ -110,6 +156,23 @@ impl Executor for Ir3Program<'_> {
         }
         let shared = threads.first();
         let mut io = Harness::default();
+        for (lane, inv) in threads.iter().enumerate() {
+            for v in &interface.consts.varyings {
+                let bits = inv.inputs.get(&(v.slot, v.comp)).copied().ok_or_else(|| {
+                    ExecError::Failed(format!(
+                        "input slot {} component {} has no value",
+                        v.slot, v.comp
+                    ))
+                })?;
+                let pair = interface
+                    .consts
+                    .barycentrics
+                    .iter()
+                    .position(|b| (b.mode, b.loc) == (v.interp.mode, v.interp.loc));
+                let view = lane_varying(bits, v.ty, pair.map(barycentrics));
+                io.lane_varyings.insert((lane, v.inloc), view);
+            }
+        }
         for (b, words) in shared.map_or(&[][..], |i| &i.ubos).iter().enumerate() {
             io.write_words(Space::Constant, b as u32, 0, words);
         }
