@@ -583,25 +583,25 @@ fn write_flags(offset: bool, compare: bool, out: &mut dyn fmt::Write) -> fmt::Re
 /// The `interp=` and optional `loc=` attributes.
 fn parse_interp(a: &mut Attrs<'_, '_>) -> Result<Interp, AttrError> {
     let mode = match a.get("interp") {
-                    Some((_, "flat")) => InterpMode::Flat,
-                    Some((_, "smooth")) => InterpMode::Smooth,
-                    Some((_, "noperspective")) => InterpMode::NoPerspective,
-                    Some((k, _)) => {
-                        return Err(AttrError::on(k, "interp is flat, smooth or noperspective"));
-                    }
-                    None => return Err(AttrError::on_name("missing attribute `interp=`")),
-                };
-                let loc = match a.get("loc") {
-                    None => InterpLoc::Center,
-                    Some((_, "centroid")) => InterpLoc::Centroid,
-                    Some((_, "sample")) => InterpLoc::Sample,
-                    Some((k, _)) => {
-                        return Err(AttrError::on(
-                            k,
-                            "loc is centroid or sample (center is the default and not written)",
-                        ));
-                    }
-                };
+        Some((_, "flat")) => InterpMode::Flat,
+        Some((_, "smooth")) => InterpMode::Smooth,
+        Some((_, "noperspective")) => InterpMode::NoPerspective,
+        Some((k, _)) => {
+            return Err(AttrError::on(k, "interp is flat, smooth or noperspective"));
+        }
+        None => return Err(AttrError::on_name("missing attribute `interp=`")),
+    };
+    let loc = match a.get("loc") {
+        None => InterpLoc::Center,
+        Some((_, "centroid")) => InterpLoc::Centroid,
+        Some((_, "sample")) => InterpLoc::Sample,
+        Some((k, _)) => {
+            return Err(AttrError::on(
+                k,
+                "loc is centroid or sample (center is the default and not written)",
+            ));
+        }
+    };
     Ok(Interp { mode, loc })
 }
 

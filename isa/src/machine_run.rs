@@ -90,6 +90,19 @@ pub fn run<S: MachineSpec>(
     inputs: &[u32],
     max_steps: u64,
 ) -> Result<BTreeMap<u32, u32>, RunError> {
+    let groups: Vec<&[u32]> = inputs.iter().map(std::slice::from_ref).collect();
+    run_groups(shader, target, m, &groups, max_steps)
+}
+
+/// [`run`] where meta input `k` is `inputs[k]`, one value per register of
+/// a preloaded register group (a vector input).
+pub fn run_groups<S: MachineSpec>(
+    shader: &Shader<'_, MachineOp<S>>,
+    target: &dyn RunTarget<S>,
+    m: &mut Machine,
+    inputs: &[&[u32]],
+    max_steps: u64,
+) -> Result<BTreeMap<u32, u32>, RunError> {
     let mut outputs = BTreeMap::new();
     let mut block = shader
         .entry()
@@ -117,11 +130,13 @@ pub fn run<S: MachineSpec>(
                         .result
                         .ok_or_else(|| RunError::Malformed("input".into()))?;
                     let p = place(m, r)?;
-                    let bits = *inputs.get(index as usize).ok_or_else(|| {
+                    let lanes = *inputs.get(index as usize).ok_or_else(|| {
                         RunError::Malformed(format!("no value for input {index}"))
                     })?;
-                    m.set(p.file, p.half, p.index, 0, bits)
-                        .ok_or_else(|| RunError::Malformed("input register".into()))?;
+                    for (k, &bits) in lanes.iter().enumerate() {
+                        m.set(p.file, p.half, p.index + k as u32, 0, bits)
+                            .ok_or_else(|| RunError::Malformed("input register".into()))?;
+                    }
                 }
                 Op::Output { index } => {
                     let a = *d

@@ -66,7 +66,11 @@ fn varyings_are_fetched_at_their_inloc_and_pair_and_verify() {
         let (out, asm) = compiled(VARYINGS, gpu);
         let consts = &out.compiled.interface.consts;
         // One pair per interpolation read, each an f32x2 input.
-        let pairs: Vec<_> = consts.barycentrics.iter().map(|b| (b.mode, b.loc)).collect();
+        let pairs: Vec<_> = consts
+            .barycentrics
+            .iter()
+            .map(|b| (b.mode, b.loc))
+            .collect();
         assert_eq!(
             pairs,
             [
@@ -98,8 +102,7 @@ fn varyings_are_fetched_at_their_inloc_and_pair_and_verify() {
         // The last fetch ends the input phase.
         let last = asm
             .lines()
-            .filter(|l| l.contains("bary.f") || l.contains("flat.b"))
-            .last()
+            .rfind(|l| l.contains("bary.f") || l.contains("flat.b"))
             .unwrap();
         assert!(last.contains("(ei)"), "{model}: {last}");
         for seed in 0..6 {
@@ -132,7 +135,10 @@ fn a_fetch_from_another_component_or_pair_is_caught() {
     let moved = format!("{}, {}, {}", parts[0], other.inloc, parts[2]);
     let wrong = with_line(&out, gpu, pc, &moved);
     assert!(
-        matches!(run(VARYINGS, &wrong, gpu, 1), Err(VerifyError::Mismatch { .. })),
+        matches!(
+            run(VARYINGS, &wrong, gpu, 1),
+            Err(VerifyError::Mismatch { .. })
+        ),
         "{moved}"
     );
     // Another fetch's barycentric pair.
@@ -144,8 +150,10 @@ fn a_fetch_from_another_component_or_pair_is_caught() {
     let swapped = format!("{}, {}, {other}", parts[0], parts[1]);
     let wrong = with_line(&out, gpu, pc, &swapped);
     assert!(
-        matches!(run(VARYINGS, &wrong, gpu, 1), Err(VerifyError::Mismatch { .. })),
+        matches!(
+            run(VARYINGS, &wrong, gpu, 1),
+            Err(VerifyError::Mismatch { .. })
+        ),
         "{swapped}"
     );
 }
-

@@ -20,7 +20,8 @@
 use std::collections::HashMap;
 
 use lathe_adreno::ir3::select::{Port, select};
-use lathe_adreno::ir3::{GpuModel, run, sim, target::Ir3Target};
+use lathe_adreno::ir3::verify::{barycentrics, fragment_varyings};
+use lathe_adreno::ir3::{GpuModel, collects, run, sim, target::Ir3Target};
 use lathe_ir::interp::{self, Invocation, Limits, Memory};
 use lathe_ir::{GenericOp, Shader};
 use lathe_isa::machine_run::Place;
@@ -86,6 +87,7 @@ fn differential_with_memory(
     group::group(&mut shader, &target);
     sched::schedule(&mut shader, &target);
     allocate(&mut shader, &target, RaOptions::default()).map_err(|e| format!("ra: {e}"))?;
+    collects::place(&mut shader, &target).map_err(|e| format!("collects: {e}"))?;
     let mut m = sim::machine(1);
     for (k, bits) in selected.consts.const_words(inv, LOCAL_SIZE) {
         let name = format!("c{}.{}", k / 4, ['x', 'y', 'z', 'w'][k as usize % 4]);
@@ -99,20 +101,31 @@ fn differential_with_memory(
     for (b, words) in memory.ssbos.iter().enumerate() {
         io.write_words(Space::Image, b as u32, 0, words);
     }
+    // Fragment inputs are varyings fetched at preloaded barycentric pairs.
+    fragment_varyings(&selected.consts, 0, inv, &mut io)?;
     m.set_io(Box::new(io));
-    let inputs: Vec<u32> = selected
+    let inputs: Vec<Vec<u32>> = selected
         .interface
         .inputs
         .iter()
         .map(|p| match *p {
-            Port::Slot(slot, comp) => inv.inputs[&(slot, comp)],
-            Port::Meta(k) => match selected.consts.preload_value(k, &inv.sysvals) {
-                Some(bits) => bits,
-                None => inv.meta_inputs[k as usize],
-            },
+            Port::Slot(slot, comp) => vec![inv.inputs[&(slot, comp)]],
+            Port::Meta(k) => {
+                let pair = selected
+                    .consts
+                    .barycentrics
+                    .iter()
+                    .position(|b| b.input == k);
+                match (pair, selected.consts.preload_value(k, &inv.sysvals)) {
+                    (Some(pair), _) => barycentrics(pair).map(f32::to_bits).to_vec(),
+                    (None, Some(bits)) => vec![bits],
+                    (None, None) => vec![inv.meta_inputs[k as usize]],
+                }
+            }
         })
         .collect();
-    let got = run::run(&shader, &target, &mut m, &inputs)
+    let inputs: Vec<&[u32]> = inputs.iter().map(Vec::as_slice).collect();
+    let got = run::run_groups(&shader, &target, &mut m, &inputs)
         .map_err(|e| format!("simulator: {e}\n{}", lathe_ir::print(&shader)))?;
     let io = m.io_as::<Harness>().ok_or("the harness is gone")?;
     for (b, words) in after.ssbos.iter().enumerate() {

@@ -21,7 +21,8 @@
 //! // r0.x moves up to r0.y first, then r1.z down to r0.x.
 //! let text = lathe_ir::print(&shader);
 //! let at = |s: &str| text.find(s).unwrap();
-//! assert!(at("%3:f32@gpr2 = mov") < at("%4:f32@gpr0 = mov"), "{text}");
+//! assert!(at("%2:f32@gpr2 = mov-gpr") < at("%3:f32@gpr0 = mov-gpr"), "{text}");
+//! assert!(text.contains("= collect %3, %2"), "{text}");
 //! ```
 
 use lathe_ir::{Op, Reg, Shader, Value};
@@ -33,7 +34,10 @@ use super::target::Ir3Target;
 
 /// Moves the operands of every out-of-place collect into their lanes;
 /// the number of moves made.
-pub fn place(shader: &mut Shader<'_, MachineOp>, target: &Ir3Target) -> Result<usize, LegaliseError> {
+pub fn place(
+    shader: &mut Shader<'_, MachineOp>,
+    target: &Ir3Target,
+) -> Result<usize, LegaliseError> {
     let mut made = 0;
     for b in shader.layout().to_vec() {
         let insts = shader.block_insts(b).to_vec();
@@ -62,9 +66,9 @@ fn moves(
             LegaliseError::Malformed(format!("%{} has no register (run `ra` first)", v.index()))
         })
     };
-    let to = reg(d.result.ok_or_else(|| {
-        LegaliseError::Malformed("collect without a result".into())
-    })?)?;
+    let to = reg(d
+        .result
+        .ok_or_else(|| LegaliseError::Malformed("collect without a result".into()))?)?;
     let mut args = d.args.to_vec();
     // (lane, its operand's register, the lane's register).
     let mut pending: Vec<(usize, Reg, Reg)> = Vec::new();

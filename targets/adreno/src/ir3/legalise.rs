@@ -363,7 +363,8 @@ pub(super) fn in_place(
         let reg = reg_of(shader, v)?;
         Ok((reg.file, u32::from(reg.unit)))
     };
-    let lane_units = |v: Value| lane_units(target, shader.value_type(v)) / u32::from(shader.value_type(v).lanes);
+    let lane_units =
+        |v: Value| lane_units(target, shader.value_type(v)) / u32::from(shader.value_type(v).lanes);
     let (rf, ru) = start(r)?;
     let agree = match d.op {
         Op::Split { lane } => {

@@ -70,3 +70,14 @@ pub fn run(
 ) -> Result<BTreeMap<u32, u32>, RunError> {
     machine_run::run(shader, target, m, inputs, MAX_STEPS)
 }
+
+/// [`run`] with preloaded register groups: meta input `k` is `inputs[k]`,
+/// one value per register (a fragment shader's barycentric pairs).
+pub fn run_groups(
+    shader: &Shader<'_, MachineOp>,
+    target: &Ir3Target,
+    m: &mut Machine,
+    inputs: &[&[u32]],
+) -> Result<BTreeMap<u32, u32>, RunError> {
+    machine_run::run_groups(shader, target, m, inputs, MAX_STEPS)
+}

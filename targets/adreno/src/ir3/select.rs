@@ -6,7 +6,8 @@
 //! operands are the rule's placeholders) and turns into the tables
 //! [`lathe_isa::select`] applies. Generic `load_input`/`store_output`
 //! become meta inputs and outputs, numbered as [`Selected::interface`]
-//! lists them; control flow and phis stay structural, so a branch's
+//! lists them (a fragment shader's inputs are varyings instead, fetched
+//! as [`super::abi`] places them); control flow and phis stay structural, so a branch's
 //! condition stays the boolean (0 or 1 in a half register) its compare
 //! wrote. Arrays are promoted to SSA values first
 //! ([`lathe_passes::promote_arrays`]). What no rule covers fails with
@@ -22,9 +23,11 @@
 //! let target = Ir3Target::new("a630".parse::<GpuModel>().unwrap()).unwrap();
 //! let selected = select(&generic, &target).unwrap();
 //! let machine = lathe_ir::print(&selected.shader);
-//! // The uniform folds into the add as const register c1.y (index 5).
-//! assert!(machine.contains("= add.f full src2=0x1005 %0"), "{machine}");
-//! assert!(machine.contains("= sin full %11"), "{machine}");
+//! // The input is a varying fetched at the preloaded barycentrics %0;
+//! // the uniform folds into the add as const register c1.y (index 5).
+//! assert!(machine.contains("%1:f32 = bary.f full src1=0x2000 %0"), "{machine}");
+//! assert!(machine.contains("= add.f full src2=0x1005 %1"), "{machine}");
+//! assert!(machine.contains("= sin full %12"), "{machine}");
 //!
 //! let generic = lathe_ir::parse::<GenericOp>(&arena, "shader fragment\nb0:\n  %0:u32 = const 4\n  %1:u32 = umul_high %0, %0\n  output index=0 %1\n  ret\n").unwrap();
 //! let err = select(&generic, &target).unwrap_err();

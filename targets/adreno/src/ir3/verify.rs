@@ -32,6 +32,7 @@ use lathe_ir::{Scalar, Type};
 use lathe_isa::sim::F16;
 use lathe_isa::sim_io::{Harness, LaneVarying, Space, Texture};
 
+use super::abi::ConstLayout;
 use super::emit::{Compiled, Slot};
 use super::select::{Interface, Port};
 use super::sim::{self, Machine, SimError};
@@ -70,11 +71,35 @@ impl<'c> Ir3Program<'c> {
     }
 }
 
+/// Gives thread `lane` of `io` the varyings of `layout` as `inv` has
+/// them (see [`lane_varying`]), for the barycentric pairs
+/// [`barycentrics`] gives.
+pub fn fragment_varyings(
+    layout: &ConstLayout,
+    lane: usize,
+    inv: &Invocation,
+    io: &mut Harness,
+) -> Result<(), String> {
+    for v in &layout.varyings {
+        let bits =
+            inv.inputs.get(&(v.slot, v.comp)).copied().ok_or_else(|| {
+                format!("input slot {} component {} has no value", v.slot, v.comp)
+            })?;
+        let pair = layout
+            .barycentrics
+            .iter()
+            .position(|b| (b.mode, b.loc) == (v.interp.mode, v.interp.loc));
+        let view = lane_varying(bits, v.ty, pair.map(barycentrics));
+        io.lane_varyings.insert((lane, v.inloc), view);
+    }
+    Ok(())
+}
+
 /// The (i, j) the verifier preloads for the `k`-th barycentric pair of
 /// the interface: powers of two whose ratio differs per pair, so a fetch
 /// reading another pair (or another register) gets a wrong value (see
 /// [`lane_varying`]).
-fn barycentrics(k: usize) -> [f32; 2] {
+pub fn barycentrics(k: usize) -> [f32; 2] {
     let k = k as i32 % 8;
     [2f32.powi(-1 - k), 2f32.powi(-2 - 2 * k)]
 }
@@ -131,7 +156,11 @@ impl Executor for Ir3Program<'_> {
             for slot in &interface.inputs {
                 let port = self.ports.inputs.get(slot.index as usize);
                 if let Some(&Port::Meta(k)) = port
-                    && let Some(pair) = interface.consts.barycentrics.iter().position(|b| b.input == k)
+                    && let Some(pair) = interface
+                        .consts
+                        .barycentrics
+                        .iter()
+                        .position(|b| b.input == k)
                 {
                     let (file, half, index) = Self::register(&m, slot)?;
                     for (c, x) in barycentrics(pair).into_iter().enumerate() {
@@ -157,21 +186,7 @@ impl Executor for Ir3Program<'_> {
         let shared = threads.first();
         let mut io = Harness::default();
         for (lane, inv) in threads.iter().enumerate() {
-            for v in &interface.consts.varyings {
-                let bits = inv.inputs.get(&(v.slot, v.comp)).copied().ok_or_else(|| {
-                    ExecError::Failed(format!(
-                        "input slot {} component {} has no value",
-                        v.slot, v.comp
-                    ))
-                })?;
-                let pair = interface
-                    .consts
-                    .barycentrics
-                    .iter()
-                    .position(|b| (b.mode, b.loc) == (v.interp.mode, v.interp.loc));
-                let view = lane_varying(bits, v.ty, pair.map(barycentrics));
-                io.lane_varyings.insert((lane, v.inloc), view);
-            }
+            fragment_varyings(&interface.consts, lane, inv, &mut io).map_err(ExecError::Failed)?;
         }
         for (b, words) in shared.map_or(&[][..], |i| &i.ubos).iter().enumerate() {
             io.write_words(Space::Constant, b as u32, 0, words);
