@@ -1744,6 +1744,14 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             .map(|&v| self.next_use(v, pos + 1).is_none() && self.val(v).out_stamp != bi)
             .collect();
         let stays_put = |v: Value| args.iter().zip(&dying).any(|(&a, &d)| a == v && d);
+        let file = info.class.file.index();
+        if n > self.limit[file] {
+            return Err(RaError::Unsupported(format!(
+                "a register group of {n} units needs more than the {} units of file {}",
+                self.limit[file],
+                self.t.files()[file].name
+            )));
+        }
         let start = loop {
             let Some(start) = self.group_window(info.class, n, args, &dying) else {
                 return Err(RaError::Unsupported(format!(
