@@ -57,6 +57,7 @@ pub mod sim;
 pub mod sim_io;
 pub mod sim_lanes;
 pub mod sim_program;
+pub mod sim_texture;
 pub mod source;
 
 pub use assemble::AsmError;

@@ -383,23 +383,51 @@ pub struct Attribute {
     pub elements: Vec<[u32; 4]>,
 }
 
-/// A texture of the [`Harness`]: one level of RGBA f32 texels, row-major.
+/// What a [`Texture`]'s descriptor says its texels are addressed by.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TexKind {
+    #[default]
+    D2,
+    D3,
+    Cube,
+}
+
+/// A texture of the [`Harness`]: one level of RGBA f32 texels, row-major,
+/// slice after slice (`depth`), layer after layer (cube faces are six
+/// layers per cube: face `f` of cube `c` is layer `6 * c + f`, faces
+/// `+x -x +y -y +z -z`). How coordinates address it is
+/// [`crate::sim_texture`]'s model.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Texture {
     pub width: u32,
     pub height: u32,
     pub texels: Vec<[f32; 4]>,
+    /// Slices of a 3D texture (0 counts as 1).
+    pub depth: u32,
+    /// Array layers (cubes of a cube array; 0 counts as 1).
+    pub layers: u32,
+    pub kind: TexKind,
+    /// The descriptor is arrayed: the last coordinate is the layer.
+    pub array: bool,
 }
 
 impl Texture {
     fn texel(&self, x: i64, y: i64) -> [f32; 4] {
+        self.texel_at(x, y, 0, 0)
+    }
+
+    /// Texel `(x, y, z)` of store layer `layer`, each clamped to the edge.
+    fn texel_at(&self, x: i64, y: i64, z: i64, layer: u32) -> [f32; 4] {
         if self.width == 0 || self.height == 0 {
             return [0.0; 4];
         }
+        let depth = self.depth.max(1) as usize;
         let x = x.clamp(0, self.width as i64 - 1) as usize;
         let y = y.clamp(0, self.height as i64 - 1) as usize;
+        let z = z.clamp(0, depth as i64 - 1) as usize;
+        let (w, h) = (self.width as usize, self.height as usize);
         self.texels
-            .get(y * self.width as usize + x)
+            .get(((layer as usize * depth + z) * h + y) * w + x)
             .copied()
             .unwrap_or_default()
     }
@@ -626,8 +654,31 @@ impl GpuIo for Harness {
             t.texel(x, y)
         };
         let c = |k: usize| f32::from_bits(coord(k));
+        let layered = t.kind != TexKind::D2 || t.array;
         Ok(match req.op {
+            TexOp::Sample | TexOp::SampleBias | TexOp::SampleLod if layered || req.coords.len() > 2 => {
+                let values: Vec<f32> = req.coords.iter().map(|&b| f32::from_bits(b)).collect();
+                let at = crate::sim_texture::split(t, &values).map_err(IoError)?;
+                let f = crate::sim_texture::footprint(t, &at);
+                let [x, y, z] = f.pos.map(|p| p.floor() as i64);
+                let texel = t.texel_at(x, y, z, f.layer);
+                match at.reference {
+                    Some(r) => [if r <= texel[0] { 1.0 } else { 0.0 }, 0.0, 0.0, 1.0],
+                    None => texel,
+                }
+                .map(float)
+            }
             TexOp::Sample | TexOp::SampleBias | TexOp::SampleLod => texel(c(0), c(1)).map(float),
+            TexOp::Fetch if layered => {
+                // Integer x, y, then z (3D) or the layer (arrays).
+                let i = |k: usize| coord(k) as i32 as i64;
+                let (z, layer) = match (t.kind, t.array) {
+                    (TexKind::D3, _) => (i(2), 0),
+                    (_, true) => (0, i(2).clamp(0, t.layers.max(1) as i64 - 1) as u32),
+                    _ => (0, 0),
+                };
+                t.texel_at(i(0), i(1), z, layer).map(float)
+            }
             TexOp::Fetch => t
                 .texel(coord(0) as i32 as i64, coord(1) as i32 as i64)
                 .map(float),
@@ -637,12 +688,25 @@ impl GpuIo for Harness {
                 let x = (c(0) * t.width as f32 - 0.5).floor() as i64;
                 let y = (c(1) * t.height as f32 - 0.5).floor() as i64;
                 let ch = ch as usize;
+                let layer = if t.array {
+                    crate::sim_texture::layer_index(c(2), t.layers.max(1))
+                } else {
+                    0
+                };
                 // Saturating: a huge coordinate floors to i64::MAX and the
                 // texel lookup clamps to the edge anyway.
                 let (x1, y1) = (x.saturating_add(1), y.saturating_add(1));
-                [(x, y1), (x1, y1), (x1, y), (x, y)].map(|(x, y)| float(t.texel(x, y)[ch]))
+                [(x, y1), (x1, y1), (x1, y), (x, y)]
+                    .map(|(x, y)| float(t.texel_at(x, y, 0, layer)[ch]))
             }
-            TexOp::Size => [t.width, t.height, 1, 0],
+            // Width, height, depth, then the array size in w (cubes of
+            // a cube array), as Mesa's ir3 reads getsize.
+            TexOp::Size => [
+                t.width,
+                t.height,
+                t.depth.max(1),
+                if t.array { t.layers.max(1) } else { 0 },
+            ],
             // One level, one sample; the format fields are not modelled.
             TexOp::Levels => [0, 0, 1, 1],
         })
@@ -1081,6 +1145,7 @@ mod tests {
             width: 2,
             height: 2,
             texels: vec![[1.0, 2.0, 3.0, 4.0]; 4],
+            ..Default::default()
         });
         let req = TexRequest {
             op: TexOp::Gather(1),

@@ -282,6 +282,7 @@ fn test_texture() -> (lathe_ir::texture::Texture, lathe_isa::sim_io::Texture) {
             width: w,
             height: h,
             texels,
+            ..Default::default()
         },
     )
 }

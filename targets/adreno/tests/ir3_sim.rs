@@ -1049,6 +1049,7 @@ fn textures_are_sampled_fetched_and_queried() {
                 [x, y, 10.0 + x + 2.0 * y, 1.0]
             })
             .collect(),
+        ..Default::default()
     });
     let u = [0.25f32, 0.75, 0.25, 0.75];
     let v = [0.25f32, 0.25, 0.75, 0.75];

@@ -113,6 +113,7 @@ pub fn sim_body(data: &[u8]) -> Result<(), String> {
         width: 2,
         height: 2,
         texels: vec![[0.5; 4]; 4],
+        ..Default::default()
     });
     m.set_io(Box::new(io));
     for (i, file) in m.files.iter().enumerate().collect::<Vec<_>>() {

@@ -29,6 +29,7 @@ pub mod emit;
 pub mod fuzzing;
 pub mod generated;
 mod gpu;
+pub mod layers;
 pub mod legalise;
 pub mod oracle;
 pub mod run;

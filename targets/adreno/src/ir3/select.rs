@@ -84,6 +84,8 @@ pub fn select<'a>(
     // Arrays become SSA values (selects for computed indices): no rule
     // reads or writes an array.
     lathe_passes::promote_arrays::promote(&mut lowered);
+    // The texture unit takes integral array layers.
+    super::layers::round_layers(&mut lowered);
     // The hardware reads outputs from registers when the program ends:
     // each output is written once, by its final value, before the return.
     lathe_passes::sink_outputs::sink_outputs(&mut lowered).map_err(|e| {

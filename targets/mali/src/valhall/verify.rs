@@ -258,6 +258,7 @@ impl Executor for ValhallProgram<'_> {
                     width: level.map_or(0, |l| l.width),
                     height: level.map_or(0, |l| l.height),
                     texels: level.map_or(Vec::new(), |l| l.texels.clone()),
+                    ..Default::default()
                 }
             })
             .collect();
