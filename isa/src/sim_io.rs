@@ -656,7 +656,9 @@ impl GpuIo for Harness {
         let c = |k: usize| f32::from_bits(coord(k));
         let layered = t.kind != TexKind::D2 || t.array;
         Ok(match req.op {
-            TexOp::Sample | TexOp::SampleBias | TexOp::SampleLod if layered || req.coords.len() > 2 => {
+            TexOp::Sample | TexOp::SampleBias | TexOp::SampleLod
+                if layered || req.coords.len() > 2 =>
+            {
                 let values: Vec<f32> = req.coords.iter().map(|&b| f32::from_bits(b)).collect();
                 let at = crate::sim_texture::split(t, &values).map_err(IoError)?;
                 let f = crate::sim_texture::footprint(t, &at);

@@ -90,7 +90,12 @@ fn check(text: &str) {
 
 #[test]
 fn cube_samples_agree() {
-    check(&float_sample("sample texture=0 sampler=0 dim=cube", 3, 0, None));
+    check(&float_sample(
+        "sample texture=0 sampler=0 dim=cube",
+        3,
+        0,
+        None,
+    ));
     check(&float_sample(
         "sample texture=0 sampler=0 dim=cube lod=explicit",
         3,
@@ -107,7 +112,12 @@ fn cube_samples_agree() {
 
 #[test]
 fn cube_array_samples_agree() {
-    check(&float_sample("sample texture=0 sampler=0 dim=cube array", 4, 0, None));
+    check(&float_sample(
+        "sample texture=0 sampler=0 dim=cube array",
+        4,
+        0,
+        None,
+    ));
     check(&float_sample(
         "sample texture=0 sampler=0 dim=cube array lod=explicit",
         4,
@@ -118,7 +128,12 @@ fn cube_array_samples_agree() {
 
 #[test]
 fn array_samples_and_gathers_agree() {
-    check(&float_sample("sample texture=0 sampler=0 array", 3, 2, None));
+    check(&float_sample(
+        "sample texture=0 sampler=0 array",
+        3,
+        2,
+        None,
+    ));
     check(&float_sample(
         "sample texture=0 sampler=0 array lod=bias",
         3,
@@ -143,7 +158,12 @@ fn array_samples_and_gathers_agree() {
 
 #[test]
 fn samples_3d_agree() {
-    check(&float_sample("sample texture=0 sampler=0 dim=3d", 3, 3, None));
+    check(&float_sample(
+        "sample texture=0 sampler=0 dim=3d",
+        3,
+        3,
+        None,
+    ));
     check(&float_sample(
         "sample texture=0 sampler=0 dim=3d lod=explicit",
         3,
@@ -195,7 +215,8 @@ b0:
             "shader fragment\nb0:\n  %z:i32 = const 0\n  %s:i32x{lanes} = texture_size texture=0 {shape} %z\n"
         );
         for c in 0..lanes {
-            text += &format!("  %s{c}:i32 = split lane={c} %s\n  store_output slot=0 comp={c} %s{c}\n");
+            text +=
+                &format!("  %s{c}:i32 = split lane={c} %s\n  store_output slot=0 comp={c} %s{c}\n");
         }
         text += "  ret\n";
         check(&text);

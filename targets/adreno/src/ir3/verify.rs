@@ -26,11 +26,11 @@
 //! assert_eq!(report.compared, 4); // 1 output × 4 threads
 //! ```
 
+use lathe_ir::attrs::Dim;
 use lathe_ir::verify::{ExecError, Executor};
 use lathe_ir::{Invocation, Memory, Outcome};
 use lathe_ir::{Scalar, Type};
 use lathe_isa::sim::F16;
-use lathe_ir::attrs::Dim;
 use lathe_isa::sim_io::{Harness, LaneVarying, Space, TexKind, Texture};
 
 use super::abi::ConstLayout;
