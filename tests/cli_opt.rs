@@ -519,3 +519,45 @@ fn the_backend_pipeline_emits_an_ir3_program() {
     assert!(!out.status.success());
     assert!(text(&out.stderr).contains("--emit needs an ir3 --target"));
 }
+
+#[test]
+fn generic_ir_spills_on_a630_after_instruction_selection() {
+    // A 200-step recurrence read back in reverse: after `select`, more
+    // values are live at once than a630's 192 full registers hold.
+    let path: PathBuf = [env!("CARGO_MANIFEST_DIR"), "examples", "select-spill.lir"]
+        .iter()
+        .collect();
+    let input = std::fs::read_to_string(&path).expect("the example exists");
+    let out = lathe(
+        &[
+            "opt",
+            "--passes",
+            "select,group,depth,sched,ra",
+            "--target",
+            "a630",
+            &path.display().to_string(),
+        ],
+        None,
+    );
+    // Debug builds run the allocation checker inside `ra`, which panics
+    // (a non-zero exit) when a use does not read its definition's value.
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let printed = text(&out.stdout);
+    for line in printed.lines().filter(|l| l.contains(" = ")) {
+        assert!(line.contains('@'), "unallocated: {line}\n{printed}");
+    }
+    // Every multiply and add of the input was selected and kept.
+    assert_eq!(
+        printed.matches("= mul.f ").count(),
+        input.matches("= fmul ").count(),
+        "{printed}"
+    );
+    assert_eq!(
+        printed.matches("= add.f ").count(),
+        input.matches("= fadd ").count(),
+        "{printed}"
+    );
+    // Values went to private memory and came back.
+    assert!(printed.contains(" = ldp "), "no fill:\n{printed}");
+    assert!(printed.contains("  stp "), "no spill:\n{printed}");
+}
