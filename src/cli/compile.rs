@@ -176,7 +176,7 @@ fn compile_for(model: &str, lowered: &Lowered<'_>, args: &CompileArgs) -> CliRes
                         "params": i.consts.params.iter().map(|(p, w)| serde_json::json!({"param": format!("{p:?}"), "const_word": w})).collect::<Vec<_>>(),
                         "ubo_ranges": i.consts.ubo_ranges.iter().map(|r| serde_json::json!({"binding": r.binding, "byte_offset": r.byte_offset, "words": r.words, "const_word": r.const_word})).collect::<Vec<_>>(),
                         "preloads": i.consts.preloads.iter().map(|p| serde_json::json!({"input": p.input, "sysval": p.sysval.name(), "comp": p.comp})).collect::<Vec<_>>(),
-                        "varyings": i.consts.varyings.iter().map(|v| serde_json::json!({"slot": v.slot, "comp": v.comp, "inloc": v.inloc, "interp": format!("{:?}", v.interp.mode).to_lowercase(), "loc": format!("{:?}", v.interp.loc).to_lowercase(), "type": v.ty.to_string()})).collect::<Vec<_>>(),
+                        "varyings": i.consts.varyings.iter().map(|v| serde_json::json!({"slot": v.slot, "comp": v.comp, "inloc": v.inloc, "interp": format!("{:?}", v.interp.mode).to_lowercase(), "loc": format!("{:?}", v.interp.loc).to_lowercase(), "type": v.ty.to_string(), "sysval": v.sysval.map(|s| s.name())})).collect::<Vec<_>>(),
                         "barycentrics": i.consts.barycentrics.iter().map(|b| serde_json::json!({"input": b.input, "interp": format!("{:?}", b.mode).to_lowercase(), "loc": format!("{:?}", b.loc).to_lowercase()})).collect::<Vec<_>>(),
                     },
                 },

@@ -157,3 +157,130 @@ fn a_fetch_from_another_component_or_pair_is_caught() {
         "{swapped}"
     );
 }
+
+/// Fragment position, facing and point coordinate, each read in a way
+/// that shows which thread and component it came from.
+const SYSVALS: &str = "shader fragment
+b0:
+  %0:f32 = load_sysval sv=frag_coord comp=0
+  %1:f32 = load_sysval sv=frag_coord comp=1
+  %2:f32 = load_sysval sv=frag_coord comp=2
+  %3:f32 = load_sysval sv=frag_coord comp=3
+  %4:bool = load_sysval sv=front_facing
+  %5:f32 = load_sysval sv=point_coord comp=0
+  %6:f32 = load_sysval sv=point_coord comp=1
+  %7:f32 = load_input slot=0 comp=0 interp=smooth
+  %8:f32 = fadd %5, %7
+  %9:f32 = cvt %4
+  store_output slot=0 comp=0 %0
+  store_output slot=0 comp=1 %1
+  store_output slot=0 comp=2 %2
+  store_output slot=0 comp=3 %3
+  store_output slot=1 comp=0 %9
+  store_output slot=1 comp=1 %8
+  store_output slot=1 comp=2 %6
+  ret
+";
+
+/// The register `comp` components after `reg` (`r0.x` + 1 = `r0.y`).
+fn next_component(reg: &str, comp: u32) -> String {
+    let (base, c) = reg.split_once('.').unwrap();
+    let k = "xyzw".find(c).unwrap() as u32 + comp;
+    let n: u32 = base
+        .trim_start_matches(|ch: char| ch.is_alphabetic())
+        .parse()
+        .unwrap();
+    let prefix = base.trim_end_matches(|ch: char| ch.is_ascii_digit());
+    format!("{prefix}{}.{}", n + k / 4, &"xyzw"[(k % 4) as usize..][..1])
+}
+
+/// The first instruction reading `reg` (as a source), and its line.
+fn first_reader<'s>(asm: &'s str, reg: &str) -> (usize, &'s str) {
+    asm.lines()
+        .enumerate()
+        .find(|(_, l)| {
+            l.split_once(", ")
+                .is_some_and(|(_, srcs)| srcs.split(", ").any(|s| s == reg))
+        })
+        .unwrap()
+}
+
+#[test]
+fn fragment_system_values_reach_the_interpreters_values() {
+    for model in ["a630", "a740"] {
+        let gpu: GpuModel = model.parse().unwrap();
+        let (out, asm) = compiled(SYSVALS, gpu);
+        let consts = &out.compiled.interface.consts;
+        // The point coordinate is two varyings after the input's.
+        let pc: Vec<_> = consts
+            .varyings
+            .iter()
+            .filter(|v| v.sysval.is_some())
+            .map(|v| (v.comp, v.inloc))
+            .collect();
+        assert_eq!(pc, [(0, 1), (1, 2)], "{model}");
+        // The position is one four-register group.
+        let fc = consts
+            .preloads
+            .iter()
+            .find(|p| p.sysval == lathe_ir::Sysval::FragCoord)
+            .unwrap();
+        let slot = &out.compiled.interface.inputs[fc.input as usize];
+        assert_eq!(slot.ty.to_string(), "u32x4", "{model}");
+        assert!(asm.contains("cov.u32f32"), "{model}\n{asm}");
+        for seed in 0..6 {
+            assert_eq!(run(SYSVALS, &out, gpu, seed).unwrap(), 28, "{model}");
+        }
+    }
+}
+
+#[test]
+fn a_wrong_position_facing_or_point_coordinate_is_caught() {
+    let gpu: GpuModel = "a630".parse().unwrap();
+    let (out, asm) = compiled(SYSVALS, gpu);
+    let interface = &out.compiled.interface;
+    let input = |s: lathe_ir::Sysval| {
+        let p = interface
+            .consts
+            .preloads
+            .iter()
+            .find(|p| p.sysval == s)
+            .unwrap();
+        interface.inputs[p.input as usize].register.clone()
+    };
+    let caught = |pc: usize, line: &str| {
+        let wrong = with_line(&out, gpu, pc, line);
+        let got = run(SYSVALS, &wrong, gpu, 1);
+        assert!(
+            matches!(got, Err(VerifyError::Mismatch { .. })),
+            "{line}: {got:?}\n{asm}"
+        );
+    };
+    // The position's x read from the group's y (another thread's x is
+    // never the same: quads lie side by side along x).
+    let x = input(lathe_ir::Sysval::FragCoord);
+    let (pc, line) = first_reader(&asm, &x);
+    caught(pc, &line.replacen(&x, &next_component(&x, 1), 1));
+    // The facing compared the other way round.
+    let face = input(lathe_ir::Sysval::FrontFacing);
+    let (pc, line) = first_reader(&asm, &face);
+    assert!(line.contains("cmps.u.eq"), "{line}");
+    caught(pc, &line.replacen("cmps.u.eq", "cmps.u.ne", 1));
+    // A point coordinate component fetched from the other's location.
+    let pcs: Vec<u32> = interface
+        .consts
+        .varyings
+        .iter()
+        .filter(|v| v.sysval.is_some())
+        .map(|v| v.inloc)
+        .collect();
+    let (pc, line) = asm
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.contains("bary.f") && l.contains(&format!(", {}, ", pcs[0])))
+        .unwrap();
+    caught(
+        pc,
+        &line.replacen(&format!(", {}, ", pcs[0]), &format!(", {}, ", pcs[1]), 1),
+    );
+}

@@ -99,6 +99,12 @@ pub struct Varying {
     pub interp: Interp,
     /// The type the shader reads it as.
     pub ty: Type,
+    /// A system value the hardware writes into this varying instead of
+    /// a producer's output (`point_coord`: the driver marks its
+    /// components for point sprite replacement, as Mesa's freedreno and
+    /// turnip drivers do for `VARYING_SLOT_PNTC`); `slot` is then
+    /// meaningless.
+    pub sysval: Option<Sysval>,
 }
 
 /// A barycentric pair (i, j) the hardware preloads into two consecutive
@@ -157,16 +163,42 @@ impl ConstLayout {
         words
     }
 
-    /// The preloaded register of meta input `input` for system values
-    /// `sv`, or `None` when `input` is no preload.
-    pub fn preload_value(&self, input: u32, sv: &SysVals) -> Option<u32> {
+    /// The preloaded registers of meta input `input` for system values
+    /// `sv` (one per register of its group, in order), or `None` when
+    /// `input` is no preload.
+    pub fn preload_registers(&self, input: u32, sv: &SysVals) -> Option<Vec<u32>> {
         let p = self.preloads.iter().find(|p| p.input == input)?;
         Some(match p.sysval {
             // The instance id: its base is a driver parameter.
-            Sysval::InstanceIndex => sv.instance_index.wrapping_sub(sv.base_instance),
-            s => sv.get(s, p.comp),
+            Sysval::InstanceIndex => vec![sv.instance_index.wrapping_sub(sv.base_instance)],
+            Sysval::FragCoord => hw_frag_coord(sv).to_vec(),
+            Sysval::FrontFacing => vec![hw_front_face(sv.front_facing)],
+            s => vec![sv.get(s, p.comp)],
         })
     }
+}
+
+/// Sub-pixel steps per pixel in the hardware's fragment position.
+pub const FRAG_COORD_SUBPIXELS: u32 = 16;
+
+/// The four registers the hardware preloads with the fragment position
+/// (Mesa's `SYSTEM_VALUE_FRAG_COORD` input, `GRAS_CNTL.COORD_MASK`): x
+/// and y unsigned in 1/16 pixel at the sample point (the pixel centre
+/// without sample shading, so `16 * x + 8`; Mesa's ir3 `get_frag_coord`
+/// converts them with `cov.u32f32` and multiplies by 1/16, adding no
+/// half pixel), z and w as the floats `gl_FragCoord` has (Mesa reads
+/// them unchanged: w is already 1/w_clip).
+pub fn hw_frag_coord(sv: &SysVals) -> [u32; 4] {
+    let [x, y, z, w] = sv.frag_coord;
+    let fixed = |c: f32| (c * FRAG_COORD_SUBPIXELS as f32) as u32;
+    [fixed(x), fixed(y), z.to_bits(), w.to_bits()]
+}
+
+/// The half register the hardware preloads with the facing (Mesa's
+/// `SYSTEM_VALUE_FRONT_FACE`, read by ir3's `load_front_face` as
+/// `cmps.s.eq face, 0`): 0 for a front face, -1 for a back face.
+pub fn hw_front_face(front: bool) -> u32 {
+    if front { 0 } else { 0xffff }
 }
 
 /// How a system value reaches an ir3 shader.
@@ -182,6 +214,15 @@ pub enum Source {
     GlobalId,
     /// `x + size.x * (y + size.y * z)` of the local invocation id.
     LocalIndex,
+    /// A fragment shader's position from its preloaded four-register
+    /// group ([`hw_frag_coord`]).
+    FragCoord,
+    /// A fragment shader's facing from its preloaded half register
+    /// ([`hw_front_face`]).
+    FrontFace,
+    /// A varying the hardware replaces with the point sprite coordinate
+    /// (Mesa's `VARYING_SLOT_PNTC`, fetched with `bary.f` as any input).
+    PointCoord,
 }
 
 /// The ir3 ABI for the integer system values (Mesa: the vertex and
@@ -191,7 +232,8 @@ pub enum Source {
 /// `WGIDCONSTID`; the bases, the workgroup size and count and the view
 /// index are `IR3_DP_*` driver parameters; the global invocation id and
 /// the instance index are computed by NIR from the others). Fragment
-/// system values are not here.
+/// system values: see [`Source::FragCoord`], [`Source::FrontFace`] and
+/// [`Source::PointCoord`]; the others stay `unsupported:`.
 pub const SOURCES: &[(Sysval, Source)] = &[
     (Sysval::VertexIndex, Source::Preload),
     (
@@ -212,6 +254,9 @@ pub const SOURCES: &[(Sysval, Source)] = &[
     ),
     (Sysval::GlobalInvocationId, Source::GlobalId),
     (Sysval::LocalInvocationIndex, Source::LocalIndex),
+    (Sysval::FragCoord, Source::FragCoord),
+    (Sysval::FrontFacing, Source::FrontFace),
+    (Sysval::PointCoord, Source::PointCoord),
 ];
 
 fn source(sv: Sysval) -> Option<Source> {
@@ -244,6 +289,9 @@ struct Plan {
     first_preload: u32,
     /// The first varying component of each fragment input slot.
     inlocs: BTreeMap<u16, u32>,
+    /// The first varying component of the point coordinate (after the
+    /// slots').
+    point_coord_inloc: u32,
 }
 
 impl Plan {
@@ -340,10 +388,13 @@ impl Plan {
                 (slot, base)
             })
             .collect();
+        // The point coordinate's two components follow.
+        let point_coord_inloc = inloc;
         Ok(Plan {
             layout,
             first_preload: meta_inputs,
             inlocs,
+            point_coord_inloc,
         })
     }
 
@@ -409,6 +460,8 @@ struct Lowering<'a> {
     pairs: Vec<(u32, Value)>,
     /// The value of each varying fetched so far.
     fetched: Vec<((u32, Interp), Value)>,
+    /// The value of each `(sysval, comp)` computed at the head so far.
+    computed: Vec<(Sysval, u8, Value)>,
 }
 
 impl<'a> Lowering<'a> {
@@ -424,6 +477,7 @@ impl<'a> Lowering<'a> {
             preloaded: Vec::new(),
             pairs: Vec::new(),
             fetched: Vec::new(),
+            computed: Vec::new(),
         };
         for a in g.arrays() {
             l.out.add_array(*a);
@@ -452,7 +506,8 @@ impl<'a> Lowering<'a> {
                             .map(|w| l.uniform(nb, w, ty))
                     }
                     (Op::Opcode(GenericOp::LoadSysval { sysval, comp }), Some(ty)) => {
-                        l.sysval(nb, sysval, comp, ty)
+                        let at = straight.contains(&gb).then_some(nb);
+                        l.sysval(nb, at, sysval, comp, ty)?
                     }
                     (Op::Opcode(GenericOp::LoadInput { slot, comp, interp }), Some(ty))
                         if g.stage == Stage::Fragment =>
@@ -597,22 +652,46 @@ impl<'a> Lowering<'a> {
         } else {
             interp
         };
-        if let Some(&(_, v)) = self
+        let varying = Varying {
+            slot,
+            comp,
+            inloc,
+            interp,
+            ty,
+            sysval: None,
+        };
+        Ok(self.fetch(at, varying))
+    }
+
+    /// Component `comp` of the point sprite coordinate: a varying after
+    /// the inputs' that the driver has the hardware replace, fetched at
+    /// the pixel centre ([`Source::PointCoord`]).
+    fn point_coord(&mut self, at: Option<Block>, comp: u8, ty: Type) -> Value {
+        let varying = Varying {
+            slot: 0,
+            comp,
+            inloc: self.plan.point_coord_inloc + comp as u32,
+            interp: Interp::SMOOTH,
+            ty,
+            sysval: Some(Sysval::PointCoord),
+        };
+        self.fetch(at, varying)
+    }
+
+    /// Fetches `v` (recorded in the layout) with `bary.f` or `flat.b`
+    /// (see [`Self::varying`] for where).
+    fn fetch(&mut self, at: Option<Block>, v: Varying) -> Value {
+        let (inloc, interp, ty) = (v.inloc, v.interp, v.ty);
+        if let Some(&(_, value)) = self
             .fetched
             .iter()
-            .find(|(k, v)| *k == (inloc, interp) && self.out.value_type(*v) == ty)
+            .find(|(k, value)| *k == (inloc, interp) && self.out.value_type(*value) == ty)
         {
-            return Ok(v);
+            return value;
         }
         let layout = &mut self.plan.layout;
-        if !layout.varyings.iter().any(|v| v.inloc == inloc) {
-            layout.varyings.push(Varying {
-                slot,
-                comp,
-                inloc,
-                interp,
-                ty,
-            });
+        if !layout.varyings.iter().any(|w| w.inloc == inloc) {
+            layout.varyings.push(v);
         }
         let args: Vec<Value> = if interp.mode == InterpMode::Flat {
             Vec::new()
@@ -620,15 +699,78 @@ impl<'a> Lowering<'a> {
             vec![self.barycentrics(interp)]
         };
         let op = Op::Opcode(GenericOp::LoadVarying { inloc, interp });
-        let v = match at {
+        let value = match at {
             Some(b) => self.result(b, op, &args, ty),
-            None => {
-                let i = self.out.create_inst(op, &args, &[], None, Some(ty));
-                self.head.push(i);
-                self.out.inst(i).result.expect("created with a result")
-            }
+            None => self.head_result(op, &args, ty),
         };
-        self.fetched.push(((inloc, interp), v));
+        self.fetched.push(((inloc, interp), value));
+        value
+    }
+
+    /// A new instruction at the head of the entry block (before the
+    /// shader's own, so its result dominates every use).
+    fn head_result(&mut self, op: Op<GenericOp>, args: &[Value], ty: Type) -> Value {
+        let i = self.out.create_inst(op, args, &[], None, Some(ty));
+        self.head.push(i);
+        self.out.inst(i).result.expect("created with a result")
+    }
+
+    /// Component `comp` of the fragment position, computed once at the
+    /// head of the entry block from the preloaded group
+    /// ([`hw_frag_coord`]): x and y are `cov.u32f32` times 1/16, z and w
+    /// the registers' floats.
+    fn frag_coord(&mut self, comp: u8, ty: Type) -> Result<Value, SelectError> {
+        if ty != Type::F32 || comp > 3 {
+            return Err(SelectError::Unsupported(format!(
+                "frag_coord component {comp} as {ty}"
+            )));
+        }
+        if let Some(&(_, _, v)) = self
+            .computed
+            .iter()
+            .find(|(s, c, _)| *s == Sysval::FragCoord && *c == comp)
+        {
+            return Ok(v);
+        }
+        let group = self.preload(Sysval::FragCoord, 0, Type::vector(Scalar::U32, 4));
+        let raw = self.head_result(Op::Split { lane: comp }, &[group], Type::U32);
+        let v = if comp < 2 {
+            let steps = self.head_result(Op::Opcode(GenericOp::Cvt), &[raw], Type::F32);
+            let bits = (1.0 / FRAG_COORD_SUBPIXELS as f32).to_bits();
+            let scale = self.head_result(Op::Opcode(GenericOp::Const { bits }), &[], Type::F32);
+            self.head_result(Op::Opcode(GenericOp::FMul), &[steps, scale], Type::F32)
+        } else {
+            // The bits are the float: a copy between types keeps them.
+            self.head_result(
+                Op::Opcode(GenericOp::Mov {
+                    abs: false,
+                    neg: false,
+                }),
+                &[raw],
+                Type::F32,
+            )
+        };
+        self.computed.push((Sysval::FragCoord, comp, v));
+        Ok(v)
+    }
+
+    /// The facing as a boolean, from the preloaded half register
+    /// ([`hw_front_face`]: 0 is front).
+    fn front_facing(&mut self, ty: Type) -> Result<Value, SelectError> {
+        if ty != Type::BOOL {
+            return Err(SelectError::Unsupported(format!("front_facing as {ty}")));
+        }
+        if let Some(&(_, _, v)) = self
+            .computed
+            .iter()
+            .find(|(s, _, _)| *s == Sysval::FrontFacing)
+        {
+            return Ok(v);
+        }
+        let face = self.preload(Sysval::FrontFacing, 0, Type::U16);
+        let zero = self.head_result(Op::Opcode(GenericOp::Const { bits: 0 }), &[], Type::U16);
+        let v = self.head_result(Op::Opcode(GenericOp::IEq), &[face, zero], Type::BOOL);
+        self.computed.push((Sysval::FrontFacing, 0, v));
         Ok(v)
     }
 
@@ -679,9 +821,27 @@ impl<'a> Lowering<'a> {
         self.result(b, Op::Opcode(op), args, ty)
     }
 
-    /// The value of `sysval` component `comp`, or `None` to keep it.
-    fn sysval(&mut self, b: Block, sysval: Sysval, comp: u8, ty: Type) -> Option<Value> {
-        let v = match source(sysval)? {
+    /// The value of `sysval` component `comp`, or `None` to keep it;
+    /// `at` is where a varying read in `b` is fetched ([`Self::varying`]).
+    fn sysval(
+        &mut self,
+        b: Block,
+        at: Option<Block>,
+        sysval: Sysval,
+        comp: u8,
+        ty: Type,
+    ) -> Result<Option<Value>, SelectError> {
+        let Some(source) = source(sysval) else {
+            return Ok(None);
+        };
+        let fragment = self.out.stage == Stage::Fragment;
+        let v = match source {
+            Source::FragCoord | Source::FrontFace | Source::PointCoord if !fragment => {
+                return Ok(None);
+            }
+            Source::FragCoord => self.frag_coord(comp, ty)?,
+            Source::FrontFace => self.front_facing(ty)?,
+            Source::PointCoord => self.point_coord(at, comp, ty),
             Source::Preload => self.preload(sysval, comp, ty),
             Source::Param(p) => self.param(b, param_comp(p, comp), ty),
             Source::PreloadPlus(p) => {
@@ -708,6 +868,6 @@ impl<'a> Lowering<'a> {
                 self.op(b, GenericOp::IAdd, &[rows, id[0]], ty)
             }
         };
-        Some(v)
+        Ok(Some(v))
     }
 }

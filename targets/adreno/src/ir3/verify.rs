@@ -82,10 +82,12 @@ pub fn fragment_varyings(
     io: &mut Harness,
 ) -> Result<(), String> {
     for v in &layout.varyings {
-        let bits =
-            inv.inputs.get(&(v.slot, v.comp)).copied().ok_or_else(|| {
+        let bits = match v.sysval {
+            Some(s) => inv.sysvals.get(s, v.comp),
+            None => inv.inputs.get(&(v.slot, v.comp)).copied().ok_or_else(|| {
                 format!("input slot {} component {} has no value", v.slot, v.comp)
-            })?;
+            })?,
+        };
         let pair = layout
             .barycentrics
             .iter()
@@ -191,19 +193,21 @@ impl Executor for Ir3Program<'_> {
                     }
                     continue;
                 }
-                let bits = match port {
-                    Some(&Port::Slot(s, c)) => inv.inputs.get(&(s, c)).copied(),
+                let registers = match port {
+                    Some(&Port::Slot(s, c)) => inv.inputs.get(&(s, c)).map(|&b| vec![b]),
                     Some(&Port::Meta(k)) => interface
                         .consts
-                        .preload_value(k, &inv.sysvals)
-                        .or_else(|| inv.meta_inputs.get(k as usize).copied()),
+                        .preload_registers(k, &inv.sysvals)
+                        .or_else(|| inv.meta_inputs.get(k as usize).map(|&b| vec![b])),
                     None => None,
                 }
                 .ok_or_else(|| {
                     ExecError::Failed(format!("input {} ({port:?}) has no value", slot.index))
                 })?;
                 let (file, half, index) = Self::register(&m, slot)?;
-                m.set(file, half, index, lane, bits);
+                for (c, bits) in (0..).zip(registers) {
+                    m.set(file, half, index + c, lane, bits);
+                }
             }
         }
         let shared = threads.first();
