@@ -284,3 +284,64 @@ fn a_wrong_position_facing_or_point_coordinate_is_caught() {
         &line.replacen(&format!(", {}, ", pcs[0]), &format!(", {}, ", pcs[1]), 1),
     );
 }
+
+/// Coarse, default and fine derivatives of per-thread random varyings,
+/// f32 and f16.
+const DERIVATIVES: &str = "shader fragment
+b0:
+  %0:f32 = load_input slot=0 comp=0 interp=smooth
+  %1:f16 = load_input slot=0 comp=1 interp=smooth
+  %2:f32 = ddx %0
+  %3:f32 = ddy mode=coarse %0
+  %4:f32 = ddx mode=fine %0
+  %5:f32 = ddy mode=fine %0
+  %6:f16 = ddx %1
+  %7:f16 = ddy mode=fine %1
+  store_output slot=0 comp=0 %2
+  store_output slot=0 comp=1 %3
+  store_output slot=0 comp=2 %4
+  store_output slot=0 comp=3 %5
+  store_output slot=1 comp=0 %6
+  store_output slot=1 comp=1 %7
+  ret
+";
+
+#[test]
+fn derivatives_take_the_quads_neighbours() {
+    for model in ["a630", "a740"] {
+        let gpu: GpuModel = model.parse().unwrap();
+        let (out, asm) = compiled(DERIVATIVES, gpu);
+        for op in ["dsx (f32)", "dsy (f32)", "dsxpp.1", "dsypp.1", "dsx (f16)"] {
+            assert!(asm.contains(op), "{model}: {op}\n{asm}");
+        }
+        for seed in 0..6 {
+            assert_eq!(run(DERIVATIVES, &out, gpu, seed).unwrap(), 24, "{model}");
+        }
+    }
+}
+
+#[test]
+fn a_derivative_along_the_wrong_axis_or_of_the_wrong_kind_is_caught() {
+    let gpu: GpuModel = "a630".parse().unwrap();
+    let (out, asm) = compiled(DERIVATIVES, gpu);
+    for (from, to) in [
+        ("dsx (f32)", "dsy (f32)"),
+        ("dsy (f32)", "dsx (f32)"),
+        ("dsxpp.1", "dsypp.1"),
+        // A fine derivative taken coarse differs on the bottom row.
+        ("dsypp.1 (x)r", "dsy (f32)(x)r"),
+    ] {
+        let (pc, line) = asm
+            .lines()
+            .enumerate()
+            .find(|(_, l)| l.contains(from))
+            .unwrap();
+        let wrong_line = line.replacen(from, to, 1);
+        let wrong = with_line(&out, gpu, pc, &wrong_line);
+        let got = run(DERIVATIVES, &wrong, gpu, 1);
+        assert!(
+            matches!(got, Err(VerifyError::Mismatch { .. })),
+            "{wrong_line}: {got:?}\n{asm}"
+        );
+    }
+}
