@@ -116,9 +116,9 @@ fn differential_with_memory(
                     .barycentrics
                     .iter()
                     .position(|b| b.input == k);
-                match (pair, selected.consts.preload_value(k, &inv.sysvals)) {
+                match (pair, selected.consts.preload_registers(k, &inv.sysvals)) {
                     (Some(pair), _) => barycentrics(pair).map(f32::to_bits).to_vec(),
-                    (None, Some(bits)) => vec![bits],
+                    (None, Some(registers)) => registers,
                     (None, None) => vec![inv.meta_inputs[k as usize]],
                 }
             }
