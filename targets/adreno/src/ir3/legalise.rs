@@ -349,6 +349,21 @@ fn check_in_place(
     )))
 }
 
+/// Whether `i` becomes a word of the program: machine instructions and
+/// swaps, and splits whose lane ra put elsewhere (a copy; see
+/// [`word_of`]).
+fn emits_word(
+    shader: &Shader<'_, MachineOp>,
+    target: &Ir3Target,
+    i: Inst,
+) -> Result<bool, LegaliseError> {
+    Ok(match shader.inst(i).op {
+        Op::Opcode(_) | Op::Swap => true,
+        Op::Split { .. } => !in_place(shader, target, i)?,
+        _ => false,
+    })
+}
+
 /// Whether a collect's operands or a split's lane sit where the vector is.
 pub(super) fn in_place(
     shader: &Shader<'_, MachineOp>,
@@ -696,8 +711,7 @@ impl Legaliser<'_> {
         for i in insts {
             let (mut reads, writes) = self.accesses(shader, i)?;
             let op = shader.inst(i).op;
-            let emits = matches!(op, Op::Opcode(_) | Op::Swap)
-                || (matches!(op, Op::Split { .. }) && !in_place(shader, self.target, i)?);
+            let emits = emits_word(shader, self.target, i)?;
             if matches!(op, Op::Output { .. }) {
                 deferred.append(&mut reads);
                 out.push(i);
@@ -1066,8 +1080,9 @@ impl Legaliser<'_> {
         let mut pc = 0i64;
         for &b in layout {
             address.insert(b, pc);
+            // Every word counts, a split's copy too.
             for &i in shader.block_insts(b) {
-                if matches!(shader.inst(i).op, Op::Opcode(_) | Op::Swap) {
+                if emits_word(shader, self.target, i)? {
                     at_inst.insert(i, pc);
                     pc += 1;
                 }
