@@ -27,7 +27,9 @@
 //! IEEE does not pin or that GPUs compute in their special-function units)
 //! agrees within [`F32_TOLERANCE`] / [`F16_TOLERANCE`] (absolute +
 //! relative). Which outputs are approximate follows data flow (phis
-//! included, not control dependence); integers are always exact.
+//! included, and arrays: a load from an array that any approximate value
+//! was stored into is approximate; not control dependence); integers are
+//! always exact.
 //!
 //! ```
 //! use lathe_ir::verify::{self, ExecError, Executor, Options};
@@ -427,17 +429,25 @@ struct Approximate {
 fn approximate(shader: &Shader<'_, GenericOp>) -> Approximate {
     use GenericOp::*;
     let mut tainted = vec![false; shader.value_capacity()];
+    // Arrays an approximate value was stored into: their loads are too.
+    let mut tainted_arrays = BTreeSet::new();
     // Phis may read values defined later in the layout (loops): iterate
     // to a fixed point.
     loop {
         let mut changed = false;
         for (_, i) in shader.insts_in_order() {
             let d = shader.inst(i);
+            if let Op::Opcode(ArrayStore { array, .. }) = d.op
+                && d.args.iter().any(|v| tainted[v.index()])
+            {
+                changed |= tainted_arrays.insert(array.0);
+            }
             let Some(r) = d.result else { continue };
-            let source = matches!(
-                d.op,
-                Op::Opcode(Rcp | Rsqrt | Sqrt | FDiv | Exp2 | Log2 | Sin | Cos)
-            );
+            let source = match d.op {
+                Op::Opcode(Rcp | Rsqrt | Sqrt | FDiv | Exp2 | Log2 | Sin | Cos) => true,
+                Op::Opcode(ArrayLoad { array, .. }) => tainted_arrays.contains(&array.0),
+                _ => false,
+            };
             let t = source || d.operands().any(|v| tainted[v.index()]);
             if t && !tainted[r.index()] {
                 tainted[r.index()] = true;
