@@ -34,7 +34,7 @@ fn through_array(op: &str) -> String {
         "shader vertex
 array a0: f32[2]
 b0:
-  %0:f32 = load_input slot=0 comp=0
+  %0:f32 = load_input slot=0 comp=0 interp=smooth
   %1:f32 = const 48.0
   %2:f32 = {op} %0, %1
   array_store array=a0 offset=0 %2
