@@ -17,6 +17,7 @@
 //! after the whole pipeline, and requires identical outcomes whenever the
 //! original run was defined.
 
+pub mod arrays;
 pub mod regalloc;
 pub mod select;
 

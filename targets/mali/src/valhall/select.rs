@@ -12,7 +12,9 @@
 //! become meta inputs and outputs, numbered as [`Selected::interface`]
 //! lists them; control flow and phis stay structural (a branch's condition
 //! is the 0-or-1 register its compare wrote; legalisation turns it into
-//! `BRANCHZ`). What no rule covers fails with `unsupported: …`.
+//! `BRANCHZ`). Arrays are promoted to SSA values first
+//! ([`lathe_passes::promote_arrays`], on a copy of the shader). What no
+//! rule covers fails with `unsupported: …`.
 //!
 //! ```
 //! use lathe_mali::valhall::{select::select, target::ValhallTarget, MaliModel};
@@ -35,7 +37,7 @@
 //! assert_eq!(err.to_string(), "unsupported: udiv giving u32 (valhall selection)");
 //! ```
 
-use lathe_ir::{GenericOp, Shader};
+use lathe_ir::{GenericOp, Op, Shader};
 use lathe_isa::select::SelectTarget;
 pub use lathe_isa::select::{Interface, Port, SelectError};
 
@@ -74,7 +76,30 @@ pub fn select<'a>(
     generic: &Shader<'a, GenericOp>,
     target: &ValhallTarget,
 ) -> Result<Selected<'a>, SelectError> {
+    let promoted = promote_arrays(generic)?;
+    let generic = promoted.as_ref().unwrap_or(generic);
     let (shader, interface) =
         lathe_isa::select::select(&rules::RULES, generic, target, generic.arena())?;
     Ok(Selected { shader, interface })
+}
+
+/// A copy of `generic` (in the same arena) with its arrays promoted to SSA
+/// values (selects for computed indices): no rule reads or writes an
+/// array. `None` when the shader accesses no array.
+fn promote_arrays<'a>(
+    generic: &Shader<'a, GenericOp>,
+) -> Result<Option<Shader<'a, GenericOp>>, SelectError> {
+    let accesses_arrays = generic.insts_in_order().any(|(_, i)| {
+        matches!(
+            generic.inst(i).op,
+            Op::Opcode(GenericOp::ArrayLoad { .. } | GenericOp::ArrayStore { .. })
+        )
+    });
+    if !accesses_arrays {
+        return Ok(None);
+    }
+    let mut copy = lathe_ir::parse::<GenericOp>(generic.arena(), &lathe_ir::print(generic))
+        .map_err(|e| SelectError::Malformed(format!("the shader does not read back: {e}")))?;
+    lathe_passes::promote_arrays::promote(&mut copy);
+    Ok(Some(copy))
 }

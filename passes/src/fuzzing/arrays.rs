@@ -1,0 +1,110 @@
+//! Random shaders over an array at computed indices, for the backends'
+//! array tests (`ir3_arrays`, `valhall_arrays`): stores and loads through
+//! address operands, in a branch and in a loop, as
+//! [`crate::promote_arrays`] must handle them before selection.
+//!
+//! ```
+//! let text = lathe_passes::fuzzing::arrays::random_program(3);
+//! let arena = lathe_ir::Bump::new();
+//! let shader = lathe_ir::parse::<lathe_ir::GenericOp>(&arena, &text).unwrap();
+//! lathe_ir::validate(&shader).unwrap();
+//! assert!(text.contains("addr="), "{text}");
+//! ```
+
+use std::fmt::Write;
+
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 16) % n
+    }
+}
+
+/// A vertex shader over an array `a0: u32[len]`: every element stored
+/// from an input or a constant, then random computed-index stores and
+/// loads (indices `min(input & 7, len - 1)`, in bounds with
+/// operations every backend selects), a store in one side of a branch, and a
+/// loop that adds its counter into each element through a computed
+/// index; every loaded value is an output.
+pub fn random_program(seed: u64) -> String {
+    let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let len = 2 + rng.below(7) as u32;
+    let mut t = format!("shader vertex\narray a0: u32[{len}]\nb0:\n");
+    for k in 0..4 {
+        writeln!(t, "  %{k}:u32 = load_input slot=0 comp={k} interp=flat").unwrap();
+    }
+    writeln!(t, "  %4:u32 = const {len}").unwrap();
+    writeln!(t, "  %5:u32 = const 0").unwrap();
+    writeln!(t, "  %6:u32 = const 1").unwrap();
+    writeln!(t, "  %7:u32 = const 7").unwrap();
+    writeln!(t, "  %8:u32 = const {}", len - 1).unwrap();
+    let mut next = 9;
+    // Loaded values, stored as outputs at the end (as shaders do).
+    let mut loaded = Vec::new();
+    let mut fresh = || {
+        next += 1;
+        next - 1
+    };
+    for k in 0..len {
+        let v = rng.below(4);
+        writeln!(t, "  array_store array=a0 offset={k} %{v}").unwrap();
+    }
+    let mut body = |t: &mut String, rng: &mut Rng, fresh: &mut dyn FnMut() -> u32| {
+        for _ in 0..2 + rng.below(4) {
+            let (low, i) = (fresh(), fresh());
+            writeln!(t, "  %{low}:u32 = and %{}, %7", rng.below(4)).unwrap();
+            writeln!(t, "  %{i}:u32 = umin %{low}, %8").unwrap();
+            if rng.below(2) == 0 {
+                let v = fresh();
+                writeln!(t, "  %{v}:u32 = iadd %{}, %{}", rng.below(4), rng.below(4)).unwrap();
+                writeln!(t, "  array_store array=a0 offset=0 %{v} addr=%{i}").unwrap();
+            } else {
+                let r = fresh();
+                writeln!(t, "  %{r}:u32 = array_load array=a0 offset=0 addr=%{i}").unwrap();
+                loaded.push(r);
+            }
+        }
+    };
+    body(&mut t, &mut rng, &mut fresh);
+    // A store on one side of a branch.
+    let c = fresh();
+    writeln!(t, "  %{c}:bool = ult %0, %1\n  branch %{c}, b1, b2\nb1:").unwrap();
+    let v = rng.below(4);
+    writeln!(
+        t,
+        "  array_store array=a0 offset={} %{v}\n  jump b2\nb2:",
+        rng.below(len as u64)
+    )
+    .unwrap();
+    // A loop adding the counter to each element.
+    let (n, e, s, n2, more) = (fresh(), fresh(), fresh(), fresh(), fresh());
+    writeln!(t, "  jump b3\nb3:\n  %{n}:u32 = phi [%5, b2], [%{n2}, b3]").unwrap();
+    writeln!(t, "  %{e}:u32 = array_load array=a0 offset=0 addr=%{n}").unwrap();
+    writeln!(t, "  %{s}:u32 = iadd %{e}, %{n}").unwrap();
+    writeln!(t, "  array_store array=a0 offset=0 %{s} addr=%{n}").unwrap();
+    writeln!(t, "  %{n2}:u32 = iadd %{n}, %6").unwrap();
+    writeln!(
+        t,
+        "  %{more}:bool = ult %{n2}, %4\n  branch %{more}, b3, b4\nb4:"
+    )
+    .unwrap();
+    body(&mut t, &mut rng, &mut fresh);
+    let mut ends = Vec::new();
+    for k in 0..len {
+        let r = fresh();
+        writeln!(t, "  %{r}:u32 = array_load array=a0 offset={k}").unwrap();
+        ends.push(r);
+    }
+    for (k, r) in loaded.iter().enumerate() {
+        writeln!(t, "  store_output slot={} comp=0 %{r}", 1 + k).unwrap();
+    }
+    for (k, r) in ends.iter().enumerate() {
+        writeln!(t, "  store_output slot={} comp={} %{r}", 20 + k / 4, k % 4).unwrap();
+    }
+    t.push_str("  ret\n");
+    t
+}
