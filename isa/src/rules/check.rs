@@ -196,8 +196,9 @@ pub fn check(isa: &Isa, file: &RulesFile) -> Result<Checked, Diagnostics> {
 /// of the placeholders.
 struct Substituted {
     text: String,
-    /// Register placeholders in text order, with where they are written.
-    registers: Vec<(u8, Span)>,
+    /// Register placeholders in text order, with where they are written
+    /// and the number of the (first) register written for them.
+    registers: Vec<(u8, Span, u64)>,
     /// For a template with literals, the text around them.
     pieces: Vec<Piece>,
 }
@@ -545,6 +546,17 @@ impl Cx<'_> {
                         None => format!("{prefix}1"),
                     },
                     _ => match self.types.get(s.ty.scalar.name()) {
+                        Some((f, _, _)) if out.ends_with('@') => {
+                            // A group written `@$v` (Valhall's staging
+                            // registers) lists its registers, `@r8:r9`,
+                            // from an even register of its own.
+                            let n = self.isa.regfiles[*f].names.as_ref()?;
+                            let first = 8 + 8 * slot as u32;
+                            (first..first + u32::from(s.ty.lanes.max(1)))
+                                .map(|r| format!("{}{r}", n.prefix))
+                                .collect::<Vec<_>>()
+                                .join(":")
+                        }
                         Some((f, _, _)) => {
                             let n = self.isa.regfiles[*f].names.as_ref()?;
                             let number = 4 + slot as u32;
@@ -568,7 +580,12 @@ impl Cx<'_> {
                     pieces.push(Piece::Text(std::mem::take(&mut piece)));
                     pieces.push(Piece::Literal(slot as u8));
                 } else {
-                    found.push((slot as u8, at));
+                    let first = if out.ends_with('@') {
+                        8 + 8 * slot as u64
+                    } else {
+                        4 + slot as u64
+                    };
+                    found.push((slot as u8, at, first));
                     piece.push_str(&sample);
                 }
                 out.push_str(&sample);
@@ -676,7 +693,7 @@ impl Cx<'_> {
         g: u32,
         asm: &str,
         span: Span,
-        placeholders: &[(u8, Span)],
+        placeholders: &[(u8, Span, u64)],
         defined: &mut [bool],
     ) -> Option<(String, Option<u8>, Vec<u8>)> {
         let isa = self.isa;
@@ -705,7 +722,7 @@ impl Cx<'_> {
         let mut dst = None;
         let mut srcs = Vec::new();
         let sizes = groups(isa, word, g)?;
-        for (o, &(slot, at)) in registers.iter().zip(placeholders) {
+        for (o, &(slot, at, number)) in registers.iter().zip(placeholders) {
             let s = &b.slots[slot as usize];
             // A register group is as long as the spec's semantics say
             // this operand reads or writes.
@@ -724,7 +741,6 @@ impl Cx<'_> {
                 self.err(at, format!("`${}` is {lanes} register(s) ({}), but `{asm}` {verb} a group of {group} at operand `{}` (the spec's semantics)", s.name, s.ty, o.key));
                 return None;
             }
-            let number = 4 + u64::from(slot);
             let value = o.field.extract(word);
             let cleared = crate::machine::clear_register(isa, &o.field, word, g);
             let rebuilt = set_in_form(isa, &o.field.ty, o.field.extract(cleared), number, g, 0);

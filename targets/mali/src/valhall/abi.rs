@@ -36,6 +36,9 @@
 //! pins to their register; they are not part of the allocated footprint
 //! (Mesa counts only allocated registers in `work_reg_count`).
 //!
+//! - **textures**: the texture/sampler handle a texture instruction reads
+//!   and the FAU word that carries it ([`textures`]).
+//!
 //! Not yet here (`unsupported:`): depth/stencil/sample-mask outputs
 //! (`ZS_EMIT`), outputs stored in more than one block, 16-bit render
 //! targets of more than one component, and the IDVS vertex outputs
@@ -52,6 +55,9 @@ use lathe_isa::select::{Interface, Port, SelectError};
 
 use super::generated::MachineOp;
 use super::target::ValhallTarget;
+
+pub mod textures;
+pub use textures::TextureHandle;
 
 /// A register the hardware fills before the shader's first instruction
 /// (Mesa's `bi_preload` registers on v9+).
@@ -184,6 +190,8 @@ pub struct Io {
     pub render_targets: Vec<RenderTarget>,
     /// Registers the shader reads as the hardware preloads them.
     pub preloads: Vec<Preload>,
+    /// Texture/sampler handles pushed into the FAU ([`textures`]).
+    pub textures: Vec<TextureHandle>,
 }
 
 impl Io {

@@ -109,8 +109,24 @@ pub fn compile_with(
         None => (None, Vec::new()),
     };
     let generic = pushed_shader.as_ref().unwrap_or(generic);
+    // Texture handles follow the words pushed so far.
+    let first_free = generic
+        .insts_in_order()
+        .filter_map(|(_, i)| match generic.inst(i).op {
+            lathe_ir::Op::Opcode(GenericOp::LoadUniform { index }) => Some(index + 1),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0);
+    let (handled_shader, textures) =
+        match abi::textures::push_texture_handles(generic, first_free, fau_words)? {
+            Some((shader, handles)) => (Some(shader), handles),
+            None => (None, Vec::new()),
+        };
+    let generic = handled_shader.as_ref().unwrap_or(generic);
     let mut out = compile_goal(generic, target, options)?;
     out.io.pushed = pushed;
+    out.io.textures = textures;
     Ok(out)
 }
 

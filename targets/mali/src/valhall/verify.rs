@@ -2,7 +2,7 @@
 //! emitted words run on the generated simulator, one lane per thread,
 //! fed as a driver and the fixed-function units would feed them
 //! ([`super::abi`]): uniform word `k` in FAU word `uk`, pushed UBO words
-//! in theirs, the generic IR's
+//! and texture handles in theirs, the generic IR's
 //! own meta inputs in the registers the interface names, the preloaded
 //! registers (coverage 1, the varying state, vertex and instance ids),
 //! and an I/O side ([`ShaderIo`]) that answers each thread's varying and
@@ -215,6 +215,10 @@ impl Executor for ValhallProgram<'_> {
                     })?;
                 let (file, half, n) = register(&m, &format!("u{}", w.fau))?;
                 m.set(file, half, n, lane, bits);
+            }
+            for h in &out.io.textures {
+                let (file, half, n) = register(&m, &format!("u{}", h.fau))?;
+                m.set(file, half, n, lane, h.word());
             }
             for &(port, reg) in &out.inputs {
                 let bits = match port {
