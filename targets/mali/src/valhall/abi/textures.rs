@@ -49,6 +49,10 @@ impl TextureHandle {
     }
 }
 
+/// A shader rewritten by [`push_texture_handles`] and the handles the
+/// driver pushes for it.
+pub type Handled<'a> = (Shader<'a, GenericOp>, Vec<TextureHandle>);
+
 /// The texture and sampler a generic texture instruction names.
 fn texture_pair(op: &GenericOp) -> Option<(u8, u8)> {
     match *op {
@@ -72,7 +76,7 @@ pub fn push_texture_handles<'a>(
     generic: &Shader<'a, GenericOp>,
     first_free: u32,
     fau_words: u32,
-) -> Result<Option<(Shader<'a, GenericOp>, Vec<TextureHandle>)>, SelectError> {
+) -> Result<Option<Handled<'a>>, SelectError> {
     let pair = |s: &Shader<'_, GenericOp>, i: Inst| match &s.inst(i).op {
         Op::Opcode(op) => texture_pair(op),
         _ => None,
