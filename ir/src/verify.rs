@@ -189,7 +189,9 @@ pub fn verify(
             .seed
             .wrapping_mul(0x9e37_79b9_7f4a_7c15)
             .wrapping_add(draw as u64);
-        let (threads, memory) = random_inputs(shader, seed, options.threads);
+        // The second half of the draws keep texel fetches in bounds.
+        let bounded = draw >= options.draws.max(1) / 2;
+        let (threads, memory) = draw_inputs(shader, seed, options.threads, bounded);
         let mut want_memory = memory.clone();
         let want = match interpret(shader, &threads, &mut want_memory) {
             Ok(w) => w,
@@ -514,6 +516,20 @@ impl Rng {
         }
     }
 
+    /// A value that addresses texels: a float in `[0, 1)`, an integer in
+    /// `0..4`; 0 for a `level` (level 0, sample 0).
+    fn texel_address(&mut self, s: Scalar, level: bool) -> u32 {
+        if level {
+            return 0;
+        }
+        match s {
+            Scalar::F32 => (self.below(1024) as f32 / 1024.0).to_bits(),
+            Scalar::F16 => f16::from_f32(self.below(1024) as f32 / 1024.0) as u32,
+            Scalar::Bool => self.below(2) as u32,
+            _ => self.below(4) as u32,
+        }
+    }
+
     fn unit(&mut self) -> f32 {
         self.below(1025) as f32 / 1024.0
     }
@@ -531,11 +547,73 @@ struct Reads {
     ssbos: BTreeMap<u8, Scalar>,
     textures: BTreeMap<u8, TexShape>,
     images: BTreeSet<u8>,
+    /// What texel fetches address texels with: the inputs, uniforms and
+    /// meta inputs their coordinates and levels are computed from, and
+    /// the textures they read.
+    fetch: FetchSources,
+}
+
+/// See [`Reads::fetch`]: per source, whether it reaches a level (or
+/// sample index) rather than only coordinates.
+#[derive(Default)]
+struct FetchSources {
+    inputs: BTreeMap<(u16, u8), bool>,
+    uniforms: BTreeMap<u32, bool>,
+    meta_inputs: BTreeMap<u32, bool>,
+    textures: BTreeSet<u8>,
+}
+
+impl FetchSources {
+    /// Walks the operands of every `texel_fetch` back to the inputs they
+    /// are computed from (through any instruction but memory reads).
+    fn of(shader: &Shader<'_, GenericOp>) -> FetchSources {
+        let mut f = FetchSources::default();
+        // Levels first, so that a source of both is a level.
+        for level in [true, false] {
+            let mut seen = vec![false; shader.value_capacity()];
+            let mut work = Vec::new();
+            for (_, i) in shader.insts_in_order() {
+                let d = shader.inst(i);
+                if let Op::Opcode(GenericOp::TexelFetch { texture, .. }) = d.op {
+                    f.textures.insert(texture);
+                    // Operand 0 is the coordinate, 1 the level (or sample).
+                    work.extend(d.args.get(usize::from(level)).copied());
+                }
+            }
+            while let Some(v) = work.pop() {
+                if std::mem::replace(&mut seen[v.index()], true) {
+                    continue;
+                }
+                let d = shader.inst(shader.value_def(v));
+                match d.op {
+                    Op::Opcode(GenericOp::LoadInput { slot, comp, .. }) => {
+                        f.inputs.entry((slot, comp)).or_insert(level);
+                    }
+                    Op::Opcode(GenericOp::LoadUniform { index }) => {
+                        f.uniforms.entry(index).or_insert(level);
+                    }
+                    Op::Input { index } => {
+                        f.meta_inputs.entry(index).or_insert(level);
+                    }
+                    op if op.effects().barrier == BarrierClass::NONE => work.extend(d.operands()),
+                    _ => {}
+                }
+            }
+        }
+        f
+    }
+
+    fn is_empty(&self) -> bool {
+        self.textures.is_empty()
+    }
 }
 
 fn reads(shader: &Shader<'_, GenericOp>) -> Reads {
     use GenericOp::*;
-    let mut r = Reads::default();
+    let mut r = Reads {
+        fetch: FetchSources::of(shader),
+        ..Reads::default()
+    };
     for (_, i) in shader.insts_in_order() {
         let d = shader.inst(i);
         let ty = d.result.map(|v| shader.value_type(v).scalar);
@@ -600,7 +678,28 @@ pub fn random_inputs(
     seed: u64,
     threads: usize,
 ) -> (Vec<Invocation>, Memory) {
+    draw_inputs(shader, seed, threads, false)
+}
+
+/// Side of the textures a bounded draw gives texel fetches (with their
+/// whole mip chain): coordinates computed as `uv * 256` from a unit `uv`
+/// stay inside.
+pub const FETCH_TEXTURE_SIZE: u32 = 256;
+
+/// [`random_inputs`]; when `bounded`, the inputs texel fetches are
+/// computed from (see [`FetchSources`]) are drawn as a driver would give
+/// them to a shader that addresses texels with them, floats in `[0, 1)`
+/// and integers in `0..4`, and the fetched textures are
+/// [`FETCH_TEXTURE_SIZE`] square with all their levels, so the draw is
+/// defined where a random one almost never is.
+fn draw_inputs(
+    shader: &Shader<'_, GenericOp>,
+    seed: u64,
+    threads: usize,
+    bounded: bool,
+) -> (Vec<Invocation>, Memory) {
     let r = reads(shader);
+    let bounded = bounded && !r.fetch.is_empty();
     let mut rng = Rng(seed);
     // What every thread shares: uniforms, UBOs, textures.
     let mut base = Invocation::default();
@@ -615,7 +714,11 @@ pub fn random_inputs(
                 .copied()
                 .or(r.dynamic_uniform)
                 .unwrap_or(Scalar::U32);
-            rng.bits(s)
+            if let Some(&level) = r.fetch.uniforms.get(&k).filter(|_| bounded) {
+                rng.texel_address(s, level)
+            } else {
+                rng.bits(s)
+            }
         })
         .collect();
     let ubo_count = r.ubos.keys().max().map_or(0, |&b| b as usize + 1);
@@ -629,7 +732,11 @@ pub fn random_inputs(
     base.textures = (0..texture_count as u8)
         .map(|t| {
             let shape = r.textures.get(&t).copied().unwrap_or(TexShape::D2);
-            random_texture(&mut rng, shape)
+            if bounded && r.fetch.textures.contains(&t) {
+                fetched_texture(&mut rng, shape)
+            } else {
+                random_texture(&mut rng, shape)
+            }
         })
         .collect();
     let mut memory = Memory::default();
@@ -660,11 +767,23 @@ pub fn random_inputs(
         .map(|t| {
             let mut inv = base.clone();
             for (&key, &s) in &r.inputs {
-                inv.inputs.insert(key, rng.bits(s));
+                let bits = if let Some(&level) = r.fetch.inputs.get(&key).filter(|_| bounded) {
+                    rng.texel_address(s, level)
+                } else {
+                    rng.bits(s)
+                };
+                inv.inputs.insert(key, bits);
             }
             let metas = r.meta_inputs.keys().max().map_or(0, |&m| m as usize + 1);
             inv.meta_inputs = (0..metas as u32)
-                .map(|k| rng.bits(r.meta_inputs.get(&k).copied().unwrap_or(Scalar::U32)))
+                .map(|k| {
+                    let s = r.meta_inputs.get(&k).copied().unwrap_or(Scalar::U32);
+                    if let Some(&level) = r.fetch.meta_inputs.get(&k).filter(|_| bounded) {
+                        rng.texel_address(s, level)
+                    } else {
+                        rng.bits(s)
+                    }
+                })
                 .collect();
             inv.sysvals = sysvals(shader.stage, t, front_facing, &mut rng);
             inv
@@ -703,6 +822,35 @@ fn sysvals(stage: Stage, t: usize, front_facing: bool, rng: &mut Rng) -> SysVals
     s
 }
 
+/// A [`FETCH_TEXTURE_SIZE`] texture of `shape` with its whole mip chain
+/// (a 3D one 16³; arrays with 4 layers, as many as `0..4` reaches),
+/// texels random in [0, 1].
+fn fetched_texture(rng: &mut Rng, shape: TexShape) -> Texture {
+    let n = FETCH_TEXTURE_SIZE;
+    let size = match shape.dim {
+        Dim::D1 => [n, 1, 1],
+        Dim::D3 => [16, 16, 16],
+        _ => [n, n, 1],
+    };
+    let layers = match (shape.dim, shape.array) {
+        (Dim::Cube, true) => 24,
+        (Dim::Cube, false) => 6,
+        (_, true) => 4,
+        _ => 1,
+    };
+    let levels = 32 - size[0].leading_zeros();
+    let mut t = Texture::from_fn(shape.dim, size, layers, levels, |_, _, _, _, _| {
+        [0; 4].map(|_| rng.unit())
+    });
+    if shape.ms {
+        t.samples = 4;
+        t.levels.truncate(1);
+        let texels = &mut t.levels[0].texels;
+        *texels = texels.iter().flat_map(|&x| [x; 4]).collect();
+    }
+    t
+}
+
 /// A small texture of random texels in [0, 1] of `shape`'s dimension
 /// (arrays with 2 layers, cubes with 6 faces), one level.
 fn random_texture(rng: &mut Rng, shape: TexShape) -> Texture {
@@ -731,5 +879,68 @@ fn random_texture(rng: &mut Rng, shape: TexShape) -> Texture {
             depth,
             texels,
         }],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An executor that runs the interpreter: it agrees whenever the run
+    /// is defined.
+    struct Interpreter<'s, 'a>(&'s Shader<'a, GenericOp>);
+
+    impl Executor for Interpreter<'_, '_> {
+        fn execute(
+            &self,
+            threads: &[Invocation],
+            memory: &mut Memory,
+        ) -> Result<Vec<Outcome>, ExecError> {
+            let out =
+                interpret(self.0, threads, memory).map_err(|e| ExecError::Failed(e.to_string()))?;
+            Ok(out.into_iter().map(Option::unwrap_or_default).collect())
+        }
+    }
+
+    /// A fetch at `uv * 256` and level `lod` from varyings (as WGSL's
+    /// `textureLoad(t, vec2i(uv * 256.0), i32(lod))`): random inputs put
+    /// it outside a small texture; bounded draws keep it inside.
+    #[test]
+    fn texel_fetches_get_inputs_that_address_texels() {
+        let text = "shader fragment
+b0:
+  %0:f32 = load_input slot=0 comp=0 interp=smooth
+  %1:f32 = load_input slot=0 comp=1 interp=smooth
+  %2:f32 = load_input slot=1 comp=0 interp=flat
+  %3:f32 = const 0x43800000
+  %4:f32 = fmul %0, %3
+  %5:f32 = fmul %1, %3
+  %6:i32 = cvt %4
+  %7:i32 = cvt %5
+  %8:i32x2 = collect %6, %7
+  %9:i32 = cvt %2
+  %10:f32x4 = texel_fetch texture=0 %8, %9
+  %11:f32 = split lane=0 %10
+  store_output slot=0 comp=0 %11
+  ret
+";
+        let arena = crate::Bump::new();
+        let shader = crate::parse::<GenericOp>(&arena, text).unwrap();
+        let sources = FetchSources::of(&shader);
+        assert_eq!(sources.inputs.get(&(0, 0)), Some(&false));
+        assert_eq!(sources.inputs.get(&(1, 0)), Some(&true));
+        for seed in 1..=8 {
+            let options = Options {
+                seed,
+                ..Options::default()
+            };
+            let report = verify(&shader, &Interpreter(&shader), &options).unwrap();
+            assert!(
+                report.draw >= options.draws / 2,
+                "seed {seed}: draw {}",
+                report.draw
+            );
+            assert_eq!(report.compared, 4);
+        }
     }
 }

@@ -5,6 +5,7 @@
 
 use std::rc::Rc;
 
+use lathe_adreno::ir3::abi::DriverParam;
 use lathe_adreno::ir3::compile::{CompileOptions, Output, compile_with};
 use lathe_adreno::ir3::{GpuModel, assemble, target::Ir3Target, verify::Ir3Program};
 use lathe_ir::GenericOp;
@@ -290,5 +291,35 @@ b3:
   store_output slot=0 comp=1 %9
   ret
 ",
+    );
+}
+
+/// `ssbo_size` is a driver parameter: the const word the layout names
+/// holds the bound buffer's byte size (`ConstLayout::ssbo_size_words`).
+#[test]
+fn ssbo_sizes_are_driver_parameters() {
+    let text = "shader fragment
+b0:
+  %0:u32 = ssbo_size binding=1
+  %1:u32 = ssbo_size binding=0
+  %2:u32 = load_uniform index=2
+  %3:u32 = iadd %0, %2
+  store_output slot=0 comp=0 %3
+  store_output slot=0 comp=1 %1
+  ret
+";
+    agrees_everywhere(text);
+    let arena = lathe_ir::Bump::new();
+    let generic = lathe_ir::parse::<GenericOp>(&arena, text).unwrap();
+    let out = compiled(&generic, "a630".parse().unwrap());
+    let params = &out.compiled.interface.consts.params;
+    assert_eq!(
+        params.iter().map(|p| p.0).collect::<Vec<_>>(),
+        [DriverParam::SsboSize(0), DriverParam::SsboSize(1)]
+    );
+    // After the three uniform words.
+    assert_eq!(
+        out.compiled.interface.consts.ssbo_size_words(&[16, 64]),
+        [(3, 16), (4, 64)]
     );
 }

@@ -75,6 +75,11 @@ pub enum DriverParam {
     LocalSize(u8),
     /// Component K of the dispatch size in workgroups.
     NumWorkgroups(u8),
+    /// The byte size of storage buffer N (`ssbo_size`; Mesa's a4xx/a5xx
+    /// `ssbo_sizes` in the const file, which the driver fills from the
+    /// bound descriptors; a6xx Mesa asks `resinfo.b`, which the spec does
+    /// not model).
+    SsboSize(u8),
 }
 
 /// A system value the hardware preloads into a register: meta input
@@ -147,6 +152,8 @@ impl ConstLayout {
                 DriverParam::ViewIndex => sv.view_index,
                 DriverParam::LocalSize(c) => local_size[c as usize % 3],
                 DriverParam::NumWorkgroups(c) => sv.num_workgroups[c as usize % 3],
+                // From the bound buffers: [`ConstLayout::ssbo_size_words`].
+                DriverParam::SsboSize(_) => continue,
             };
             words.push((w, bits));
         }
@@ -161,6 +168,20 @@ impl ConstLayout {
             }
         }
         words
+    }
+
+    /// The const words `(word, bits)` of the storage-buffer sizes, for
+    /// buffers of `ssbo_bytes[b]` bytes.
+    pub fn ssbo_size_words(&self, ssbo_bytes: &[u32]) -> Vec<(u32, u32)> {
+        self.params
+            .iter()
+            .filter_map(|&(p, w)| match p {
+                DriverParam::SsboSize(b) => {
+                    Some((w, ssbo_bytes.get(b as usize).copied().unwrap_or(0)))
+                }
+                _ => None,
+            })
+            .collect()
     }
 
     /// The preloaded registers of meta input `input` for system values
@@ -325,6 +346,11 @@ impl Plan {
                         let e = ubo.entry(binding).or_insert((off, off));
                         e.0 = e.0.min(off);
                         e.1 = e.1.max(off);
+                    }
+                }
+                Op::Opcode(GenericOp::SsboSize { binding }) => {
+                    if !params.contains(&DriverParam::SsboSize(binding)) {
+                        params.push(DriverParam::SsboSize(binding));
                     }
                 }
                 Op::Opcode(GenericOp::LoadSysval { sysval, comp }) => {
@@ -508,6 +534,9 @@ impl<'a> Lowering<'a> {
                     (Op::Opcode(GenericOp::LoadSysval { sysval, comp }), Some(ty)) => {
                         let at = straight.contains(&gb).then_some(nb);
                         l.sysval(nb, at, sysval, comp, ty)?
+                    }
+                    (Op::Opcode(GenericOp::SsboSize { binding }), Some(ty)) => {
+                        Some(l.param(nb, DriverParam::SsboSize(binding), ty))
                     }
                     (Op::Opcode(GenericOp::LoadInput { slot, comp, interp }), Some(ty))
                         if g.stage == Stage::Fragment =>

@@ -170,7 +170,14 @@ impl Executor for Ir3Program<'_> {
         let interface = &self.compiled.interface;
         let local_size = [threads.len() as u32, 1, 1];
         for (lane, inv) in threads.iter().enumerate() {
-            for (k, bits) in interface.consts.const_words(inv, local_size) {
+            let ssbo_bytes: Vec<u32> = memory.ssbos.iter().map(|b| 4 * b.len() as u32).collect();
+            let sizes = interface.consts.ssbo_size_words(&ssbo_bytes);
+            for (k, bits) in interface
+                .consts
+                .const_words(inv, local_size)
+                .into_iter()
+                .chain(sizes)
+            {
                 let k = k as usize;
                 let name = const_register(k);
                 let (file, half, index) = m.parse_reg(&name).ok_or_else(|| {
