@@ -348,10 +348,10 @@ impl Plan {
                         e.1 = e.1.max(off);
                     }
                 }
-                Op::Opcode(GenericOp::SsboSize { binding }) => {
-                    if !params.contains(&DriverParam::SsboSize(binding)) {
-                        params.push(DriverParam::SsboSize(binding));
-                    }
+                Op::Opcode(GenericOp::SsboSize { binding })
+                    if !params.contains(&DriverParam::SsboSize(binding)) =>
+                {
+                    params.push(DriverParam::SsboSize(binding));
                 }
                 Op::Opcode(GenericOp::LoadSysval { sysval, comp }) => {
                     let needed: Vec<DriverParam> = match source(sysval) {
