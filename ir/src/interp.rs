@@ -59,11 +59,10 @@
 //! therefore comparable with a parallel driver.
 
 use crate::attrs::{AtomicOp, DerivMode, LodMode, Sysval};
-use crate::f16;
 use crate::generic::GenericOp;
 use crate::opcode::Op;
 use crate::printer::{Names, write_inst};
-use crate::scalar_ops;
+use crate::scalar_ops::{self, float_value, int_value, mask, round_to};
 use crate::shader::{Block, Inst, Shader, Value};
 use crate::texture::{self, Image, LodInput, SampleRequest, Sampler};
 use crate::types::{Scalar, Type};
@@ -590,100 +589,6 @@ struct Machine<'m, 'a> {
     syncs: u64,
 }
 
-fn mask(ty: Scalar, bits: u32) -> u32 {
-    match ty.bits() {
-        1 => bits & 1,
-        16 => bits & 0xffff,
-        _ => bits,
-    }
-}
-
-/// Integer value of `bits` read as `ty` (sign-extended for signed types).
-fn int_value(ty: Scalar, bits: u32) -> i64 {
-    match ty {
-        Scalar::I16 => bits as u16 as i16 as i64,
-        Scalar::I32 => bits as i32 as i64,
-        _ => mask(ty, bits) as i64,
-    }
-}
-
-/// Exact value of float bits as f64.
-fn float_value(ty: Scalar, bits: u32) -> f64 {
-    match ty {
-        Scalar::F16 => f16::to_f64(bits as u16),
-        _ => f32::from_bits(bits) as f64,
-    }
-}
-
-/// Round an f64 to the float type (single rounding from the f64 value).
-fn round_to(ty: Scalar, x: f64) -> u32 {
-    match ty {
-        Scalar::F16 => f16::from_f64(x) as u32,
-        _ => (x as f32).to_bits(),
-    }
-}
-
-fn sign_bit(ty: Scalar) -> u32 {
-    if ty == Scalar::F16 {
-        0x8000
-    } else {
-        0x8000_0000
-    }
-}
-
-/// `ceil`, `trunc`, `round_even`, `fract` and `fsign` on float bits.
-/// Integral results are exact in the type; `fract` (`x - floor(x)`) is one
-/// IEEE subtraction, rounded once (so `fract(-tiny)` is `1.0`, and
-/// `fract(±inf)` is NaN); `fsign(NaN)` is `+0.0`, as Mesa's NIR defines it.
-fn rounding(op: GenericOp, ty: Scalar, a: u32) -> u32 {
-    if ty == Scalar::F32 {
-        let x = f32::from_bits(a);
-        let r = match op {
-            GenericOp::Ceil => x.ceil(),
-            GenericOp::Trunc => x.trunc(),
-            GenericOp::RoundEven => x.round_ties_even(),
-            GenericOp::Fract => x - x.floor(),
-            _ if x.is_nan() => 0.0,
-            _ if x == 0.0 => x,
-            _ => 1.0f32.copysign(x),
-        };
-        return r.to_bits();
-    }
-    // binary16: every operation below is exact in f64 before the one rounding.
-    let x = float_value(ty, a);
-    let r = match op {
-        GenericOp::Ceil => x.ceil(),
-        GenericOp::Trunc => x.trunc(),
-        GenericOp::RoundEven => x.round_ties_even(),
-        GenericOp::Fract => x - x.floor(),
-        _ if x.is_nan() => 0.0,
-        _ if x == 0.0 => x,
-        _ => 1.0f64.copysign(x),
-    };
-    round_to(ty, r)
-}
-
-fn is_nan(ty: Scalar, bits: u32) -> bool {
-    float_value(ty, bits).is_nan()
-}
-
-/// IEEE minNum/maxNum with -0 < +0; returns one operand's bits unchanged.
-fn min_max(ty: Scalar, a: u32, b: u32, want_min: bool) -> u32 {
-    if is_nan(ty, a) {
-        return b;
-    }
-    if is_nan(ty, b) {
-        return a;
-    }
-    let (x, y) = (float_value(ty, a), float_value(ty, b));
-    if x == y {
-        // Only ±0 compare equal with different bits.
-        let a_neg = a & sign_bit(ty) != 0;
-        return if a_neg == want_min { a } else { b };
-    }
-    if (x < y) == want_min { a } else { b }
-}
-
 impl<'m, 'a> Machine<'m, 'a> {
     fn new(shader: &'m Shader<'a, GenericOp>, inv: &'m Invocation, sysvals: SysVals) -> Self {
         Machine {
@@ -968,15 +873,6 @@ impl<'m, 'a> Machine<'m, 'a> {
         self.scalar(v)
     }
 
-    fn arg_type(&self, i: Inst, n: usize) -> Result<Scalar, InterpError> {
-        self.shader
-            .inst(i)
-            .args
-            .get(n)
-            .map(|&v| self.shader.value_type(v).scalar)
-            .ok_or_else(|| InterpError::Malformed("missing operand".into()))
-    }
-
     fn arg_type_full(&self, i: Inst, n: usize) -> Result<Type, InterpError> {
         self.shader
             .inst(i)
@@ -1012,155 +908,6 @@ impl<'m, 'a> Machine<'m, 'a> {
         };
         let s = |v: u32| Ok(Some(Generic::Value(Val::S(v))));
         match op {
-            Const { bits } => s(mask(rs()?, bits)),
-            Mov { abs, neg } => {
-                let ty = rs()?;
-                let mut b = mask(ty, self.arg(i, 0)?);
-                if abs {
-                    b &= !sign_bit(ty);
-                }
-                if neg {
-                    b ^= sign_bit(ty);
-                }
-                s(b)
-            }
-            Cvt => {
-                let from = self.arg_type(i, 0)?;
-                let to = rs()?;
-                let a = self.arg(i, 0)?;
-                s(self.convert(i, from, to, a)?)
-            }
-            FAdd | FSub | FMul => {
-                let ty = rs()?;
-                let (a, b) = (self.arg(i, 0)?, self.arg(i, 1)?);
-                let r = if ty == Scalar::F32 {
-                    let (x, y) = (f32::from_bits(a), f32::from_bits(b));
-                    match op {
-                        FAdd => x + y,
-                        FSub => x - y,
-                        _ => x * y,
-                    }
-                    .to_bits()
-                } else {
-                    // Exact in f64 for binary16 operands: one rounding.
-                    let (x, y) = (float_value(ty, a), float_value(ty, b));
-                    round_to(
-                        ty,
-                        match op {
-                            FAdd => x + y,
-                            FSub => x - y,
-                            _ => x * y,
-                        },
-                    )
-                };
-                s(r)
-            }
-            FMin | FMax => {
-                let ty = rs()?;
-                s(min_max(ty, self.arg(i, 0)?, self.arg(i, 1)?, op == FMin))
-            }
-            Ffma => {
-                let ty = rs()?;
-                let (a, b, c) = (self.arg(i, 0)?, self.arg(i, 1)?, self.arg(i, 2)?);
-                if ty == Scalar::F32 {
-                    s(f32::from_bits(a)
-                        .mul_add(f32::from_bits(b), f32::from_bits(c))
-                        .to_bits())
-                } else {
-                    s(f16::fma(a as u16, b as u16, c as u16) as u32)
-                }
-            }
-            Rcp | Rsqrt | Sqrt | Exp2 | Log2 | Sin | Cos | Floor => {
-                let ty = rs()?;
-                let a = self.arg(i, 0)?;
-                if ty == Scalar::F32 {
-                    let x = f32::from_bits(a);
-                    let r = match op {
-                        Rcp => 1.0 / x,
-                        Sqrt => x.sqrt(),
-                        Floor => x.floor(),
-                        Rsqrt => (1.0 / (x as f64).sqrt()) as f32,
-                        Exp2 => (x as f64).exp2() as f32,
-                        Log2 => (x as f64).log2() as f32,
-                        Sin => (x as f64).sin() as f32,
-                        _ => (x as f64).cos() as f32,
-                    };
-                    s(r.to_bits())
-                } else {
-                    let x = float_value(ty, a);
-                    let r = match op {
-                        Rcp => 1.0 / x,
-                        Sqrt => x.sqrt(),
-                        Floor => x.floor(),
-                        Rsqrt => 1.0 / x.sqrt(),
-                        Exp2 => x.exp2(),
-                        Log2 => x.log2(),
-                        Sin => x.sin(),
-                        _ => x.cos(),
-                    };
-                    s(round_to(ty, r))
-                }
-            }
-            FDiv => {
-                let ty = rs()?;
-                let (a, b) = (self.arg(i, 0)?, self.arg(i, 1)?);
-                if ty == Scalar::F32 {
-                    s((f32::from_bits(a) / f32::from_bits(b)).to_bits())
-                } else {
-                    // binary16 quotients round once from f64 (53 >= 2 * 11 + 2 bits).
-                    s(round_to(ty, float_value(ty, a) / float_value(ty, b)))
-                }
-            }
-            Ceil | Trunc | RoundEven | Fract | FSign => {
-                let ty = rs()?;
-                let a = self.arg(i, 0)?;
-                s(rounding(op, ty, a))
-            }
-            IAbs | ISign => {
-                let ty = rs()?;
-                let x = int_value(ty, self.arg(i, 0)?);
-                let r = if op == IAbs { x.abs() } else { x.signum() };
-                s(mask(ty, r as u32))
-            }
-            IMulHigh => {
-                let (x, y) = (self.arg(i, 0)? as i32 as i64, self.arg(i, 1)? as i32 as i64);
-                s(((x * y) >> 32) as u32)
-            }
-            UMulHigh => {
-                let (x, y) = (self.arg(i, 0)? as u64, self.arg(i, 1)? as u64);
-                s(((x * y) >> 32) as u32)
-            }
-            UBitfieldExtract | IBitfieldExtract => {
-                let (base, offset, count) = (self.arg(i, 0)?, self.arg(i, 1)?, self.arg(i, 2)?);
-                match scalar_ops::bitfield_extract(base, offset, count, op == IBitfieldExtract) {
-                    Some(r) => s(r),
-                    None => Err(self.ub(i, format!("bit field {offset}+{count} exceeds 32 bits"))),
-                }
-            }
-            BitfieldInsert => {
-                let (base, insert) = (self.arg(i, 0)?, self.arg(i, 1)?);
-                let (offset, count) = (self.arg(i, 2)?, self.arg(i, 3)?);
-                match scalar_ops::bitfield_insert(base, insert, offset, count) {
-                    Some(r) => s(r),
-                    None => Err(self.ub(i, format!("bit field {offset}+{count} exceeds 32 bits"))),
-                }
-            }
-            BitReverse => s(self.arg(i, 0)?.reverse_bits()),
-            BitCount => s(self.arg(i, 0)?.count_ones()),
-            FindLsb => s(scalar_ops::find_lsb(self.arg(i, 0)?)),
-            UFindMsb => s(scalar_ops::ufind_msb(self.arg(i, 0)?)),
-            IFindMsb => s(scalar_ops::ifind_msb(self.arg(i, 0)?)),
-            Pack { format } => {
-                let mut lanes = [0.0f32; 4];
-                let n = format.lanes() as usize;
-                for (k, lane) in lanes.iter_mut().enumerate().take(n) {
-                    *lane = f32::from_bits(self.arg(i, k)?);
-                }
-                s(scalar_ops::pack(format, &lanes[..n]))
-            }
-            Unpack { format, lane } => {
-                s(scalar_ops::unpack(format, self.arg(i, 0)?, lane).to_bits())
-            }
             LoadSysval {
                 sysval: Sysval::HelperInvocation,
                 ..
@@ -1192,114 +939,6 @@ impl<'m, 'a> Machine<'m, 'a> {
             Demote => {
                 self.helper = true;
                 Ok(None)
-            }
-            IDiv | IRem => {
-                let ty = rs()?;
-                let (x, y) = (
-                    int_value(ty, self.arg(i, 0)?),
-                    int_value(ty, self.arg(i, 1)?),
-                );
-                if y == 0 {
-                    return Err(self.ub(i, "division by zero"));
-                }
-                let min = -(1i64 << (ty.bits() - 1));
-                if x == min && y == -1 {
-                    return Err(self.ub(
-                        i,
-                        format!("signed overflow: {x} / -1 does not fit {}", ty.name()),
-                    ));
-                }
-                // i64 division truncates toward zero, as the opcodes do.
-                let r = if op == IDiv { x / y } else { x % y };
-                s(mask(ty, r as u32))
-            }
-            IAdd | ISub | IMul | IMin | IMax | UMin | UMax | UDiv | UMod | And | Or | Xor => {
-                let ty = rs()?;
-                let (a, b) = (mask(ty, self.arg(i, 0)?), mask(ty, self.arg(i, 1)?));
-                let (x, y) = (int_value(ty, a), int_value(ty, b));
-                let r = match op {
-                    IAdd => a.wrapping_add(b),
-                    ISub => a.wrapping_sub(b),
-                    IMul => a.wrapping_mul(b),
-                    IMin => x.min(y) as u32,
-                    IMax => x.max(y) as u32,
-                    UMin => a.min(b),
-                    UMax => a.max(b),
-                    UDiv | UMod => {
-                        if b == 0 {
-                            return Err(self.ub(i, "division by zero"));
-                        }
-                        if op == UDiv { a / b } else { a % b }
-                    }
-                    And => a & b,
-                    Or => a | b,
-                    _ => a ^ b,
-                };
-                s(mask(ty, r))
-            }
-            Not => {
-                let ty = rs()?;
-                s(mask(ty, !self.arg(i, 0)?))
-            }
-            Shl | Shr | AShr => {
-                let ty = rs()?;
-                let a = mask(ty, self.arg(i, 0)?);
-                let amount = mask(ty, self.arg(i, 1)?);
-                let width = ty.bits();
-                if amount >= width {
-                    return Err(self.ub(i, format!("shift by {amount} on a {width}-bit value")));
-                }
-                let r = match op {
-                    Shl => a << amount,
-                    Shr => a >> amount,
-                    _ => {
-                        (int_value(
-                            if width == 16 {
-                                Scalar::I16
-                            } else {
-                                Scalar::I32
-                            },
-                            a,
-                        ) >> amount) as u32
-                    }
-                };
-                s(mask(ty, r))
-            }
-            FEq | FNe | FLt | FGe => {
-                let ty = self.arg_type(i, 0)?;
-                let (x, y) = (
-                    float_value(ty, self.arg(i, 0)?),
-                    float_value(ty, self.arg(i, 1)?),
-                );
-                let r = match op {
-                    FEq => x == y,
-                    FNe => x != y,
-                    FLt => x < y,
-                    _ => x >= y,
-                };
-                s(r as u32)
-            }
-            IEq | INe | ILt | IGe | ULt | UGe => {
-                let ty = self.arg_type(i, 0)?;
-                let (a, b) = (mask(ty, self.arg(i, 0)?), mask(ty, self.arg(i, 1)?));
-                let (x, y) = (int_value(ty, a), int_value(ty, b));
-                let r = match op {
-                    IEq => a == b,
-                    INe => a != b,
-                    ILt => x < y,
-                    IGe => x >= y,
-                    ULt => a < b,
-                    _ => a >= b,
-                };
-                s(r as u32)
-            }
-            Sel => {
-                let c = self.arg(i, 0)?;
-                s(if c & 1 == 1 {
-                    self.arg(i, 1)?
-                } else {
-                    self.arg(i, 2)?
-                })
             }
             LoadVarying { .. } => Err(InterpError::Unsupported(
                 "load_varying (a backend's form of load_input: interpret the shader before its ABI lowering)".into(),
@@ -1367,6 +1006,24 @@ impl<'m, 'a> Machine<'m, 'a> {
                         Ok(None)
                     }
                     None => Err(self.ub(i, format!("element {at} is out of bounds"))),
+                }
+            }
+            // Every arithmetic, logic, compare, select, conversion and bit
+            // opcode: one definition, shared with constant folding.
+            _ => {
+                let ty = rs()?;
+                let args = &self.shader.inst(i).args;
+                let mut operands = [(Scalar::Bool, 0); 4];
+                if args.len() > operands.len() {
+                    return Err(InterpError::Malformed(format!("{op:?} with {} operands", args.len())));
+                }
+                for (slot, &v) in operands.iter_mut().zip(args.iter()) {
+                    *slot = (self.shader.value_type(v).scalar, self.scalar(v)?);
+                }
+                match scalar_ops::eval(op, ty, &operands[..args.len()]) {
+                    Ok(bits) => s(bits),
+                    Err(scalar_ops::EvalError::Undefined(reason)) => Err(self.ub(i, reason)),
+                    Err(scalar_ops::EvalError::NotScalar) => Err(InterpError::Malformed(format!("{op:?} on these operands"))),
                 }
             }
         }
@@ -1697,50 +1354,6 @@ impl<'m, 'a> Machine<'m, 'a> {
             }
             _ => Err(InterpError::Malformed(format!("{op:?} is not a memory op"))),
         }
-    }
-
-    fn convert(&self, i: Inst, from: Scalar, to: Scalar, a: u32) -> Result<u32, InterpError> {
-        if from == Scalar::Bool {
-            // true is 1 (or 1.0), false 0.
-            let one = a & 1;
-            return Ok(match to {
-                Scalar::F32 => (one as f32).to_bits(),
-                Scalar::F16 => f16::from_f32(one as f32) as u32,
-                _ => one,
-            });
-        }
-        if from.is_float() {
-            let x = float_value(from, a);
-            if to.is_float() {
-                if from == to {
-                    return Ok(a);
-                }
-                return Ok(round_to(to, x));
-            }
-            if x.is_nan() {
-                return Err(self.ub(i, "NaN converted to an integer"));
-            }
-            let t = x.trunc();
-            let (lo, hi) = match to {
-                Scalar::I16 => (i16::MIN as f64, i16::MAX as f64),
-                Scalar::I32 => (i32::MIN as f64, i32::MAX as f64),
-                Scalar::U16 => (0.0, u16::MAX as f64),
-                _ => (0.0, u32::MAX as f64),
-            };
-            if t < lo || t > hi {
-                return Err(self.ub(i, format!("{x} is out of range for {}", to.name())));
-            }
-            return Ok(mask(to, t as i64 as u32));
-        }
-        let v = int_value(from, a);
-        if to.is_float() {
-            // i64 -> f32 rounds once to nearest even; v is exact in f64.
-            return Ok(match to {
-                Scalar::F32 => (v as f32).to_bits(),
-                _ => f16::from_f64(v as f64) as u32,
-            });
-        }
-        Ok(mask(to, v as u32))
     }
 }
 

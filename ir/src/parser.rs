@@ -363,16 +363,32 @@ impl<'a, 't, O: Opcode> Parser<'a, 't, O> {
                     ..
                 },
                 stage,
-            ] => match stage.tok {
-                Tok::Word(w) => match Stage::from_name(w) {
-                    Some(s) => {
-                        self.shader.stage = s;
-                        Ok(())
+                flags @ ..,
+            ] => {
+                for flag in flags {
+                    match flag.tok {
+                        Tok::Word("preserve_float_specials") => {
+                            self.shader.preserve_float_specials = true
+                        }
+                        _ => {
+                            return Err(self.error(
+                                flag.col,
+                                "the only header flag is `preserve_float_specials`",
+                            ));
+                        }
                     }
-                    None => Err(self.error(stage.col, "stage is vertex, fragment or compute")),
-                },
-                _ => Err(self.error(stage.col, "stage is vertex, fragment or compute")),
-            },
+                }
+                match stage.tok {
+                    Tok::Word(w) => match Stage::from_name(w) {
+                        Some(s) => {
+                            self.shader.stage = s;
+                            Ok(())
+                        }
+                        None => Err(self.error(stage.col, "stage is vertex, fragment or compute")),
+                    },
+                    _ => Err(self.error(stage.col, "stage is vertex, fragment or compute")),
+                }
+            }
             [t, ..] => Err(self.error(t.col, "expected `shader <stage>` header")),
             [] => Err(self.error(1, "expected `shader <stage>` header")),
         }

@@ -78,7 +78,11 @@ impl fmt::Display for BlockName {
 /// Write a shader in the canonical text form.
 pub fn write_shader<O: Opcode>(shader: &Shader<'_, O>, out: &mut dyn Write) -> fmt::Result {
     let names = Names::compute(shader);
-    writeln!(out, "shader {}", shader.stage.name())?;
+    write!(out, "shader {}", shader.stage.name())?;
+    if shader.preserve_float_specials {
+        write!(out, " preserve_float_specials")?;
+    }
+    writeln!(out)?;
     for (k, a) in shader.arrays().iter().enumerate() {
         writeln!(out, "array a{k}: {}[{}]", a.elem, a.len)?;
     }

@@ -153,6 +153,12 @@ const INSERT_HEADROOM: usize = 2;
 pub struct Shader<'a, O> {
     arena: &'a Bump,
     pub stage: Stage,
+    /// Whether float operations must keep signed zeros, infinities and NaNs
+    /// exactly (SPIR-V `SignedZeroInfNanPreserve`). When false, as Vulkan
+    /// allows by default, optimisations may fold `x * 0.0` to `0.0` and
+    /// `x + 0.0` to `x`. Printed as `preserve_float_specials` after the
+    /// stage in the text form's header.
+    pub preserve_float_specials: bool,
     insts: BVec<'a, InstData<'a, O>>,
     values: BVec<'a, ValueData>,
     blocks: BVec<'a, BlockData<'a>>,
@@ -176,6 +182,7 @@ impl<'a, O: Opcode> Shader<'a, O> {
         Shader {
             arena,
             stage,
+            preserve_float_specials: false,
             insts: BVec::with_capacity_in(room, arena),
             values: BVec::with_capacity_in(room, arena),
             blocks: BVec::with_capacity_in(blocks, arena),
@@ -187,6 +194,52 @@ impl<'a, O: Opcode> Shader<'a, O> {
 
     pub fn arena(&self) -> &'a Bump {
         self.arena
+    }
+
+    /// A copy in the same arena, with the same instruction, value and
+    /// block numbers, for passes that must leave the original intact.
+    pub fn duplicate(&self) -> Self {
+        let arena = self.arena;
+        let mut insts = BVec::with_capacity_in(self.insts.capacity(), arena);
+        for d in self.insts.iter() {
+            insts.push(InstData {
+                op: d.op,
+                args: arena.alloc_slice_copy(d.args),
+                targets: arena.alloc_slice_copy(d.targets),
+                address: d.address,
+                result: d.result,
+                second_result: d.second_result,
+                block: d.block,
+            });
+        }
+        let mut values = BVec::with_capacity_in(self.values.capacity(), arena);
+        values.extend_from_slice(&self.values);
+        let mut blocks = BVec::with_capacity_in(self.blocks.capacity(), arena);
+        for b in self.blocks.iter() {
+            let mut list = BVec::with_capacity_in(b.insts.len(), arena);
+            list.extend_from_slice(&b.insts);
+            blocks.push(BlockData {
+                insts: list,
+                in_layout: b.in_layout,
+            });
+        }
+        let mut layout = BVec::with_capacity_in(self.layout.len(), arena);
+        layout.extend_from_slice(&self.layout);
+        let mut arrays = BVec::with_capacity_in(self.arrays.len(), arena);
+        arrays.extend_from_slice(&self.arrays);
+        let mut register_files = BVec::with_capacity_in(self.register_files.len(), arena);
+        register_files.extend_from_slice(&self.register_files);
+        Shader {
+            arena,
+            stage: self.stage,
+            preserve_float_specials: self.preserve_float_specials,
+            insts,
+            values,
+            blocks,
+            layout,
+            arrays,
+            register_files,
+        }
     }
 
     // ----- blocks -----

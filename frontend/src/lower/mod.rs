@@ -138,6 +138,11 @@ pub(crate) fn lower<'a>(
     }
     let c = consts::evaluate(m, &opts.spec)?;
     shader.stage = stage;
+    // SPV_KHR_float_controls: without this mode Vulkan lets float results
+    // ignore signed zeros, infinities and NaNs, which optimisation uses.
+    shader.preserve_float_specials = m.exec_modes.iter().any(|(f, mode, _, _)| {
+        *f == entry.function && *mode == ExecutionMode::SignedZeroInfNanPreserve
+    });
     let entry_block = shader.add_block();
     let mut l = Lowerer {
         m,
