@@ -17,9 +17,15 @@ impl<O: Opcode> Pass<O> for Dce {
     }
 
     fn run(&mut self, shader: &mut Shader<'_, O>) -> Result<bool, PassFailure> {
-        let blocks_changed = remove_unreachable_blocks(shader);
-        Ok(remove_dead_insts(shader) || blocks_changed)
+        Ok(eliminate(shader))
     }
+}
+
+/// Removes unreachable blocks, then dead instructions; returns whether
+/// anything changed.
+pub fn eliminate<O: Opcode>(shader: &mut Shader<'_, O>) -> bool {
+    let blocks_changed = remove_unreachable_blocks(shader);
+    remove_dead_insts(shader) || blocks_changed
 }
 
 /// Drop blocks the entry cannot reach, and the phi entries for edges from

@@ -17,6 +17,11 @@
 //!   is hoisted (no side effects, nothing that may be undefined behaviour).
 //!   One post-order sweep handles chains and any nesting depth in linear
 //!   time.
+//! - [`optimise`] (generic IR, before instruction selection): [`fold`]
+//!   (constant folding with the interpreter's own semantics),
+//!   [`simplify`] (algebraic identities; float ones only where the shader
+//!   allows), [`gvn`] (common subexpressions over the dominator tree) and
+//!   `dce`, to a fixed point. [`Registry::generic`] names them.
 //!
 //! Every pass is linear in the shader's size; `cargo bench -p
 //! lathe-passes` shows ns/instruction at 1k, 10k and 100k instructions for
@@ -127,15 +132,19 @@ pub mod copy_prop;
 pub mod dce;
 pub mod depth;
 pub mod flatten;
+pub mod fold;
 pub mod fuzzing;
 pub mod group;
+pub mod gvn;
 pub mod legalise;
 pub mod link;
 pub mod lower_swap;
 pub mod manager;
+pub mod optimise;
 pub mod promote_arrays;
 pub mod ra;
 pub mod sched;
+pub mod simplify;
 pub mod sink_outputs;
 pub mod target;
 

@@ -198,6 +198,36 @@ impl<O: Opcode> Registry<O> {
     }
 }
 
+impl Registry<lathe_ir::GenericOp> {
+    /// The standard passes and the generic-IR optimisations run before
+    /// instruction selection: `fold`, `simplify`, `gvn`, and `optimise`
+    /// (those and `dce` to a fixed point).
+    pub fn generic() -> Self {
+        let mut r = Self::standard();
+        r.register(
+            "fold",
+            "fold pure operations on constants, and branches on constants",
+            || Box::new(crate::fold::Fold),
+        );
+        r.register(
+            "simplify",
+            "algebraic identities (float ones unless the shader preserves specials)",
+            || Box::new(crate::simplify::Simplify),
+        );
+        r.register(
+            "gvn",
+            "replace an instruction by an identical dominating one",
+            || Box::new(crate::gvn::Gvn),
+        );
+        r.register(
+            "optimise",
+            "fold, simplify, gvn and dce to a fixed point",
+            || Box::new(crate::optimise::Optimise),
+        );
+        r
+    }
+}
+
 /// What one pass did in a pipeline run.
 #[derive(Debug, Clone)]
 pub struct PassRecord {

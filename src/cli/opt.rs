@@ -63,7 +63,7 @@ pub fn run(args: OptArgs) -> CliResult {
     }
     match args.target.as_deref() {
         None => optimise(
-            Registry::<GenericOp>::standard(),
+            Registry::<GenericOp>::generic(),
             &args,
             &name,
             &text,
@@ -162,7 +162,7 @@ fn select_ir3(
     if after.contains(&SELECT) {
         return Err("`select` can run once".into());
     }
-    let generic_passes = Registry::<GenericOp>::standard().pipeline(before)?;
+    let generic_passes = Registry::<GenericOp>::generic().pipeline(before)?;
     let machine_passes = Registry::with_target(target.clone()).pipeline(after)?;
     let arena = lathe_ir::Bump::new();
     let (mut generic, map): (Shader<GenericOp>, _) =

@@ -505,6 +505,7 @@ impl<'a> Lowering<'a> {
             fetched: Vec::new(),
             computed: Vec::new(),
         };
+        l.out.preserve_float_specials = g.preserve_float_specials;
         for a in g.arrays() {
             l.out.add_array(*a);
         }

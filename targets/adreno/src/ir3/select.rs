@@ -80,10 +80,16 @@ pub fn select<'a>(
     generic: &Shader<'a, GenericOp>,
     target: &Ir3Target,
 ) -> Result<Selected<'a>, SelectError> {
-    let (mut lowered, consts) = super::abi::lower(generic, target)?;
+    // Generic optimisation first (constant offsets it folds reach the
+    // const file), and again once arrays are SSA values.
+    let mut optimised = generic.duplicate();
+    lathe_passes::optimise::optimise(&mut optimised);
+    let (mut lowered, consts) = super::abi::lower(&optimised, target)?;
     // Arrays become SSA values (selects for computed indices): no rule
     // reads or writes an array.
-    lathe_passes::promote_arrays::promote(&mut lowered);
+    if lathe_passes::promote_arrays::promote(&mut lowered) {
+        lathe_passes::optimise::optimise(&mut lowered);
+    }
     // The texture unit takes integral array layers.
     super::layers::round_layers(&mut lowered);
     // The hardware reads outputs from registers when the program ends:

@@ -104,6 +104,11 @@ pub fn compile_with(
         .iter()
         .find(|f| f.kind == lathe_passes::target::FileKind::Uniform)
         .map_or(0, |f| f.units);
+    // Generic optimisation first: constant offsets it folds become FAU
+    // pushes.
+    let mut optimised = generic.duplicate();
+    lathe_passes::optimise::optimise(&mut optimised);
+    let generic = &optimised;
     let (pushed_shader, pushed) = match abi::push_ubos(generic, fau_words)? {
         Some((shader, words)) => (Some(shader), words),
         None => (None, Vec::new()),
