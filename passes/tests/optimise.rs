@@ -68,7 +68,10 @@ fn random_programs_keep_their_outcomes() {
     eprintln!(
         "{generated_count} programs, {compared} defined runs compared, {shrank_and_compared} of them optimised"
     );
-    assert!(generated_count * 10 >= programs * 9, "only {generated_count} generated");
+    assert!(
+        generated_count * 10 >= programs * 9,
+        "only {generated_count} generated"
+    );
     assert!(compared * 2 >= generated_count, "only {compared} compared");
     assert!(
         shrank_and_compared * 4 >= compared,

@@ -62,13 +62,7 @@ pub fn run(args: OptArgs) -> CliResult {
         return Err("--emit needs an ir3 --target (a630, …) or a Valhall one (g610, …)".into());
     }
     match args.target.as_deref() {
-        None => optimise(
-            Registry::<GenericOp>::generic(),
-            &args,
-            &name,
-            &text,
-            print,
-        ),
+        None => optimise(Registry::<GenericOp>::generic(), &args, &name, &text, print),
         Some(model) => {
             if let Ok(gpu) = model.parse::<lathe_adreno::ir3::GpuModel>() {
                 let target =
