@@ -29,7 +29,7 @@
 //! assert!(machine.contains("= add.f full src2=0x1005 %1"), "{machine}");
 //! assert!(machine.contains("= sin full %12"), "{machine}");
 //!
-//! let generic = lathe_ir::parse::<GenericOp>(&arena, "shader fragment\nb0:\n  %0:u32 = const 4\n  %1:u32 = umul_high %0, %0\n  output index=0 %1\n  ret\n").unwrap();
+//! let generic = lathe_ir::parse::<GenericOp>(&arena, "shader fragment\nb0:\n  %0:u32 = load_uniform index=0\n  %1:u32 = umul_high %0, %0\n  output index=0 %1\n  ret\n").unwrap();
 //! let err = select(&generic, &target).unwrap_err();
 //! assert_eq!(err.to_string(), "unsupported: umul_high giving u32 (ir3 selection)");
 //! ```
