@@ -112,8 +112,11 @@ fn errors_exit_1_with_one_message() {
         text(&bad_asm.stderr)
     );
 
-    // dsx (a derivative through the texture unit) has no semantics yet.
-    let unsupported = lathe(&["sim", "--gpu", "a630", "-"], "dsx (f32)(x)r0.x, r0.x\n");
+    // getlod (the LOD a sample would use) has no semantics yet.
+    let unsupported = lathe(
+        &["sim", "--gpu", "a630", "-"],
+        "getlod (s32)(x)r0.x, r0.x, s#0, t#0\n",
+    );
     assert_eq!(
         unsupported.status.code(),
         Some(1),
