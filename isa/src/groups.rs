@@ -5,8 +5,11 @@
 //! the count its `[…]` argument gives (the set bits of a write mask for
 //! `texture`'s destination, a fixed count where the effect says so, as
 //! `varying`'s two barycentric registers); a member read or write
-//! `FIELD[K]` makes the group at least `K + 1` long. Every other operand
-//! is one register. `if` statements are decided on the word, so a form
+//! `FIELD[K]` makes the group at least `K + 1` long. An operand read as a
+//! 64-bit type (`A as u64`), unless its `swz` modifier narrows it to one
+//! register (`.w0`), and a destination written a 64-bit value are two
+//! registers (low word first, as the simulator reads and writes them).
+//! Every other operand is one register. `if` statements are decided on the word, so a form
 //! the spec leaves `unmodelled` (or `undocumented`, `undefined`) is
 //! reported as such rather than given invented sizes.
 //!
@@ -26,7 +29,7 @@
 use crate::display::Scope;
 use crate::expr::{Expr, ExprKind};
 use crate::model::Isa;
-use crate::semantics::{GroupCount, IoArg, SArg, SExpr, SExprKind, Stmt, io_effect};
+use crate::semantics::{GroupCount, IoArg, Mod, SArg, SExpr, SExprKind, Stmt, Ty, io_effect};
 
 /// The register groups of one decoded word.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -63,10 +66,129 @@ pub fn groups(isa: &Isa, word: u64, generation: u32) -> Option<Groups> {
     let leaf = isa.decode(word, generation)?;
     let scope = Scope::new(isa, leaf, word, generation, None).unvalidated();
     let mut out = Groups::default();
+    let mut wide = Wide::default();
+    for block in isa.semantics.chain(isa, leaf) {
+        wide.collect(&scope, &block.body);
+    }
     for block in isa.semantics.chain(isa, leaf) {
         walk(&scope, &block.body, &mut out);
+        wide.walk(&scope, &block.body, &mut out);
     }
     Some(out)
+}
+
+/// The 64-bit operands of a word: reads at a 64-bit type of fields no
+/// `swz` modifier narrows, and writes of 64-bit values.
+#[derive(Default)]
+struct Wide {
+    /// Fields whose `swz` modifier decides a narrowing selection.
+    narrowed: Vec<String>,
+    /// `let` names bound to 64-bit values.
+    lets: Vec<String>,
+}
+
+impl Wide {
+    fn collect(&mut self, scope: &Scope, body: &[Stmt]) {
+        for s in body {
+            match s {
+                Stmt::If { cond, then, els } => match decide(scope, cond) {
+                    Some(0) => self.collect(scope, els),
+                    Some(_) => self.collect(scope, then),
+                    None => {}
+                },
+                Stmt::Mods { field, mods } => {
+                    let narrows = mods
+                        .iter()
+                        .any(|(m, e)| *m == Mod::Swz && decide(scope, e).is_some_and(|v| v != 0));
+                    if narrows {
+                        self.narrowed.push(field.node.clone());
+                    }
+                }
+                Stmt::Let { name, value } if self.is_wide(value) => {
+                    self.lets.push(name.node.clone())
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Whether `v` is a 64-bit value, as far as its types say.
+    fn is_wide(&self, v: &SExpr) -> bool {
+        let wide = |ty: &str| matches!(Ty::from_name(ty), Some(Ty::U64 | Ty::S64));
+        match &v.kind {
+            SExprKind::Read { ty, .. }
+            | SExprKind::Member { ty, .. }
+            | SExprKind::RegRead { ty, .. }
+            | SExprKind::Lit { ty, .. } => wide(&ty.node),
+            SExprKind::Local(name) => self.lets.contains(&name.node),
+            SExprKind::Call(name, args) => match (name.node.as_str(), args.last()) {
+                ("cvt" | "bitcast", Some(SArg::Value(SExpr { kind: SExprKind::Local(t), .. }))) => {
+                    wide(&t.node)
+                }
+                _ => args.iter().find_map(|a| match a {
+                    SArg::Value(x) => Some(self.is_wide(x)),
+                    SArg::Static(_) => None,
+                }) == Some(true),
+            },
+            SExprKind::Select(_, a, _) | SExprKind::Static(_, a, _) => self.is_wide(a),
+        }
+    }
+
+    /// Grows the 64-bit operands of `body` to two registers.
+    fn walk(&self, scope: &Scope, body: &[Stmt], out: &mut Groups) {
+        for s in body {
+            match s {
+                Stmt::If { cond, then, els } => match decide(scope, cond) {
+                    Some(0) => self.walk(scope, els, out),
+                    Some(_) => self.walk(scope, then, out),
+                    // `walk` reports the form unknown.
+                    None => {}
+                },
+                Stmt::Let { value, .. } => self.reads(value, out),
+                Stmt::Write { dst, index, value } => {
+                    if index.is_none() && self.is_wide(value) {
+                        out.grow(&dst.node, 2);
+                    }
+                    self.reads(value, out);
+                }
+                Stmt::Effect { args, .. } => {
+                    for a in args {
+                        if let SArg::Value(v) = a {
+                            self.reads(v, out);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn reads(&self, v: &SExpr, out: &mut Groups) {
+        match &v.kind {
+            SExprKind::Read { field, .. }
+                if self.is_wide(v) && !self.narrowed.contains(&field.node) =>
+            {
+                out.grow(&field.node, 2)
+            }
+            SExprKind::Call(_, args) => {
+                for a in args {
+                    if let SArg::Value(x) = a {
+                        self.reads(x, out);
+                    }
+                }
+            }
+            SExprKind::Select(a, b, c) => {
+                self.reads(a, out);
+                self.reads(b, out);
+                self.reads(c, out);
+            }
+            SExprKind::Static(_, a, b) => {
+                self.reads(a, out);
+                self.reads(b, out);
+            }
+            _ => {}
+        }
+    }
 }
 
 fn eval(scope: &Scope, e: &Expr) -> Option<u32> {

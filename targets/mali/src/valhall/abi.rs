@@ -192,6 +192,9 @@ pub struct Io {
     pub preloads: Vec<Preload>,
     /// Texture/sampler handles pushed into the FAU ([`textures`]).
     pub textures: Vec<TextureHandle>,
+    /// Buffers read or written at 64-bit addresses, and the FAU words
+    /// of each base address ([`address_buffers`]).
+    pub addresses: Vec<BufferAddress>,
 }
 
 impl Io {
@@ -808,6 +811,117 @@ impl<'a> Lowering<'_, 'a> {
         );
         self.shader.set_block_insts(entry, &list);
     }
+}
+
+// ---------------------------------------------------------------------
+// Buffers at 64-bit addresses
+
+/// The kind of buffer a [`BufferAddress`] points at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum BufferKind {
+    /// A storage buffer (`load_ssbo`, `store_ssbo`, `ssbo_atomic`).
+    Storage,
+    /// A uniform buffer read where its words were not pushed.
+    Uniform,
+}
+
+/// One buffer's 64-bit base address, which the driver pushes into FAU
+/// words `fau` (low word) and `fau + 1` (high word): one aligned 64-bit
+/// FAU slot, which `LOAD`/`STORE`/`IADD.u64` read as their address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BufferAddress {
+    pub fau: u32,
+    pub kind: BufferKind,
+    pub binding: u8,
+}
+
+/// A shader rewritten by [`address_buffers`] and the addresses the
+/// driver pushes for it.
+pub type Addressed<'a> = (Shader<'a, GenericOp>, Vec<BufferAddress>);
+
+/// The buffer a generic memory access reads or writes at an address.
+fn addressed_buffer(op: &GenericOp) -> Option<(BufferKind, u8)> {
+    match *op {
+        GenericOp::LoadSsbo { binding }
+        | GenericOp::StoreSsbo { binding }
+        | GenericOp::SsboAtomic { binding, .. } => Some((BufferKind::Storage, binding)),
+        GenericOp::LoadUbo { binding } => Some((BufferKind::Uniform, binding)),
+        _ => None,
+    }
+}
+
+/// Gives every buffer the shader still accesses through memory (storage
+/// buffers, and uniform buffers [`push_ubos`] did not push) a 64-bit base
+/// address in the FAU, as Mesa's Valhall path reads buffer addresses as
+/// 64-bit uniforms: one aligned pair of words per buffer, from the first
+/// 64-bit slot after every uniform the shader reads (push constants and
+/// pushed UBO words). In the rewritten copy each access's `binding` names
+/// the first FAU word of its buffer's pair, which is what the buffer
+/// rules of `valhall.rules` read as the address. `None` when the shader
+/// accesses no buffer; an `unsupported:` error when the pairs do not fit
+/// in the `fau_words` of the file.
+pub fn address_buffers<'a>(
+    generic: &Shader<'a, GenericOp>,
+    fau_words: u32,
+) -> Result<Option<Addressed<'a>>, SelectError> {
+    let accesses = |s: &Shader<'_, GenericOp>| -> Vec<(Inst, BufferKind, u8)> {
+        s.insts_in_order()
+            .filter_map(|(_, i)| match &s.inst(i).op {
+                Op::Opcode(op) => addressed_buffer(op).map(|(k, b)| (i, k, b)),
+                _ => None,
+            })
+            .collect()
+    };
+    if accesses(generic).is_empty() {
+        return Ok(None);
+    }
+    let mut copy = lathe_ir::parse::<GenericOp>(generic.arena(), &lathe_ir::print(generic))
+        .map_err(|e| SelectError::Malformed(format!("the shader does not read back: {e}")))?;
+    let uniforms = copy
+        .insts_in_order()
+        .filter_map(|(_, i)| match copy.inst(i).op {
+            Op::Opcode(GenericOp::LoadUniform { index }) => Some(index + 1),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0);
+    let mut next = uniforms.next_multiple_of(2);
+    let mut addresses: Vec<BufferAddress> = Vec::new();
+    for (i, kind, binding) in accesses(&copy) {
+        let fau = match addresses
+            .iter()
+            .find(|a| (a.kind, a.binding) == (kind, binding))
+        {
+            Some(a) => a.fau,
+            None => {
+                if next + 2 > fau_words.min(256) {
+                    return Err(unsupported(format!(
+                        "the address of {kind:?} buffer {binding} does not fit in the FAU"
+                    )));
+                }
+                addresses.push(BufferAddress {
+                    fau: next,
+                    kind,
+                    binding,
+                });
+                next += 2;
+                next - 2
+            }
+        };
+        let word = u8::try_from(fau).map_err(|_| unsupported(format!("FAU word {fau}")))?;
+        let renamed = match copy.inst(i).op {
+            Op::Opcode(GenericOp::LoadSsbo { .. }) => GenericOp::LoadSsbo { binding: word },
+            Op::Opcode(GenericOp::StoreSsbo { .. }) => GenericOp::StoreSsbo { binding: word },
+            Op::Opcode(GenericOp::SsboAtomic { op, .. }) => GenericOp::SsboAtomic {
+                binding: word,
+                op,
+            },
+            Op::Opcode(GenericOp::LoadUbo { .. }) => GenericOp::LoadUbo { binding: word },
+            _ => unreachable!("only buffer accesses are renamed"),
+        };
+        copy.inst_mut(i).op = Op::Opcode(renamed);
+    }
+    Ok(Some((copy, addresses)))
 }
 
 #[cfg(test)]

@@ -114,13 +114,21 @@ pub fn compile_with(
         None => (None, Vec::new()),
     };
     let generic = pushed_shader.as_ref().unwrap_or(generic);
-    // Texture handles follow the words pushed so far.
+    // Buffers read or written in memory get base addresses in the FAU.
+    let (addressed_shader, addresses) = match abi::address_buffers(generic, fau_words)? {
+        Some((shader, addresses)) => (Some(shader), addresses),
+        None => (None, Vec::new()),
+    };
+    let generic = addressed_shader.as_ref().unwrap_or(generic);
+    // Texture handles follow the words pushed so far (uniforms, pushed
+    // UBO words, buffer addresses).
     let first_free = generic
         .insts_in_order()
         .filter_map(|(_, i)| match generic.inst(i).op {
             lathe_ir::Op::Opcode(GenericOp::LoadUniform { index }) => Some(index + 1),
             _ => None,
         })
+        .chain(addresses.iter().map(|a| a.fau + 2))
         .max()
         .unwrap_or(0);
     let (handled_shader, textures) =
@@ -132,6 +140,7 @@ pub fn compile_with(
     let mut out = compile_goal(generic, target, options)?;
     out.io.pushed = pushed;
     out.io.textures = textures;
+    out.io.addresses = addresses;
     Ok(out)
 }
 

@@ -37,7 +37,7 @@ use lathe_isa::sim_io::{
     Access, AtomicOp, GpuIo, Harness, Interp, IoError, Space, TexRequest, Texture,
 };
 
-use super::abi::{Io, Preload};
+use super::abi::{BufferKind, Io, Preload};
 use super::compile::Output;
 use super::select::Port;
 use super::sim::{self, Machine, SimError};
@@ -182,6 +182,12 @@ impl GpuIo for ShaderIo {
     }
 }
 
+/// The base address the harness gives the `k`th addressed buffer (its
+/// own 4 GiB window, so no buffer overlaps another).
+fn buffer_base(k: usize) -> u64 {
+    (k as u64 + 1) << 32
+}
+
 /// Register `name` of the simulator, or a failure naming it.
 fn register(m: &Machine, name: &str) -> Result<(usize, bool, u32), ExecError> {
     m.parse_reg(name)
@@ -220,6 +226,13 @@ impl Executor for ValhallProgram<'_> {
                 let (file, half, n) = register(&m, &format!("u{}", h.fau))?;
                 m.set(file, half, n, lane, h.word());
             }
+            for (k, a) in out.io.addresses.iter().enumerate() {
+                let base = buffer_base(k);
+                for (word, bits) in [(a.fau, base as u32), (a.fau + 1, (base >> 32) as u32)] {
+                    let (file, half, n) = register(&m, &format!("u{word}"))?;
+                    m.set(file, half, n, lane, bits);
+                }
+            }
             for &(port, reg) in &out.inputs {
                 let bits = match port {
                     Port::Slot(slot, comp) => inv.inputs.get(&(slot, comp)).copied(),
@@ -250,8 +263,17 @@ impl Executor for ValhallProgram<'_> {
         for (b, words) in shared.map_or(&[][..], |i| &i.ubos).iter().enumerate() {
             io.harness.write_words(Space::Constant, b as u32, 0, words);
         }
-        for (b, words) in memory.ssbos.iter().enumerate() {
-            io.harness.write_words(Space::Global, b as u32, 0, words);
+        // Buffers at addresses: global memory (binding 0, as the LOAD and
+        // STORE semantics address it) at the base the FAU holds.
+        for (k, a) in out.io.addresses.iter().enumerate() {
+            let words = match a.kind {
+                BufferKind::Storage => memory.ssbos.get(usize::from(a.binding)),
+                BufferKind::Uniform => shared.and_then(|i| i.ubos.get(usize::from(a.binding))),
+            };
+            if let Some(words) = words {
+                io.harness
+                    .write_words(Space::Global, 0, buffer_base(k), words);
+            }
         }
         io.harness.textures = shared
             .map_or(&[][..], |i| &i.textures)
@@ -324,9 +346,16 @@ impl Executor for ValhallProgram<'_> {
                 }
             }
         }
-        for (b, words) in memory.ssbos.iter_mut().enumerate() {
-            for (k, w) in words.iter_mut().enumerate() {
-                *w = io.harness.word(Space::Global, b as u32, 0, 4 * k as u64);
+        for (k, a) in out.io.addresses.iter().enumerate() {
+            if a.kind != BufferKind::Storage {
+                continue;
+            }
+            if let Some(words) = memory.ssbos.get_mut(usize::from(a.binding)) {
+                for (n, w) in words.iter_mut().enumerate() {
+                    *w = io
+                        .harness
+                        .word(Space::Global, 0, 0, buffer_base(k) + 4 * n as u64);
+                }
             }
         }
         Ok(outcomes)
