@@ -122,13 +122,19 @@ impl Wide {
             | SExprKind::Lit { ty, .. } => wide(&ty.node),
             SExprKind::Local(name) => self.lets.contains(&name.node),
             SExprKind::Call(name, args) => match (name.node.as_str(), args.last()) {
-                ("cvt" | "bitcast", Some(SArg::Value(SExpr { kind: SExprKind::Local(t), .. }))) => {
-                    wide(&t.node)
+                (
+                    "cvt" | "bitcast",
+                    Some(SArg::Value(SExpr {
+                        kind: SExprKind::Local(t),
+                        ..
+                    })),
+                ) => wide(&t.node),
+                _ => {
+                    args.iter().find_map(|a| match a {
+                        SArg::Value(x) => Some(self.is_wide(x)),
+                        SArg::Static(_) => None,
+                    }) == Some(true)
                 }
-                _ => args.iter().find_map(|a| match a {
-                    SArg::Value(x) => Some(self.is_wide(x)),
-                    SArg::Static(_) => None,
-                }) == Some(true),
             },
             SExprKind::Select(_, a, _) | SExprKind::Static(_, a, _) => self.is_wide(a),
         }

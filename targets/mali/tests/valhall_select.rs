@@ -398,3 +398,68 @@ b0:
 ",
     );
 }
+
+#[test]
+fn buffers_are_read_and_written_at_their_pushed_addresses() {
+    let asm = verified(
+        "shader compute
+b0:
+  %0:u32 = load_sysval sv=global_invocation_id comp=0
+  %1:u32 = const 4
+  %2:u32 = imul %0, %1
+  %3:f32 = load_ssbo binding=0 %2
+  %4:f32 = load_ubo binding=0 %2
+  %5:f32 = load_uniform index=0
+  %6:f32 = fadd %3, %4
+  %7:f32 = fmul %6, %5
+  store_ssbo binding=1 %2, %7
+  %8:u32 = const 8
+  %9:u32 = load_ssbo binding=0 %8
+  store_ssbo binding=0 %8, %9
+  output index=0 %9
+  ret
+",
+    );
+    let text = asm.join("\n");
+    // u0 is the push constant: the three base addresses are the 64-bit
+    // slots after it, the dynamic offsets added in 64 bits and the
+    // constant one folded into the message.
+    for base in ["u2", "u4", "u6"] {
+        assert!(text.contains(base), "{text}");
+    }
+    assert!(!text.contains("u8"), "{text}");
+    assert!(text.contains("IADD.u64") && text.contains(".w0"), "{text}");
+    assert!(text.contains("offset:8"), "{text}");
+    assert!(asm.iter().any(|l| l.starts_with("STORE.i32")), "{text}");
+}
+
+#[test]
+fn packed_system_values_are_unpacked_from_their_preloads() {
+    let asm = verified(
+        "shader compute
+b0:
+  %0:u32 = load_sysval sv=local_invocation_id comp=0
+  %1:u32 = load_sysval sv=local_invocation_id comp=1
+  %2:u32 = load_sysval sv=local_invocation_id comp=2
+  %3:u32 = iadd %0, %1
+  %4:u32 = iadd %3, %2
+  output index=0 %4
+  output index=1 %0
+  ret
+",
+    );
+    let text = asm.join("\n");
+    assert!(text.contains("r55") && text.contains("r56"), "{text}");
+    let asm = verified(
+        "shader fragment
+b0:
+  %0:f32 = load_sysval sv=frag_coord comp=0
+  %1:f32 = load_sysval sv=frag_coord comp=1
+  store_output slot=0 comp=0 %0
+  store_output slot=0 comp=1 %1
+  ret
+",
+    );
+    let text = asm.join("\n");
+    assert!(text.contains("r59"), "{text}");
+}

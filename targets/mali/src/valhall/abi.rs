@@ -75,6 +75,14 @@ pub enum Preload {
     WorkgroupId(u8),
     /// Compute: component 0..=2 of the global invocation id (r60..=r62).
     GlobalId(u8),
+    /// Compute: the local invocation id's x (low half) and y (high half)
+    /// as 16-bit integers (r55, Mesa's `load_local_invocation_id`).
+    LocalIdXY,
+    /// Compute: the local invocation id's z (low half of r56).
+    LocalIdZ,
+    /// Fragment: the pixel's integer x (low half) and y (high half) (r59,
+    /// Mesa's `load_pixel_coord`).
+    PixelCoord,
 }
 
 /// Meta input indices from here on are preloaded registers (index
@@ -94,6 +102,9 @@ impl Preload {
             Preload::VaryingState | Preload::InstanceId => 61,
             Preload::WorkgroupId(c) => 57 + c,
             Preload::GlobalId(c) => 60 + c,
+            Preload::LocalIdXY => 55,
+            Preload::LocalIdZ => 56,
+            Preload::PixelCoord => 59,
         }
     }
 
@@ -136,11 +147,16 @@ impl Preload {
             Preload::GlobalId(0),
             Preload::GlobalId(1),
             Preload::GlobalId(2),
+            Preload::LocalIdXY,
+            Preload::LocalIdZ,
+            Preload::PixelCoord,
         ];
         all.into_iter().find(|p| {
             p.register() == reg
                 && match p {
-                    Preload::Coverage | Preload::VaryingState => stage == Stage::Fragment,
+                    Preload::Coverage | Preload::VaryingState | Preload::PixelCoord => {
+                        stage == Stage::Fragment
+                    }
                     Preload::VertexId | Preload::InstanceId => stage == Stage::Vertex,
                     _ => stage == Stage::Compute,
                 }
@@ -912,16 +928,138 @@ pub fn address_buffers<'a>(
         let renamed = match copy.inst(i).op {
             Op::Opcode(GenericOp::LoadSsbo { .. }) => GenericOp::LoadSsbo { binding: word },
             Op::Opcode(GenericOp::StoreSsbo { .. }) => GenericOp::StoreSsbo { binding: word },
-            Op::Opcode(GenericOp::SsboAtomic { op, .. }) => GenericOp::SsboAtomic {
-                binding: word,
-                op,
-            },
+            Op::Opcode(GenericOp::SsboAtomic { op, .. }) => {
+                GenericOp::SsboAtomic { binding: word, op }
+            }
             Op::Opcode(GenericOp::LoadUbo { .. }) => GenericOp::LoadUbo { binding: word },
             _ => unreachable!("only buffer accesses are renamed"),
         };
         copy.inst_mut(i).op = Op::Opcode(renamed);
     }
     Ok(Some((copy, addresses)))
+}
+
+// ---------------------------------------------------------------------
+// System values packed in preloaded registers
+
+/// How a system value is computed from a packed preloaded register.
+fn packed_sysval(stage: Stage, sysval: Sysval, comp: u8) -> Option<(Preload, bool, bool)> {
+    // (register, the high half, a pixel centre as f32)
+    match (stage, sysval, comp) {
+        (Stage::Compute, Sysval::LocalInvocationId, 0) => Some((Preload::LocalIdXY, false, false)),
+        (Stage::Compute, Sysval::LocalInvocationId, 1) => Some((Preload::LocalIdXY, true, false)),
+        (Stage::Compute, Sysval::LocalInvocationId, 2) => Some((Preload::LocalIdZ, false, false)),
+        (Stage::Fragment, Sysval::FragCoord, 0) => Some((Preload::PixelCoord, false, true)),
+        (Stage::Fragment, Sysval::FragCoord, 1) => Some((Preload::PixelCoord, true, true)),
+        _ => None,
+    }
+}
+
+/// Computes the system values the hardware preloads as 16-bit halves of
+/// a register (as Mesa reads them on Valhall): the local invocation id
+/// (x and y in r55, z in r56) and a fragment's position (the pixel's
+/// integer x and y in r59; `frag_coord` is its centre, the pixel plus
+/// 0.5). Each becomes the register's meta input (at the head of the
+/// entry block) and the half extracted (`and 0xffff` / `shr 16`), then,
+/// for the position, converted to f32 and offset by 0.5. `None` when the
+/// shader reads no such value.
+pub fn unpack_preloads<'a>(
+    generic: &Shader<'a, GenericOp>,
+) -> Result<Option<Shader<'a, GenericOp>>, SelectError> {
+    let packed = |s: &Shader<'_, GenericOp>, i: Inst| match s.inst(i).op {
+        Op::Opcode(GenericOp::LoadSysval { sysval, comp }) => packed_sysval(s.stage, sysval, comp),
+        _ => None,
+    };
+    if !generic
+        .insts_in_order()
+        .any(|(_, i)| packed(generic, i).is_some())
+    {
+        return Ok(None);
+    }
+    let mut copy = lathe_ir::parse::<GenericOp>(generic.arena(), &lathe_ir::print(generic))
+        .map_err(|e| SelectError::Malformed(format!("the shader does not read back: {e}")))?;
+    let Some(entry) = copy.entry() else {
+        return Ok(None);
+    };
+    let mut inputs: BTreeMap<Preload, Value> = BTreeMap::new();
+    let mut head = Vec::new();
+    let blocks: Vec<Block> = copy.layout().to_vec();
+    for b in blocks {
+        let mut list = Vec::new();
+        for i in copy.block_insts(b).to_vec() {
+            let (Some((p, high, centre)), Some(result)) = (packed(&copy, i), copy.inst(i).result)
+            else {
+                list.push(i);
+                continue;
+            };
+            let ty = copy.value_type(result);
+            let int = if centre { Type::U32 } else { ty };
+            let mut emit = |copy: &mut Shader<'a, GenericOp>, op: GenericOp, args: &[Value], ty| {
+                let n = copy.create_inst(Op::Opcode(op), args, &[], None, Some(ty));
+                list.push(n);
+                copy.inst(n)
+                    .result
+                    .unwrap_or_else(|| unreachable!("created with a result"))
+            };
+            let reg = match inputs.get(&p) {
+                Some(&v) => v,
+                None => {
+                    let n = copy.create_inst(
+                        Op::Input {
+                            index: p.meta_index(),
+                        },
+                        &[],
+                        &[],
+                        None,
+                        Some(int),
+                    );
+                    head.push(n);
+                    let v = copy
+                        .inst(n)
+                        .result
+                        .unwrap_or_else(|| unreachable!("created with a result"));
+                    inputs.insert(p, v);
+                    v
+                }
+            };
+            let half = if high {
+                let k = emit(&mut copy, GenericOp::Const { bits: 16 }, &[], int);
+                emit(&mut copy, GenericOp::Shr, &[reg, k], int)
+            } else {
+                let k = emit(&mut copy, GenericOp::Const { bits: 0xffff }, &[], int);
+                emit(&mut copy, GenericOp::And, &[reg, k], int)
+            };
+            // The sysval instruction itself computes the last step.
+            let (op, args) = if centre {
+                let f = emit(&mut copy, GenericOp::Cvt, &[half], Type::F32);
+                let k = emit(
+                    &mut copy,
+                    GenericOp::Const {
+                        bits: 0.5f32.to_bits(),
+                    },
+                    &[],
+                    Type::F32,
+                );
+                (GenericOp::FAdd, vec![f, k])
+            } else {
+                (
+                    GenericOp::Mov {
+                        abs: false,
+                        neg: false,
+                    },
+                    vec![half],
+                )
+            };
+            copy.inst_mut(i).op = Op::Opcode(op);
+            copy.set_args(i, &args);
+            list.push(i);
+        }
+        copy.set_block_insts(b, &list);
+    }
+    let mut list = head;
+    list.extend(copy.block_insts(entry).iter().copied());
+    copy.set_block_insts(entry, &list);
+    Ok(Some(copy))
 }
 
 #[cfg(test)]

@@ -109,6 +109,9 @@ pub fn compile_with(
     let mut optimised = generic.duplicate();
     lathe_passes::optimise::optimise(&mut optimised);
     let generic = &optimised;
+    // System values packed in preloaded registers are unpacked first.
+    let unpacked = abi::unpack_preloads(generic)?;
+    let generic = unpacked.as_ref().unwrap_or(generic);
     let (pushed_shader, pushed) = match abi::push_ubos(generic, fau_words)? {
         Some((shader, words)) => (Some(shader), words),
         None => (None, Vec::new()),

@@ -253,6 +253,16 @@ impl Executor for ValhallProgram<'_> {
                     Preload::InstanceId => inv.sysvals.instance_index,
                     Preload::WorkgroupId(c) => inv.sysvals.workgroup_id[usize::from(c)],
                     Preload::GlobalId(c) => inv.sysvals.global_invocation_id[usize::from(c)],
+                    Preload::LocalIdXY => {
+                        let [x, y, _] = inv.sysvals.local_invocation_id;
+                        (x & 0xffff) | (y << 16)
+                    }
+                    Preload::LocalIdZ => inv.sysvals.local_invocation_id[2] & 0xffff,
+                    // The pixel whose centre the position is.
+                    Preload::PixelCoord => {
+                        let [x, y, ..] = inv.sysvals.frag_coord;
+                        (x.floor() as u32 & 0xffff) | ((y.floor() as u32) << 16)
+                    }
                 };
                 let (file, half, n) = register(&m, &format!("r{}", p.register()))?;
                 m.set(file, half, n, lane, bits);
