@@ -463,3 +463,59 @@ b0:
     let text = asm.join("\n");
     assert!(text.contains("r59"), "{text}");
 }
+
+#[test]
+fn sine_and_cosine_are_lowered_to_specified_instructions() {
+    let asm = verified(
+        "shader fragment
+b0:
+  %0:f32 = load_input slot=0 comp=0 interp=smooth
+  %1:f32 = const 0x42c80000
+  %2:f32 = fmul %0, %1
+  %3:f32 = sin %2
+  %4:f32 = cos %2
+  store_output slot=0 comp=0 %3
+  store_output slot=0 comp=1 %4
+  ret
+",
+    );
+    let text = asm.join("\n");
+    // No table or offset instruction whose semantics are undocumented.
+    assert!(!text.contains("FSINCOS_OFFSET"), "{text}");
+    assert!(text.contains("FROUND.f32"), "{text}");
+}
+
+#[test]
+fn discarded_threads_write_nothing() {
+    let asm = verified(
+        "shader fragment
+b0:
+  %0:f32 = load_input slot=0 comp=0 interp=smooth
+  %1:f32 = const 0x3f000000
+  %2:bool = flt %0, %1
+  branch %2, b1, b2
+b1:
+  discard
+  jump b2
+b2:
+  store_output slot=0 comp=0 %0
+  ret
+",
+    );
+    assert!(asm.iter().any(|l| l.starts_with("DISCARD.f32")), "{asm:#?}");
+}
+
+#[test]
+fn storage_buffer_sizes_are_pushed() {
+    verified(
+        "shader compute
+b0:
+  %0:u32 = ssbo_size binding=1
+  %1:u32 = const 0
+  %2:u32 = load_ssbo binding=1 %1
+  %3:u32 = iadd %0, %2
+  output index=0 %3
+  ret
+",
+    );
+}

@@ -211,6 +211,8 @@ pub struct Io {
     /// Buffers read or written at 64-bit addresses, and the FAU words
     /// of each base address ([`address_buffers`]).
     pub addresses: Vec<BufferAddress>,
+    /// Storage-buffer sizes the shader reads, each in one FAU word.
+    pub sizes: Vec<BufferSize>,
 }
 
 impl Io {
@@ -851,9 +853,17 @@ pub struct BufferAddress {
     pub binding: u8,
 }
 
-/// A shader rewritten by [`address_buffers`] and the addresses the
-/// driver pushes for it.
-pub type Addressed<'a> = (Shader<'a, GenericOp>, Vec<BufferAddress>);
+/// A storage buffer's size in bytes, which the driver pushes into FAU
+/// word `fau` (`ssbo_size` reads it there).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BufferSize {
+    pub fau: u32,
+    pub binding: u8,
+}
+
+/// A shader rewritten by [`address_buffers`] and the addresses and
+/// sizes the driver pushes for it.
+pub type Addressed<'a> = (Shader<'a, GenericOp>, Vec<BufferAddress>, Vec<BufferSize>);
 
 /// The buffer a generic memory access reads or writes at an address.
 fn addressed_buffer(op: &GenericOp) -> Option<(BufferKind, u8)> {
@@ -888,7 +898,15 @@ pub fn address_buffers<'a>(
             })
             .collect()
     };
-    if accesses(generic).is_empty() {
+    let sized = |s: &Shader<'_, GenericOp>| -> Vec<(Inst, u8)> {
+        s.insts_in_order()
+            .filter_map(|(_, i)| match s.inst(i).op {
+                Op::Opcode(GenericOp::SsboSize { binding }) => Some((i, binding)),
+                _ => None,
+            })
+            .collect()
+    };
+    if accesses(generic).is_empty() && sized(generic).is_empty() {
         return Ok(None);
     }
     let mut copy = lathe_ir::parse::<GenericOp>(generic.arena(), &lathe_ir::print(generic))
@@ -936,7 +954,26 @@ pub fn address_buffers<'a>(
         };
         copy.inst_mut(i).op = Op::Opcode(renamed);
     }
-    Ok(Some((copy, addresses)))
+    // Sizes follow the addresses, one word each; `ssbo_size` becomes a
+    // uniform read of its word.
+    let mut sizes: Vec<BufferSize> = Vec::new();
+    for (i, binding) in sized(&copy) {
+        let fau = match sizes.iter().find(|s| s.binding == binding) {
+            Some(s) => s.fau,
+            None => {
+                if next + 1 > fau_words {
+                    return Err(unsupported(format!(
+                        "the size of storage buffer {binding} does not fit in the FAU"
+                    )));
+                }
+                sizes.push(BufferSize { fau: next, binding });
+                next += 1;
+                next - 1
+            }
+        };
+        copy.inst_mut(i).op = Op::Opcode(GenericOp::LoadUniform { index: fau });
+    }
+    Ok(Some((copy, addresses, sizes)))
 }
 
 // ---------------------------------------------------------------------

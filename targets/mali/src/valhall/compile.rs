@@ -118,13 +118,13 @@ pub fn compile_with(
     };
     let generic = pushed_shader.as_ref().unwrap_or(generic);
     // Buffers read or written in memory get base addresses in the FAU.
-    let (addressed_shader, addresses) = match abi::address_buffers(generic, fau_words)? {
-        Some((shader, addresses)) => (Some(shader), addresses),
-        None => (None, Vec::new()),
+    let (addressed_shader, addresses, sizes) = match abi::address_buffers(generic, fau_words)? {
+        Some((shader, addresses, sizes)) => (Some(shader), addresses, sizes),
+        None => (None, Vec::new(), Vec::new()),
     };
     let generic = addressed_shader.as_ref().unwrap_or(generic);
     // Texture handles follow the words pushed so far (uniforms, pushed
-    // UBO words, buffer addresses).
+    // UBO words, buffer addresses and sizes).
     let first_free = generic
         .insts_in_order()
         .filter_map(|(_, i)| match generic.inst(i).op {
@@ -132,6 +132,7 @@ pub fn compile_with(
             _ => None,
         })
         .chain(addresses.iter().map(|a| a.fau + 2))
+        .chain(sizes.iter().map(|s| s.fau + 1))
         .max()
         .unwrap_or(0);
     let (handled_shader, textures) =
@@ -144,6 +145,7 @@ pub fn compile_with(
     out.io.pushed = pushed;
     out.io.textures = textures;
     out.io.addresses = addresses;
+    out.io.sizes = sizes;
     Ok(out)
 }
 

@@ -226,6 +226,14 @@ impl Executor for ValhallProgram<'_> {
                 let (file, half, n) = register(&m, &format!("u{}", h.fau))?;
                 m.set(file, half, n, lane, h.word());
             }
+            for size in &out.io.sizes {
+                let bytes = memory
+                    .ssbos
+                    .get(usize::from(size.binding))
+                    .map_or(0, |words| 4 * words.len() as u32);
+                let (file, half, n) = register(&m, &format!("u{}", size.fau))?;
+                m.set(file, half, n, lane, bytes);
+            }
             for (k, a) in out.io.addresses.iter().enumerate() {
                 let base = buffer_base(k);
                 for (word, bits) in [(a.fau, base as u32), (a.fau + 1, (base >> 32) as u32)] {
