@@ -240,6 +240,10 @@ fn compile_valhall(
                     "outputs": ports(&out.outputs),
                     "registers": c.registers,
                     "threads": c.threads,
+                    // Buffer base addresses (low word first) and storage
+                    // buffer sizes the driver pushes into the FAU.
+                    "buffer_addresses": out.io.addresses.iter().map(|a| serde_json::json!({"fau": format!("u{}", a.fau), "kind": format!("{:?}", a.kind), "binding": a.binding})).collect::<Vec<_>>(),
+                    "buffer_sizes": out.io.sizes.iter().map(|s| serde_json::json!({"fau": format!("u{}", s.fau), "binding": s.binding})).collect::<Vec<_>>(),
                 },
                 "words": c.words.iter().map(|w| format!("0x{w:016x}")).collect::<Vec<_>>(),
             });
