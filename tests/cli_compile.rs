@@ -238,19 +238,19 @@ fn valhall_disassembly_assembles_back_and_the_outputs_agree() {
         std::fs::remove_dir_all(&dir).ok();
     }
     // What the Valhall backend does not cover fails plainly.
-    let dir = std::env::temp_dir().join(format!("lathe-cli-valhall-ubo-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("lathe-cli-valhall-atomic-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let ubo = dir.join("ubo.wgsl");
+    let atomic = dir.join("atomic.wgsl");
     std::fs::write(
-        &ubo,
-        "struct U { a: f32 }\n@group(0) @binding(0) var<storage, read> u: U;\n\
-         @fragment fn main() -> @location(0) vec4<f32> { return vec4<f32>(u.a); }\n",
+        &atomic,
+        "@group(0) @binding(0) var<storage, read_write> c: atomic<u32>;\n\
+         @compute @workgroup_size(1) fn main() { atomicAdd(&c, 1u); }\n",
     )
     .unwrap();
-    let out = lathe(&["compile", "--gpu", "g610", ubo.to_str().unwrap()]);
+    let out = lathe(&["compile", "--gpu", "g610", atomic.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        !out.status.success() && err.contains("unsupported: load_ssbo"),
+        !out.status.success() && err.contains("unsupported: ssbo_atomic"),
         "{err}"
     );
     std::fs::remove_dir_all(&dir).ok();
