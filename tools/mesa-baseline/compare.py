@@ -3,7 +3,7 @@
 
     compare.py ir3|valhall MESA.csv LATHE.csv
 
-MESA.csv comes from run_ir3.py / run_valhall.py, LATHE.csv from
+MESA.csv comes from run.py, LATHE.csv from
 `lathe stats --gpu MODEL --format csv /work/shared/corpus`. Only entry points
 that both compilers compile are compared; geometric means are of (x + 1) - 1
 so that zero counts are allowed.
