@@ -483,6 +483,10 @@ struct Allocator<'s, 'a, O: Opcode, T: ?Sized> {
     uses_block: u32,
     positions: Vec<u32>,
     block_uses: Vec<(u32, Value)>,
+    /// The current block's last `output`, and the values earlier outputs
+    /// read, held in their registers until it (see `gather_uses`).
+    last_output: u32,
+    held_outputs: Vec<Value>,
     /// Scratch lists reused from instruction to instruction: the current
     /// instruction's operands, and those dying at it.
     operands: Vec<Value>,
@@ -696,6 +700,8 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             uses_block: NONE,
             positions: Vec::new(),
             block_uses: Vec::new(),
+            last_output: NONE,
+            held_outputs: Vec::new(),
             operands: Vec::new(),
             dead: Vec::new(),
             group_args: Vec::new(),
@@ -1020,17 +1026,40 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
 
     /// Gather the uses in block `b`'s instructions `insts` (phis read at
     /// the predecessors' ends, not here): each value's positions, in order,
-    /// in one flat array.
+    /// in one flat array. An output's value is read when the shader ends,
+    /// so it is used again at the block's last output: no fill or result
+    /// may take its register before then.
     fn gather_uses(&mut self, b: Block, steps: &[Step<O>]) {
         let block = b.0;
         self.uses_block = block;
         let mut uses = std::mem::take(&mut self.block_uses);
         uses.clear();
         let values = &self.alloc.original_operands.values;
+        let last_output = steps
+            .iter()
+            .rposition(|x| matches!(x.op, Op::Output { .. }))
+            .map(|k| k as u32);
+        self.last_output = last_output.unwrap_or(NONE);
+        self.held_outputs.clear();
+        let mut held_to_end = false;
         for (k, step) in steps.iter().enumerate() {
             if !step.op.is_phi() {
                 uses.extend(step.operands(values).iter().map(|&v| (k as u32, v)));
             }
+            if let (Op::Output { .. }, Some(last)) = (step.op, last_output)
+                && last > k as u32
+            {
+                held_to_end = true;
+            }
+        }
+        if let Some(last) = last_output.filter(|_| held_to_end) {
+            for step in steps.iter().take(last as usize) {
+                if let Op::Output { .. } = step.op {
+                    uses.extend(step.operands(values).iter().map(|&v| (last, v)));
+                }
+            }
+            // Positions per value must be in order.
+            uses.sort_by_key(|&(k, _)| k);
         }
         // Count, lay the ranges out, then place the positions in order.
         for &(_, v) in &uses {
@@ -1623,11 +1652,18 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         };
         if let Op::Output { index } = op
             && let Some(&v) = operands.first()
-            && let Some(fixed) = self.t.output_register(index, self.val(v).ty)
         {
-            let unit = self.base[fixed.file.index()] + fixed.unit as u32;
-            self.outside_base(unit, self.units_of(v))?;
-            self.move_to(b, v, unit, pinned)?;
+            if let Some(fixed) = self.t.output_register(index, self.val(v).ty) {
+                let unit = self.base[fixed.file.index()] + fixed.unit as u32;
+                self.outside_base(unit, self.units_of(v))?;
+                self.move_to(b, v, unit, pinned)?;
+            }
+            // Read again when the shader ends (see `gather_uses`): from
+            // here on it is neither moved nor spilled.
+            if pos < self.last_output {
+                self.vals[v.index()].stays = true;
+                self.held_outputs.push(v);
+            }
         }
         // Operands dying here free their registers for the result, and so
         // do the copies made for this instruction.
@@ -1637,6 +1673,9 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         dead.clear();
         let dies = |v: Value| self.next_use(v, pos + 1).is_none() && self.val(v).out_stamp != bi;
         dead.extend(operands.iter().copied().filter(|&v| dies(v)));
+        if pos == self.last_output {
+            dead.extend(self.held_outputs.iter().copied().filter(|&v| dies(v)));
+        }
         dead.sort_unstable();
         dead.dedup();
         let is_terminator = op.is_terminator();

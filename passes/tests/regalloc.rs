@@ -419,3 +419,53 @@ fn spills_past_the_scratch_reach_are_unsupported_and_say_why() {
     assert!(e.starts_with("unsupported: spill slots need"), "{e}");
     assert!(e.contains("reach 8"), "{e}");
 }
+
+#[test]
+fn outputs_keep_their_registers_until_the_shader_ends() {
+    // Inputs live to the end under pressure spill; the outputs then read
+    // them back. An output's value is read from its register when the
+    // shader ends, so a fill for a later output must not take the
+    // register of an earlier one (the checker looks at every output again
+    // at the end). Output indices past the file are placed freely, as on
+    // Valhall.
+    let mut allocated = 0;
+    for registers in 3..=6u32 {
+        for extra in 1..=4u32 {
+            let inputs = registers + extra;
+            let mut text = String::from("shader vertex\nb0:\n");
+            for k in 0..inputs {
+                text += &format!(
+                    "  %{k}:f32 = load_input slot={} comp={} interp=smooth\n",
+                    k / 4,
+                    k % 4
+                );
+            }
+            // A running sum over every input keeps them all live.
+            let mut acc = inputs;
+            text += &format!("  %{acc}:f32 = fadd %0, %1\n");
+            for k in 2..inputs {
+                text += &format!("  %{}:f32 = fadd %{acc}, %{k}\n", acc + 1);
+                acc += 1;
+            }
+            // The sum first, then the earliest inputs (spilled first).
+            text += &format!("  output index=64 %{acc}\n");
+            for k in 0..registers - 1 {
+                text += &format!("  output index={} %{k}\n", 65 + k);
+            }
+            text += "  ret\n";
+            let mut inv = lathe_ir::interp::Invocation::default();
+            for k in 0..inputs {
+                inv.inputs
+                    .insert(((k / 4) as u16, (k % 4) as u8), (k as f32 + 0.5).to_bits());
+            }
+            let target = TestTarget::small(registers);
+            let run = regalloc::check_allocation(&text, &inv, &target, RaOptions::default())
+                .unwrap_or_else(|e| panic!("{registers} registers, {inputs} inputs: {e}"));
+            assert!(run.compared);
+            if run.fills > 0 {
+                allocated += 1;
+            }
+        }
+    }
+    assert!(allocated >= 8, "only {allocated} programs filled an output");
+}

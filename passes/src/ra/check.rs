@@ -199,8 +199,12 @@ impl<'c, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Checker<'c, 'a, O, T> {
         Ok(held)
     }
 
-    /// Run one block from `st`; with `verify`, check every original use.
+    /// Run one block from `st`; with `verify`, check every original use,
+    /// and in a block that ends the shader every output once more at the
+    /// end: the shader's outputs are read from their registers when it
+    /// ends, not when the `output` instruction is reached.
     fn transfer(&self, b: Block, st: &mut State, verify: bool) -> Result<(), CheckError> {
+        let mut outputs: Vec<(Inst, Value, Value)> = Vec::new();
         for &i in self.s.block_insts(b) {
             let d = self.s.inst(i);
             let edit = self.alloc.edit(i);
@@ -291,12 +295,34 @@ impl<'c, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Checker<'c, 'a, O, T> {
                     if verify && let (Op::Collect, Some(r)) = (d.op, d.result) {
                         self.check_in_place(b, i, r)?;
                     }
+                    if let (Op::Output { .. }, Some(&v), Some(&w)) = (
+                        d.op,
+                        d.args.first(),
+                        self.alloc.original_operands.of(i).first(),
+                    ) {
+                        outputs.push((i, v, w));
+                    }
                     if let Some(r) = d.result {
                         if verify && self.units_of(r).is_none() {
                             return Err(self.error(b, i, "the result has no register in its file"));
                         }
                         self.write(st, r, Some(r));
                     }
+                }
+            }
+        }
+        if verify && self.cfg.succs(b).is_empty() {
+            for (i, v, w) in outputs {
+                if self.read(st, v) != Some(w) {
+                    return Err(self.error(
+                        b,
+                        i,
+                        format!(
+                            "the output's register is overwritten before the shader ends: it \
+                             holds {}",
+                            self.describe_held(st, v)
+                        ),
+                    ));
                 }
             }
         }
