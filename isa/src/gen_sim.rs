@@ -157,7 +157,7 @@ impl<'a> Scope<'a> {
                 self.name(&caller)
             })
             .collect();
-        let func = format_ident!("op_{}", ident_part(&self.isa.encodings[*root].name));
+        let func = format_ident!("decode_{}", ident_part(&self.isa.encodings[*root].name));
         quote! { #func(#x, generation, &[#(#params),*]) }
     }
 }
@@ -212,7 +212,7 @@ fn file_ref(isa: &Isa, name: &str) -> (Literal, bool) {
 
 /// The operand decoder of one sub-encoding tree.
 fn operand_fn(isa: &Isa, root: EncId) -> TokenStream {
-    let func = format_ident!("op_{}", ident_part(&isa.encodings[root].name));
+    let func = format_ident!("decode_{}", ident_part(&isa.encodings[root].name));
     let arms: Vec<TokenStream> = isa
         .leaves(root)
         .map(|leaf| {
@@ -978,6 +978,16 @@ fn io_call(name: &str, args: &[SArg], vals: &[TokenStream]) -> TokenStream {
             let extra = optional(5, stat(6));
             let (t, s) = (value(7), value(8));
             quote! { m.io_texture(#sim::TexOp::ALL[#op], #g, #mask, #coords, #extra, #t, #s, rep, lane, pc)?; }
+        }
+        "texture_values" => {
+            let (op, g, mask, n) = (kw(0), required(1), stat(2), stat(3));
+            let coords: Vec<TokenStream> = (4..9).map(value).collect();
+            let (m_extra, e, t, s) = (stat(9), value(10), value(11), value(12));
+            quote! {
+                m.io_texture_values(#sim::TexOp::ALL[#op], #g, #mask,
+                    &[#(#coords),*][..(#n as usize).min(5)], &[#e][..(#m_extra as usize).min(1)],
+                    #t, #s, rep, lane, pc)?;
+            }
         }
         "message" => {
             let kind = kw(0);

@@ -99,6 +99,10 @@ pub struct Template {
     pub pieces: &'static [Piece],
     pub dst: Option<u8>,
     pub srcs: &'static [u8],
+    /// A structural step (`let g: T = collect(…)`): `dst` is the group of
+    /// the `srcs`' registers in order, made by a `collect` (vector parts
+    /// split into their lanes first), not an instruction.
+    pub collect: bool,
 }
 
 /// A piece of a literal template's text.
@@ -412,8 +416,12 @@ impl<'a, S: MachineSpec> Selector<'_, '_, 'a, S> {
     ) -> Result<Option<Option<Value>>, SelectError> {
         let mut ops = Vec::with_capacity(rule.insts.len());
         for t in rule.insts {
+            if t.collect {
+                ops.push(None);
+                continue;
+            }
             match self.instruction(rule, t, bound) {
-                Some(op) => ops.push(op),
+                Some(op) => ops.push(Some(op)),
                 None => return Ok(None),
             }
         }
@@ -434,9 +442,18 @@ impl<'a, S: MachineSpec> Selector<'_, '_, 'a, S> {
                 SlotInfo::Register(ty) => ty,
                 _ => Type::U32,
             });
-            let inst = self
-                .out
-                .append_inst(mb, Op::Opcode(op), &args, &[], None, ty);
+            let op = match op {
+                Some(op) => Op::Opcode(op),
+                None => {
+                    let lanes = self.lanes(mb, &args);
+                    let inst = self.out.append_inst(mb, Op::Collect, &lanes, &[], None, ty);
+                    if let (Some(s), Some(r)) = (t.dst, self.out.inst(inst).result) {
+                        bound[s as usize] = Bound::Machine(r);
+                    }
+                    continue;
+                }
+            };
+            let inst = self.out.append_inst(mb, op, &args, &[], None, ty);
             if let (Some(s), Some(r)) = (t.dst, self.out.inst(inst).result) {
                 bound[s as usize] = Bound::Machine(r);
             }
@@ -445,6 +462,31 @@ impl<'a, S: MachineSpec> Selector<'_, '_, 'a, S> {
             Some(Bound::Machine(v)) => Some(*v),
             _ => None,
         }))
+    }
+
+    /// The scalar lanes of `values` in order (a vector split into its
+    /// lanes).
+    fn lanes(&mut self, mb: Block, values: &[Value]) -> Vec<Value> {
+        let mut out = Vec::new();
+        for &v in values {
+            let ty = self.out.value_type(v);
+            if ty.lanes <= 1 {
+                out.push(v);
+                continue;
+            }
+            for lane in 0..ty.lanes {
+                let s = self.out.append_inst(
+                    mb,
+                    Op::Split { lane },
+                    &[v],
+                    &[],
+                    None,
+                    Some(Type::scalar(ty.scalar)),
+                );
+                out.extend(self.out.inst(s).result);
+            }
+        }
+        out
     }
 
     /// The machine op of template `t`.

@@ -412,6 +412,30 @@ pub struct Texture {
 }
 
 impl Texture {
+    /// The harness's view of an interpreter texture: its level 0 and the
+    /// descriptor's kind. The interpreter's texture does not record
+    /// whether it is arrayed; the verifier's array textures have more
+    /// than one layer (more than six faces for cubes), so that is taken
+    /// as arrayed.
+    pub fn level0_of(t: &lathe_ir::texture::Texture) -> Texture {
+        use lathe_ir::Dim;
+        let level = t.levels.first();
+        let (kind, faces) = match t.dim {
+            Dim::D3 => (TexKind::D3, 1),
+            Dim::Cube => (TexKind::Cube, 6),
+            Dim::D1 | Dim::D2 => (TexKind::D2, 1),
+        };
+        Texture {
+            width: level.map_or(0, |l| l.width),
+            height: level.map_or(0, |l| l.height),
+            depth: level.map_or(1, |l| l.depth),
+            texels: level.map_or(Vec::new(), |l| l.texels.clone()),
+            layers: (t.layers / faces).max(1),
+            kind,
+            array: t.layers > faces,
+        }
+    }
+
     fn texel(&self, x: i64, y: i64) -> [f32; 4] {
         self.texel_at(x, y, 0, 0)
     }
@@ -1021,9 +1045,51 @@ impl Machine {
             extra: values(extra)?,
             half: dst.half,
         };
+        self.texture_request(&req, dst, wrmask, rep, lane, pc)
+    }
+
+    /// `texture_values(OP, DST, [WRMASK], [N], C0…C4, [M], E, TEXTURE,
+    /// SAMPLER)` for one lane: as [`Machine::io_texture`], with the
+    /// coordinates and extra values computed by the semantics (raw bits).
+    #[allow(clippy::too_many_arguments)]
+    pub fn io_texture_values(
+        &mut self,
+        op: TexOp,
+        dst: &Operand,
+        wrmask: u32,
+        coords: &[u64],
+        extra: &[u64],
+        texture: u64,
+        sampler: u64,
+        rep: u32,
+        lane: usize,
+        pc: usize,
+    ) -> Result<(), SimError> {
+        let req = TexRequest {
+            op,
+            texture: texture as u32,
+            sampler: sampler as u32,
+            coords: coords.iter().map(|&b| b as u32).collect(),
+            extra: extra.iter().map(|&b| b as u32).collect(),
+            half: dst.half,
+        };
+        self.texture_request(&req, dst, wrmask, rep, lane, pc)
+    }
+
+    /// Sends `req` to the I/O side and writes the components `wrmask`
+    /// selects into consecutive registers from `dst`.
+    fn texture_request(
+        &mut self,
+        req: &TexRequest,
+        dst: &Operand,
+        wrmask: u32,
+        rep: u32,
+        lane: usize,
+        pc: usize,
+    ) -> Result<(), SimError> {
         let out = self
             .io
-            .texture(lane, &req)
+            .texture(lane, req)
             .map_err(|e| Machine::io_err(pc, e))?;
         let mut k = 0;
         for (c, bits) in out.iter().enumerate() {

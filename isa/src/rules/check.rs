@@ -114,6 +114,8 @@ pub struct Template {
     pub dst: Option<u8>,
     pub srcs: Vec<u8>,
     pub line: u32,
+    /// A structural `collect` step, not an instruction (`mnemonic` empty).
+    pub collect: bool,
 }
 
 struct Cx<'a> {
@@ -285,7 +287,7 @@ impl Cx<'_> {
         });
         self.node(&mut b, &r.pattern);
         for s in &r.stmts {
-            if let Stmt::Let { name, ty } = s {
+            if let Stmt::Let { name, ty, .. } = s {
                 let Some(ty) = self.ty(bind, ty) else {
                     continue;
                 };
@@ -299,10 +301,18 @@ impl Cx<'_> {
             .collect();
         let mut insts = Vec::new();
         for s in &r.stmts {
-            if let Stmt::Template { text, span } = s {
-                if let Some(t) = self.template(&b, text, *span, &mut defined) {
-                    insts.push(t);
+            match s {
+                Stmt::Template { text, span } => {
+                    if let Some(t) = self.template(&b, text, *span, &mut defined) {
+                        insts.push(t);
+                    }
                 }
+                Stmt::Let { name, parts, .. } if !parts.is_empty() => {
+                    if let Some(t) = self.collect(&b, name, parts, &mut defined) {
+                        insts.push(t);
+                    }
+                }
+                Stmt::Let { .. } => {}
             }
         }
         match result {
@@ -325,6 +335,66 @@ impl Cx<'_> {
             nodes: b.nodes,
             slots: b.slots,
             insts,
+        })
+    }
+
+    /// `let g: T = collect(parts)`: a structural step (no instruction)
+    /// putting the parts' registers, in order, in group `g`. The parts
+    /// must be written before and of `g`'s register file, and their
+    /// lanes must add up to `g`'s.
+    fn collect(
+        &mut self,
+        b: &Builder,
+        name: &Name,
+        parts: &[Name],
+        defined: &mut [bool],
+    ) -> Option<Template> {
+        let slot = |n: &str| b.slots.iter().position(|s| s.name == n);
+        let g = slot(&name.text)?;
+        let file = |c: &Self, ty: Type| c.types.get(ty.scalar.name()).map(|t| t.0);
+        let mut srcs = Vec::new();
+        let mut lanes = 0u32;
+        for p in parts {
+            let Some(k) = slot(&p.text) else {
+                self.err(p.span, format!("`${}` is not bound by the pattern or a `let`", p.text));
+                return None;
+            };
+            if !defined[k] {
+                self.err(p.span, format!("`${}` is read before it is written", p.text));
+                return None;
+            }
+            let s = &b.slots[k];
+            if !matches!(s.kind, SlotKind::Value | SlotKind::Temp | SlotKind::Result) {
+                self.err(p.span, format!("`${}` is no register", p.text));
+                return None;
+            }
+            if file(self, s.ty) != file(self, b.slots[g].ty) {
+                self.err(
+                    p.span,
+                    format!("`${}` is in another register file than `${}`", p.text, name.text),
+                );
+                return None;
+            }
+            lanes += u32::from(s.ty.lanes.max(1));
+            srcs.push(k as u8);
+        }
+        if lanes != u32::from(b.slots[g].ty.lanes.max(1)) {
+            self.err(
+                name.span,
+                format!("`${}` has {} lanes but its parts {lanes}", name.text, b.slots[g].ty.lanes.max(1)),
+            );
+            return None;
+        }
+        defined[g] = true;
+        let line = self.file.map.line_col(self.file.file, name.span.start).0 as u32;
+        Some(Template {
+            mnemonic: String::new(),
+            word: 0,
+            pieces: Vec::new(),
+            dst: Some(g as u8),
+            srcs,
+            line,
+            collect: true,
         })
     }
 
@@ -673,6 +743,7 @@ impl Cx<'_> {
             dst,
             srcs,
             line,
+            collect: false,
         })
     }
 

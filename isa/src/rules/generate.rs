@@ -70,6 +70,7 @@ pub fn generate(checked: &Checked) -> TokenStream {
         let insts = r.insts.iter().map(|t| {
             let mnemonic = &t.mnemonic;
             let word = t.word;
+            let collect = t.collect;
             let pieces = t.pieces.iter().map(|p| match p {
                 Piece::Text(s) => quote!(lathe_isa::select::Piece::Text(#s)),
                 Piece::Literal(k) => quote!(lathe_isa::select::Piece::Literal(#k)),
@@ -85,6 +86,7 @@ pub fn generate(checked: &Checked) -> TokenStream {
                 pieces: &[#(#pieces),*],
                 dst: #dst,
                 srcs: &[#(#srcs),*],
+                collect: #collect,
             })
         });
         quote!(lathe_isa::select::Rule {

@@ -126,8 +126,13 @@ pub enum Arg {
 /// One statement of a rule's body.
 #[derive(Clone, Debug)]
 pub enum Stmt {
-    /// `let t: T;`
-    Let { name: Name, ty: Name },
+    /// `let t: T;`, or `let g: T = collect($a, …);` (`parts` the
+    /// placeholders, without `$`).
+    Let {
+        name: Name,
+        ty: Name,
+        parts: Vec<Name>,
+    },
     /// One instruction in the ISA's assembly syntax.
     Template { text: String, span: Span },
 }
@@ -361,7 +366,14 @@ impl Cx<'_> {
                 let mut it = p.into_inner();
                 let name = self.name(it.next().expect("grammar: let name"));
                 let ty = self.name(it.next().expect("grammar: let type"));
-                Stmt::Let { name, ty }
+                let parts = it
+                    .map(|q| {
+                        let mut n = self.name(q);
+                        n.text = n.text.trim_start_matches('$').to_string();
+                        n
+                    })
+                    .collect();
+                Stmt::Let { name, ty, parts }
             }
             _ => {
                 let text = p.into_inner().next().expect("grammar: template text");

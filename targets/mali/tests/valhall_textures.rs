@@ -17,6 +17,7 @@ use lathe_mali::valhall::{target::ValhallTarget, verify::ValhallProgram};
 /// Compiles `text` for g57 and g610 and verifies it over 8 seeds;
 /// returns the listing (g610) and the components compared per seed.
 fn check(text: &str) -> (String, usize) {
+    let text = &numbered(text);
     let mut result = (String::new(), 0);
     for gpu in ["g57", "g610"] {
         let arena = lathe_ir::Bump::new();
@@ -37,6 +38,29 @@ fn check(text: &str) -> (String, usize) {
         result.0 = listing;
     }
     result
+}
+
+/// `text` with its named values (`%name`) numbered in order of first
+/// appearance, as the IR text form names them.
+fn numbered(text: &str) -> String {
+    let mut names: Vec<String> = Vec::new();
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find('%') {
+        out.push_str(&rest[..=at]);
+        rest = &rest[at + 1..];
+        let end = rest
+            .find(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+            .unwrap_or(rest.len());
+        let name = &rest[..end];
+        let k = names.iter().position(|n| n == name).unwrap_or_else(|| {
+            names.push(name.to_string());
+            names.len() - 1
+        });
+        out.push_str(&k.to_string());
+        rest = &rest[end..];
+    }
+    out + rest
 }
 
 #[test]
@@ -89,4 +113,107 @@ b0:
     let (listing, compared) = check(text);
     assert_eq!(listing.matches("TEX_SINGLE").count(), 2, "{listing}");
     assert_eq!(compared, 16, "{listing}");
+}
+
+/// A fragment shader reading `sample` of `args` (the coordinate `%c`
+/// made from four varyings in [0, 1) scaled as `coord` says) and storing
+/// the components of `result` it gives.
+fn sampling(coord: &str, op: &str, result: &str, lanes: u32) -> String {
+    let mut text = String::from("shader fragment\nb0:\n");
+    for k in 0..4 {
+        text += &format!("  %v{k}:f32 = load_input slot=0 comp={k} interp=smooth\n");
+        text += &format!("  %u{k}:f32 = fract %v{k}\n");
+    }
+    // A layer in [0, 3): fractions included, so its rounding matters.
+    text += "  %three:f32 = const 3.0\n  %l:f32 = fmul %u2, %three\n";
+    text += "  %half:f32 = const 0.5\n  %m:f32 = fadd %u1, %half\n";
+    text += &format!("{coord}  %r:{result} = {op}\n");
+    if lanes == 1 {
+        text += "  store_output slot=0 comp=0 %r\n";
+    } else {
+        for k in 0..lanes {
+            text += &format!("  %s{k}:f32 = split lane={k} %r\n");
+            text += &format!("  store_output slot=0 comp={k} %s{k}\n");
+        }
+    }
+    text + "  ret\n"
+}
+
+#[test]
+fn every_sampled_shape_verifies() {
+    let c2 = "  %c:f32x2 = collect %u0, %u1\n";
+    let c3 = "  %c:f32x3 = collect %u0, %u1, %u3\n";
+    let ca = "  %c:f32x3 = collect %u0, %u1, %l\n";
+    let cases = [
+        (c3, "sample texture=0 sampler=0 dim=3d %c", ".f.32.3d.computed @"),
+        (ca, "sample texture=0 sampler=0 array %c", ".2d.array_enable.computed"),
+        (c2, "sample texture=0 sampler=0 lod=explicit %c, %u2", ".2d.explicit"),
+        (c2, "sample texture=0 sampler=0 lod=bias %c, %u2", ".computed_bias"),
+        (ca, "sample texture=0 sampler=0 array lod=explicit %c, %u3", ".array_enable.explicit"),
+        (c3, "sample texture=0 sampler=0 dim=3d lod=bias %c, %u2", ".3d.computed_bias"),
+        (c2, "gather texture=0 sampler=0 comp=1 %c", ".f.32.2d.gather4_g @"),
+        (ca, "gather texture=0 sampler=0 array comp=3 %c", ".2d.array_enable.gather4_a"),
+    ];
+    for (coord, op, form) in cases {
+        let text = sampling(coord, op, "f32x4", 4);
+        let (listing, compared) = check(&text);
+        assert!(listing.contains(form), "{form}\n{listing}");
+        assert_eq!(compared, 16, "{listing}");
+    }
+}
+
+#[test]
+fn depth_compare_samples_verify() {
+    let c2 = "  %c:f32x2 = collect %u0, %u1\n";
+    let ca = "  %c:f32x3 = collect %u0, %u1, %l\n";
+    let cases = [
+        (c2, "sample texture=0 sampler=0 compare %c, %u3", ".r.2d.shadow.computed"),
+        (ca, "sample texture=0 sampler=0 array compare %c, %u3", ".array_enable.shadow.computed"),
+        (c2, "sample texture=0 sampler=0 lod=explicit compare %c, %u3, %u2", ".shadow.explicit"),
+    ];
+    for (coord, op, form) in cases {
+        let text = sampling(coord, op, "f32", 1);
+        let (listing, compared) = check(&text);
+        assert!(listing.contains(form), "{form}\n{listing}");
+        assert_eq!(compared, 4, "{listing}");
+    }
+}
+
+/// A compute-free fragment fetch: integer coordinates from varyings in
+/// [0, 1) scaled to the fetched texture, at level 0 or with offsets.
+fn fetching(shape: &str, coords: u32, extra: &str) -> String {
+    let mut text = String::from("shader fragment\nb0:\n  %n:f32 = const 3.0\n  %unit:f32 = const 1.0\n");
+    let mut lanes = Vec::new();
+    for k in 0..coords {
+        text += &format!("  %v{k}:f32 = load_input slot=0 comp={k} interp=smooth\n");
+        // 1 + 3 * fract(v): 1..=3, inside after an offset of -1 or 1.
+        text += &format!("  %f{k}:f32 = fract %v{k}\n  %g{k}:f32 = ffma %f{k}, %n, %unit\n");
+        text += &format!("  %i{k}:i32 = cvt %g{k}\n");
+        lanes.push(format!("%i{k}"));
+    }
+    text += &format!(
+        "  %c:i32x{coords} = collect {}\n  %zero:i32 = const 0\n  %one:i32 = const 1\n  %mone:i32 = const -1\n  %o:i32x2 = collect %one, %mone\n",
+        lanes.join(", ")
+    );
+    text += &format!("  %r:f32x4 = texel_fetch texture=0{shape} %c{extra}\n");
+    for k in 0..4 {
+        text += &format!("  %s{k}:f32 = split lane={k} %r\n  store_output slot=0 comp={k} %s{k}\n");
+    }
+    text + "  ret\n"
+}
+
+#[test]
+fn texel_fetches_verify() {
+    let cases = [
+        (fetching("", 2, ", %zero"), "TEX_FETCH"),
+        (fetching(" dim=3d", 3, ", %zero"), ".f.32.3d @"),
+        (fetching(" array", 3, ", %zero"), ".2d.array_enable @"),
+        (fetching(" offset", 2, ", %zero, %o"), ".2d.texel_offset @"),
+        (fetching(" array offset", 3, ", %zero, %o"), ".array_enable.texel_offset @"),
+    ];
+    for (text, form) in cases {
+        let (listing, compared) = check(&text);
+        assert!(listing.contains(form), "{form}\n{listing}");
+        assert_eq!(compared, 16, "{listing}");
+    }
 }

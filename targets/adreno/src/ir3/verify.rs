@@ -26,12 +26,11 @@
 //! assert_eq!(report.compared, 4); // 1 output × 4 threads
 //! ```
 
-use lathe_ir::attrs::Dim;
 use lathe_ir::verify::{ExecError, Executor};
 use lathe_ir::{Invocation, Memory, Outcome};
 use lathe_ir::{Scalar, Type};
 use lathe_isa::sim::F16;
-use lathe_isa::sim_io::{Harness, LaneVarying, Space, TexKind, Texture};
+use lathe_isa::sim_io::{Harness, LaneVarying, Space, Texture};
 
 use super::abi::ConstLayout;
 use super::emit::{Compiled, Slot};
@@ -133,28 +132,6 @@ fn lane_varying(bits: u32, ty: Type, ij: Option<[f32; 2]>) -> LaneVarying {
     }
 }
 
-/// The harness's view of an interpreter texture: its level 0 and the
-/// descriptor's kind. The interpreter's texture does not record whether
-/// it is arrayed; the verifier's array textures have more than one layer
-/// (more than six faces for cubes), so that is taken as arrayed.
-fn harness_texture(t: &lathe_ir::texture::Texture) -> Texture {
-    let level = t.levels.first();
-    let (kind, faces) = match t.dim {
-        Dim::D3 => (TexKind::D3, 1),
-        Dim::Cube => (TexKind::Cube, 6),
-        Dim::D1 | Dim::D2 => (TexKind::D2, 1),
-    };
-    Texture {
-        width: level.map_or(0, |l| l.width),
-        height: level.map_or(0, |l| l.height),
-        depth: level.map_or(1, |l| l.depth),
-        texels: level.map_or(Vec::new(), |l| l.texels.clone()),
-        layers: (t.layers / faces).max(1),
-        kind,
-        array: t.layers > faces,
-    }
-}
-
 /// Uniform word `k`'s const register name.
 fn const_register(k: usize) -> String {
     format!("c{}.{}", k / 4, ['x', 'y', 'z', 'w'][k % 4])
@@ -231,7 +208,7 @@ impl Executor for Ir3Program<'_> {
         io.textures = shared
             .map_or(&[][..], |i| &i.textures)
             .iter()
-            .map(harness_texture)
+            .map(Texture::level0_of)
             .collect();
         m.set_io(Box::new(io));
 

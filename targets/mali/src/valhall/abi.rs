@@ -56,6 +56,7 @@ use lathe_isa::select::{Interface, Port, SelectError};
 use super::generated::MachineOp;
 use super::target::ValhallTarget;
 
+pub mod staging;
 pub mod textures;
 pub use textures::TextureHandle;
 

@@ -296,15 +296,7 @@ impl Executor for ValhallProgram<'_> {
         io.harness.textures = shared
             .map_or(&[][..], |i| &i.textures)
             .iter()
-            .map(|t| {
-                let level = t.levels.first();
-                Texture {
-                    width: level.map_or(0, |l| l.width),
-                    height: level.map_or(0, |l| l.height),
-                    texels: level.map_or(Vec::new(), |l| l.texels.clone()),
-                    ..Default::default()
-                }
-            })
+            .map(Texture::level0_of)
             .collect();
         m.set_io(Box::new(io));
 

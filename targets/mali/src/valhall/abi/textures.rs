@@ -62,16 +62,20 @@ fn texture_pair(op: &GenericOp) -> Option<(u8, u8)> {
         | GenericOp::Gather {
             texture, sampler, ..
         } => Some((texture, sampler)),
+        // A fetch reads no sampler; its handle names sampler 0, as Mesa's
+        // does (`sampler_index` of a `txf`).
+        GenericOp::TexelFetch { texture, .. } => Some((texture, 0)),
         _ => None,
     }
 }
 
 /// Gives each distinct texture/sampler pair of `generic` a FAU word, from
 /// `first_free` (the first word after the push constants and pushed UBO
-/// words) up, and rewrites each sample or gather so that its `texture`
-/// attribute names that FAU word, which is what the selection rules read
-/// as source `A` (the copy is only selected, never interpreted). `None`
-/// when the shader samples no texture.
+/// words) up, and rewrites each sample, gather or texel fetch so that its
+/// `texture` attribute names that FAU word, which is what the selection
+/// rules read as source `A`, and its operands are one staging group
+/// ([`super::staging`]; the copy is only selected, never interpreted).
+/// `None` when the shader reads no texture.
 pub fn push_texture_handles<'a>(
     generic: &Shader<'a, GenericOp>,
     first_free: u32,
@@ -117,12 +121,16 @@ pub fn push_texture_handles<'a>(
                 fau
             }
         };
-        if let Op::Opcode(GenericOp::Sample { texture, .. } | GenericOp::Gather { texture, .. }) =
-            &mut copy.inst_mut(i).op
+        if let Op::Opcode(
+            GenericOp::Sample { texture, .. }
+            | GenericOp::Gather { texture, .. }
+            | GenericOp::TexelFetch { texture, .. },
+        ) = &mut copy.inst_mut(i).op
         {
             *texture = fau as u8;
         }
     }
+    super::staging::stage_textures(&mut copy)?;
     Ok(Some((copy, handles)))
 }
 
