@@ -217,3 +217,63 @@ fn texel_fetches_verify() {
         assert_eq!(compared, 16, "{listing}");
     }
 }
+
+/// Stores the lanes of `%r` (of `lanes` i32 lanes, or one) to output 0.
+fn store_ints(text: &mut String, lanes: u32) {
+    if lanes == 1 {
+        *text += "  store_output slot=0 comp=0 %r\n";
+    }
+    for k in 0..lanes.min(4) {
+        if lanes > 1 {
+            *text += &format!("  %s{k}:i32 = split lane={k} %r\n  store_output slot=0 comp={k} %s{k}\n");
+        }
+    }
+    *text += "  ret\n";
+}
+
+#[test]
+fn texture_and_image_sizes_verify() {
+    let zero = "  %l:i32 = const 0\n";
+    let cases = [
+        ("texture_size texture=0 %l", "i32x2", 2),
+        ("texture_size texture=0 dim=3d %l", "i32x3", 3),
+        ("texture_size texture=0 array %l", "i32x3", 3),
+        ("texture_size texture=0 dim=cube %l", "i32x2", 2),
+        ("texture_size texture=0 dim=cube array %l", "i32x3", 3),
+        ("texture_levels texture=0", "i32", 1),
+        ("image_size image=0", "i32x2", 2),
+    ];
+    for (op, ty, lanes) in cases {
+        let mut text = format!("shader fragment\nb0:\n{zero}  %r:{ty} = {op}\n");
+        store_ints(&mut text, lanes);
+        let (listing, compared) = check(&text);
+        // An image's texels are compared too (the verifier's are 4×4 of
+        // four words).
+        let image = if op.starts_with("image") { 64 } else { 0 };
+        assert_eq!(compared, 4 * lanes as usize + image, "{op}\n{listing}");
+    }
+}
+
+/// A level's size is level 0's shifted and clamped: the fetched texture
+/// has its whole mip chain and the level comes from an input.
+#[test]
+fn a_level_size_is_shifted() {
+    let text = "shader fragment
+b0:
+  %l:i32 = load_input slot=0 comp=0 interp=flat
+  %z:i32 = const 0
+  %c:i32x2 = collect %z, %z
+  %t:f32x4 = texel_fetch texture=0 %c, %l
+  %x:f32 = split lane=0 %t
+  store_output slot=1 comp=0 %x
+  %r:i32x2 = texture_size texture=0 %l
+  %s0:i32 = split lane=0 %r
+  %s1:i32 = split lane=1 %r
+  store_output slot=0 comp=0 %s0
+  store_output slot=0 comp=1 %s1
+  ret
+";
+    let (listing, compared) = check(text);
+    assert!(listing.contains("RSHIFT_OR"), "{listing}");
+    assert_eq!(compared, 12, "{listing}");
+}

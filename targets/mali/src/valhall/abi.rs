@@ -209,6 +209,9 @@ pub struct Io {
     pub preloads: Vec<Preload>,
     /// Texture/sampler handles pushed into the FAU ([`textures`]).
     pub textures: Vec<TextureHandle>,
+    /// Texture and image sizes pushed into the FAU
+    /// ([`textures::push_sizes`]).
+    pub texture_sizes: Vec<textures::SizeWords>,
     /// Buffers read or written at 64-bit addresses, and the FAU words
     /// of each base address ([`address_buffers`]).
     pub addresses: Vec<BufferAddress>,

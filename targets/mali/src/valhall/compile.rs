@@ -141,9 +141,18 @@ pub fn compile_with(
             None => (None, Vec::new()),
         };
     let generic = handled_shader.as_ref().unwrap_or(generic);
+    // Texture and image sizes follow the handles.
+    let first_free = textures.iter().map(|h| h.fau + 2).max().unwrap_or(first_free);
+    let (sized_shader, texture_sizes) =
+        match abi::textures::push_sizes(generic, first_free, fau_words)? {
+            Some((shader, words)) => (Some(shader), words),
+            None => (None, Vec::new()),
+        };
+    let generic = sized_shader.as_ref().unwrap_or(generic);
     let mut out = compile_goal(generic, target, options)?;
     out.io.pushed = pushed;
     out.io.textures = textures;
+    out.io.texture_sizes = texture_sizes;
     out.io.addresses = addresses;
     out.io.sizes = sizes;
     Ok(out)

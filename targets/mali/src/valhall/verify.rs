@@ -32,11 +32,12 @@
 use std::collections::HashMap;
 
 use lathe_ir::verify::{ExecError, Executor};
-use lathe_ir::{Invocation, Memory, Outcome, Scalar, Type};
+use lathe_ir::{Dim, Invocation, Memory, Outcome, Scalar, Type};
 use lathe_isa::sim_io::{
     Access, AtomicOp, GpuIo, Harness, Interp, IoError, Space, TexRequest, Texture,
 };
 
+use super::abi::textures::{SIZE_WORDS, SizeWords, SizedResource};
 use super::abi::{BufferKind, Io, Preload};
 use super::compile::Output;
 use super::select::Port;
@@ -188,6 +189,35 @@ fn buffer_base(k: usize) -> u64 {
     (k as u64 + 1) << 32
 }
 
+/// The size words the driver pushes for `resource`
+/// ([`SizeWords::words`]): level 0 of the texture or image the
+/// interpreter has, its array size and level count.
+fn resource_size(
+    resource: SizedResource,
+    inv: &Invocation,
+    memory: &Memory,
+) -> Result<[u32; SIZE_WORDS as usize], ExecError> {
+    let missing = || ExecError::Failed(format!("{resource:?} is not bound"));
+    let cubes = |dim: Dim, layers: u32| if dim == Dim::Cube { layers / 6 } else { layers };
+    Ok(match resource {
+        SizedResource::Texture(t) => {
+            let t = inv.textures.get(usize::from(t)).ok_or_else(missing)?;
+            let l = t.levels.first().ok_or_else(missing)?;
+            SizeWords::words(
+                [l.width, l.height, l.depth],
+                cubes(t.dim, t.layers),
+                t.levels.len() as u32,
+            )
+        }
+        SizedResource::Image(i) => {
+            let i = memory.images.get(usize::from(i)).ok_or_else(missing)?;
+            // The image does not record whether its view is a cube (the
+            // verifier's are 2D): its layer count is the array size.
+            SizeWords::words([i.width, i.height, i.depth], i.layers, 1)
+        }
+    })
+}
+
 /// Register `name` of the simulator, or a failure naming it.
 fn register(m: &Machine, name: &str) -> Result<(usize, bool, u32), ExecError> {
     m.parse_reg(name)
@@ -225,6 +255,13 @@ impl Executor for ValhallProgram<'_> {
             for h in &out.io.textures {
                 let (file, half, n) = register(&m, &format!("u{}", h.fau))?;
                 m.set(file, half, n, lane, h.word());
+            }
+            for w in &out.io.texture_sizes {
+                let words = resource_size(w.resource, inv, memory)?;
+                for (k, bits) in words.into_iter().enumerate() {
+                    let (file, half, n) = register(&m, &format!("u{}", w.fau + k as u32))?;
+                    m.set(file, half, n, lane, bits);
+                }
             }
             for size in &out.io.sizes {
                 let bytes = memory

@@ -171,3 +171,189 @@ mod tests {
         assert!(err.to_string().contains("no FAU word left"), "{err}");
     }
 }
+
+// ---------------------------------------------------------------------
+// Sizes
+
+/// A texture or a storage image whose size a shader queries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SizedResource {
+    Texture(u8),
+    Image(u8),
+}
+
+/// The words the driver pushes for one [`SizedResource`] resource, from FAU word
+/// `fau` on: [`SIZE_WORDS`] of them, level 0's width, height and depth,
+/// the array size (layers; cubes of a cube array) and the number of
+/// levels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SizeWords {
+    pub fau: u32,
+    pub resource: SizedResource,
+}
+
+/// Words per [`SizeWords`].
+pub const SIZE_WORDS: u32 = 5;
+
+impl SizeWords {
+    /// The words for a resource of level-0 size `size`, `array_size` layers
+    /// (cubes for a cube array) and `levels` levels.
+    pub fn words(size: [u32; 3], array_size: u32, levels: u32) -> [u32; SIZE_WORDS as usize] {
+        [size[0], size[1], size[2], array_size, levels]
+    }
+}
+
+/// A shader rewritten by [`push_sizes`] and the size words the driver
+/// pushes for it.
+pub type SizeQueried<'a> = (Shader<'a, GenericOp>, Vec<SizeWords>);
+
+/// The resource a size query reads and its shape (`None` for the level
+/// count, which reads no shape).
+fn size_query(op: &GenericOp) -> Option<(SizedResource, Option<lathe_ir::TexShape>)> {
+    match *op {
+        GenericOp::TextureSize { texture, shape } => Some((SizedResource::Texture(texture), Some(shape))),
+        GenericOp::TextureLevels { texture } => Some((SizedResource::Texture(texture), None)),
+        GenericOp::ImageSize { image, shape } => Some((SizedResource::Image(image), Some(shape))),
+        _ => None,
+    }
+}
+
+/// Texture and image size queries as driver parameters: each queried
+/// resource gets [`SIZE_WORDS`] FAU words from `first_free` up, and each
+/// query becomes uniform reads of them, a level's size being
+/// `max(size >> lod, 1)` (layers are not shifted). This is what Mesa's
+/// Gallium panfrost driver does on Valhall: `nir_lower_tex` with
+/// `lower_txs_lod` reduces a size query to level 0 shifted and clamped,
+/// and the level-0 sizes are system values the driver uploads
+/// (`PAN_SYSVAL_TEXTURE_SIZE`, `PAN_SYSVAL_IMAGE_SIZE` in panfrost's
+/// `pan_nir_lower_sysvals.c`); the TEX family has no size query of its
+/// own in the spec. `None` when the shader queries no size.
+pub fn push_sizes<'a>(
+    generic: &Shader<'a, GenericOp>,
+    first_free: u32,
+    fau_words: u32,
+) -> Result<Option<SizeQueried<'a>>, SelectError> {
+    let queries = |s: &Shader<'_, GenericOp>| -> Vec<Inst> {
+        s.insts_in_order()
+            .filter(|&(_, i)| matches!(&s.inst(i).op, Op::Opcode(op) if size_query(op).is_some()))
+            .map(|(_, i)| i)
+            .collect()
+    };
+    if queries(generic).is_empty() {
+        return Ok(None);
+    }
+    let mut copy = lathe_ir::parse::<GenericOp>(generic.arena(), &lathe_ir::print(generic))
+        .map_err(|e| SelectError::Malformed(format!("the shader does not read back: {e}")))?;
+    let mut words: Vec<SizeWords> = Vec::new();
+    for b in copy.layout().to_vec() {
+        let old = copy.block_insts(b).to_vec();
+        let mut insts = Vec::with_capacity(old.len());
+        for i in old {
+            let query = match &copy.inst(i).op {
+                Op::Opcode(op) => size_query(op),
+                _ => None,
+            };
+            if let Some((resource, shape)) = query {
+                let fau = match words.iter().find(|w| w.resource == resource) {
+                    Some(w) => w.fau,
+                    None => {
+                        let fau = first_free + SIZE_WORDS * words.len() as u32;
+                        if fau + SIZE_WORDS > fau_words {
+                            return Err(SelectError::Unsupported(format!(
+                                "the size of {resource:?} does not fit in the FAU (valhall ABI)"
+                            )));
+                        }
+                        words.push(SizeWords { fau, resource });
+                        fau
+                    }
+                };
+                lower_size_query(&mut copy, i, fau, shape, &mut insts)?;
+            }
+            insts.push(i);
+        }
+        copy.set_block_insts(b, &insts);
+    }
+    Ok(Some((copy, words)))
+}
+
+/// Rewrites size query `i` into reads of the words from `fau` (new
+/// instructions pushed to `insts`; `i` itself becomes the last, keeping
+/// its result).
+fn lower_size_query(
+    s: &mut Shader<'_, GenericOp>,
+    i: Inst,
+    fau: u32,
+    shape: Option<lathe_ir::TexShape>,
+    insts: &mut Vec<Inst>,
+) -> Result<(), SelectError> {
+    use lathe_ir::{Dim, Type, Value};
+    let result = s.inst(i).result.ok_or_else(|| {
+        SelectError::Malformed("a size query without a result".into())
+    })?;
+    let ty = s.value_type(result);
+    let mut emit = |s: &mut Shader<'_, GenericOp>, op: GenericOp, args: &[Value], t: Type| {
+        let n = s.create_inst(Op::Opcode(op), args, &[], None, Some(t));
+        insts.push(n);
+        s.inst(n).result.expect("created with a result")
+    };
+    let copy = GenericOp::Mov {
+        abs: false,
+        neg: false,
+    };
+    let word = |k: u32| GenericOp::LoadUniform { index: fau + k };
+    let lanes: Vec<Value> = match shape {
+        None => vec![emit(s, word(4), &[], Type::U32)],
+        Some(shape) => {
+            if shape.dim == Dim::D1 && ty.lanes > 1 && !shape.array {
+                return Err(SelectError::Unsupported("a 1D size of several lanes".into()));
+            }
+            let lod = match s.inst(i).op {
+                Op::Opcode(GenericOp::TextureSize { .. }) if !shape.ms => {
+                    let l = s.inst(i).args[0];
+                    Some(emit(s, copy, &[l], Type::U32))
+                }
+                _ => None,
+            };
+            let mut out = Vec::new();
+            for k in 0..u32::from(shape.dim.size_coords()) {
+                let w = emit(s, word(k), &[], Type::U32);
+                out.push(match lod {
+                    Some(l) => {
+                        let shifted = emit(s, GenericOp::Shr, &[w, l], Type::U32);
+                        let one = emit(s, GenericOp::Const { bits: 1 }, &[], Type::U32);
+                        emit(s, GenericOp::UMax, &[shifted, one], Type::U32)
+                    }
+                    None => w,
+                });
+            }
+            if shape.array {
+                out.push(emit(s, word(3), &[], Type::U32));
+            }
+            out
+        }
+    };
+    if lanes.len() != usize::from(ty.lanes.max(1)) {
+        return Err(SelectError::Malformed(format!(
+            "a size query giving {ty} for {} lanes",
+            lanes.len()
+        )));
+    }
+    let scalar = Type::scalar(ty.scalar);
+    let typed: Vec<Value> = lanes
+        .into_iter()
+        .map(|v| {
+            if scalar == Type::U32 {
+                v
+            } else {
+                emit(s, copy, &[v], scalar)
+            }
+        })
+        .collect();
+    if typed.len() == 1 {
+        s.inst_mut(i).op = Op::Opcode(copy);
+    } else {
+        s.inst_mut(i).op = Op::Collect;
+    }
+    s.set_args(i, &typed);
+    Ok(())
+}
