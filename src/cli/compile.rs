@@ -244,6 +244,11 @@ fn compile_valhall(
                     // buffer sizes the driver pushes into the FAU.
                     "buffer_addresses": out.io.addresses.iter().map(|a| serde_json::json!({"fau": format!("u{}", a.fau), "kind": format!("{:?}", a.kind), "binding": a.binding})).collect::<Vec<_>>(),
                     "buffer_sizes": out.io.sizes.iter().map(|s| serde_json::json!({"fau": format!("u{}", s.fau), "binding": s.binding})).collect::<Vec<_>>(),
+                    // Texture/sampler handles, and texture and image
+                    // sizes (from `fau` on: level 0's width, height and
+                    // depth, the array size, the level count).
+                    "texture_handles": out.io.textures.iter().map(|h| serde_json::json!({"fau": format!("u{}", h.fau), "texture": h.texture, "sampler": h.sampler, "word": format!("0x{:08x}", h.word())})).collect::<Vec<_>>(),
+                    "texture_sizes": out.io.texture_sizes.iter().map(|w| serde_json::json!({"fau": format!("u{}", w.fau), "resource": format!("{:?}", w.resource)})).collect::<Vec<_>>(),
                 },
                 "words": c.words.iter().map(|w| format!("0x{w:016x}")).collect::<Vec<_>>(),
             });

@@ -356,11 +356,17 @@ impl Cx<'_> {
         let mut lanes = 0u32;
         for p in parts {
             let Some(k) = slot(&p.text) else {
-                self.err(p.span, format!("`${}` is not bound by the pattern or a `let`", p.text));
+                self.err(
+                    p.span,
+                    format!("`${}` is not bound by the pattern or a `let`", p.text),
+                );
                 return None;
             };
             if !defined[k] {
-                self.err(p.span, format!("`${}` is read before it is written", p.text));
+                self.err(
+                    p.span,
+                    format!("`${}` is read before it is written", p.text),
+                );
                 return None;
             }
             let s = &b.slots[k];
@@ -371,7 +377,10 @@ impl Cx<'_> {
             if file(self, s.ty) != file(self, b.slots[g].ty) {
                 self.err(
                     p.span,
-                    format!("`${}` is in another register file than `${}`", p.text, name.text),
+                    format!(
+                        "`${}` is in another register file than `${}`",
+                        p.text, name.text
+                    ),
                 );
                 return None;
             }
@@ -381,7 +390,11 @@ impl Cx<'_> {
         if lanes != u32::from(b.slots[g].ty.lanes.max(1)) {
             self.err(
                 name.span,
-                format!("`${}` has {} lanes but its parts {lanes}", name.text, b.slots[g].ty.lanes.max(1)),
+                format!(
+                    "`${}` has {} lanes but its parts {lanes}",
+                    name.text,
+                    b.slots[g].ty.lanes.max(1)
+                ),
             );
             return None;
         }

@@ -145,14 +145,46 @@ fn every_sampled_shape_verifies() {
     let c3 = "  %c:f32x3 = collect %u0, %u1, %u3\n";
     let ca = "  %c:f32x3 = collect %u0, %u1, %l\n";
     let cases = [
-        (c3, "sample texture=0 sampler=0 dim=3d %c", ".f.32.3d.computed @"),
-        (ca, "sample texture=0 sampler=0 array %c", ".2d.array_enable.computed"),
-        (c2, "sample texture=0 sampler=0 lod=explicit %c, %u2", ".2d.explicit"),
-        (c2, "sample texture=0 sampler=0 lod=bias %c, %u2", ".computed_bias"),
-        (ca, "sample texture=0 sampler=0 array lod=explicit %c, %u3", ".array_enable.explicit"),
-        (c3, "sample texture=0 sampler=0 dim=3d lod=bias %c, %u2", ".3d.computed_bias"),
-        (c2, "gather texture=0 sampler=0 comp=1 %c", ".f.32.2d.gather4_g @"),
-        (ca, "gather texture=0 sampler=0 array comp=3 %c", ".2d.array_enable.gather4_a"),
+        (
+            c3,
+            "sample texture=0 sampler=0 dim=3d %c",
+            ".f.32.3d.computed @",
+        ),
+        (
+            ca,
+            "sample texture=0 sampler=0 array %c",
+            ".2d.array_enable.computed",
+        ),
+        (
+            c2,
+            "sample texture=0 sampler=0 lod=explicit %c, %u2",
+            ".2d.explicit",
+        ),
+        (
+            c2,
+            "sample texture=0 sampler=0 lod=bias %c, %u2",
+            ".computed_bias",
+        ),
+        (
+            ca,
+            "sample texture=0 sampler=0 array lod=explicit %c, %u3",
+            ".array_enable.explicit",
+        ),
+        (
+            c3,
+            "sample texture=0 sampler=0 dim=3d lod=bias %c, %u2",
+            ".3d.computed_bias",
+        ),
+        (
+            c2,
+            "gather texture=0 sampler=0 comp=1 %c",
+            ".f.32.2d.gather4_g @",
+        ),
+        (
+            ca,
+            "gather texture=0 sampler=0 array comp=3 %c",
+            ".2d.array_enable.gather4_a",
+        ),
     ];
     for (coord, op, form) in cases {
         let text = sampling(coord, op, "f32x4", 4);
@@ -167,9 +199,21 @@ fn depth_compare_samples_verify() {
     let c2 = "  %c:f32x2 = collect %u0, %u1\n";
     let ca = "  %c:f32x3 = collect %u0, %u1, %l\n";
     let cases = [
-        (c2, "sample texture=0 sampler=0 compare %c, %u3", ".r.2d.shadow.computed"),
-        (ca, "sample texture=0 sampler=0 array compare %c, %u3", ".array_enable.shadow.computed"),
-        (c2, "sample texture=0 sampler=0 lod=explicit compare %c, %u3, %u2", ".shadow.explicit"),
+        (
+            c2,
+            "sample texture=0 sampler=0 compare %c, %u3",
+            ".r.2d.shadow.computed",
+        ),
+        (
+            ca,
+            "sample texture=0 sampler=0 array compare %c, %u3",
+            ".array_enable.shadow.computed",
+        ),
+        (
+            c2,
+            "sample texture=0 sampler=0 lod=explicit compare %c, %u3, %u2",
+            ".shadow.explicit",
+        ),
     ];
     for (coord, op, form) in cases {
         let text = sampling(coord, op, "f32", 1);
@@ -182,7 +226,8 @@ fn depth_compare_samples_verify() {
 /// A compute-free fragment fetch: integer coordinates from varyings in
 /// [0, 1) scaled to the fetched texture, at level 0 or with offsets.
 fn fetching(shape: &str, coords: u32, extra: &str) -> String {
-    let mut text = String::from("shader fragment\nb0:\n  %n:f32 = const 3.0\n  %unit:f32 = const 1.0\n");
+    let mut text =
+        String::from("shader fragment\nb0:\n  %n:f32 = const 3.0\n  %unit:f32 = const 1.0\n");
     let mut lanes = Vec::new();
     for k in 0..coords {
         text += &format!("  %v{k}:f32 = load_input slot=0 comp={k} interp=smooth\n");
@@ -209,7 +254,10 @@ fn texel_fetches_verify() {
         (fetching(" dim=3d", 3, ", %zero"), ".f.32.3d @"),
         (fetching(" array", 3, ", %zero"), ".2d.array_enable @"),
         (fetching(" offset", 2, ", %zero, %o"), ".2d.texel_offset @"),
-        (fetching(" array offset", 3, ", %zero, %o"), ".array_enable.texel_offset @"),
+        (
+            fetching(" array offset", 3, ", %zero, %o"),
+            ".array_enable.texel_offset @",
+        ),
     ];
     for (text, form) in cases {
         let (listing, compared) = check(&text);
@@ -225,7 +273,8 @@ fn store_ints(text: &mut String, lanes: u32) {
     }
     for k in 0..lanes.min(4) {
         if lanes > 1 {
-            *text += &format!("  %s{k}:i32 = split lane={k} %r\n  store_output slot=0 comp={k} %s{k}\n");
+            *text +=
+                &format!("  %s{k}:i32 = split lane={k} %r\n  store_output slot=0 comp={k} %s{k}\n");
         }
     }
     *text += "  ret\n";

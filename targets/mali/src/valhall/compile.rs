@@ -142,7 +142,11 @@ pub fn compile_with(
         };
     let generic = handled_shader.as_ref().unwrap_or(generic);
     // Texture and image sizes follow the handles.
-    let first_free = textures.iter().map(|h| h.fau + 2).max().unwrap_or(first_free);
+    let first_free = textures
+        .iter()
+        .map(|h| h.fau + 2)
+        .max()
+        .unwrap_or(first_free);
     let (sized_shader, texture_sizes) =
         match abi::textures::push_sizes(generic, first_free, fau_words)? {
             Some((shader, words)) => (Some(shader), words),

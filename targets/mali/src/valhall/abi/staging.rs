@@ -202,8 +202,22 @@ impl Stage<'_, '_, '_> {
             GenericOp::TexelFetch { shape, .. } => shape,
             _ => return Ok(()),
         };
+        if shape.dim == Dim::Cube && !matches!(op, GenericOp::TexelFetch { .. }) {
+            // Mesa computes the face and face coordinates in the shader
+            // (CUBEFACE1/CUBEFACE2, CUBE_SSEL/CUBE_TSEL) and packs the
+            // face into the top bits of s; the word CUBEFACE2 writes is
+            // undocumented (isa/specs/mali/semantics.isa), so the packing
+            // cannot be stated.
+            return Err(unsupported(format!(
+                "{}: cube maps (the cube face word is undocumented)",
+                name()
+            )));
+        }
         if matches!(shape.dim, Dim::Cube | Dim::D1) || shape.ms {
-            return Err(unsupported(format!("{}: this shape", name())));
+            return Err(unsupported(format!(
+                "{}: 1D, cube and multisampled textures",
+                name()
+            )));
         }
         match op {
             GenericOp::Sample { lod, compare, .. } => {

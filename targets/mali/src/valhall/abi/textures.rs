@@ -211,7 +211,9 @@ pub type SizeQueried<'a> = (Shader<'a, GenericOp>, Vec<SizeWords>);
 /// count, which reads no shape).
 fn size_query(op: &GenericOp) -> Option<(SizedResource, Option<lathe_ir::TexShape>)> {
     match *op {
-        GenericOp::TextureSize { texture, shape } => Some((SizedResource::Texture(texture), Some(shape))),
+        GenericOp::TextureSize { texture, shape } => {
+            Some((SizedResource::Texture(texture), Some(shape)))
+        }
         GenericOp::TextureLevels { texture } => Some((SizedResource::Texture(texture), None)),
         GenericOp::ImageSize { image, shape } => Some((SizedResource::Image(image), Some(shape))),
         _ => None,
@@ -287,9 +289,10 @@ fn lower_size_query(
     insts: &mut Vec<Inst>,
 ) -> Result<(), SelectError> {
     use lathe_ir::{Dim, Type, Value};
-    let result = s.inst(i).result.ok_or_else(|| {
-        SelectError::Malformed("a size query without a result".into())
-    })?;
+    let result = s
+        .inst(i)
+        .result
+        .ok_or_else(|| SelectError::Malformed("a size query without a result".into()))?;
     let ty = s.value_type(result);
     let mut emit = |s: &mut Shader<'_, GenericOp>, op: GenericOp, args: &[Value], t: Type| {
         let n = s.create_inst(Op::Opcode(op), args, &[], None, Some(t));
@@ -305,7 +308,9 @@ fn lower_size_query(
         None => vec![emit(s, word(4), &[], Type::U32)],
         Some(shape) => {
             if shape.dim == Dim::D1 && ty.lanes > 1 && !shape.array {
-                return Err(SelectError::Unsupported("a 1D size of several lanes".into()));
+                return Err(SelectError::Unsupported(
+                    "a 1D size of several lanes".into(),
+                ));
             }
             let lod = match s.inst(i).op {
                 Op::Opcode(GenericOp::TextureSize { .. }) if !shape.ms => {
