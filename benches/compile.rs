@@ -1,7 +1,8 @@
 //! In-process compile time: the bundled example and every corpus entry
-//! point that compiles today, SPIR-V (or WGSL) in, an ir3 binary out
+//! point that compiles today, SPIR-V (or WGSL) in, a binary out
 //! (frontend, selection, backend passes, legalisation, emission,
-//! statistics, disassembly), for a630 and a740. Each shader is timed
+//! statistics, disassembly), for ir3 (a630, a740) and Valhall (g57,
+//! g610). Each shader is timed
 //! `RUNS` times; the report gives the median per shader and the median
 //! and geometric mean over the corpus. First, the one-time cost a fresh
 //! process pays: reading the spec models `isa!` wrote at build time.
@@ -14,8 +15,7 @@ mod corpus;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use lathe::adreno::ir3::GpuModel;
-use lathe::compile::{Source, compile_ir3};
+use lathe::compile::{Source, compile_ir3, compile_valhall};
 use lathe::frontend::{Options, spirv_words};
 use lathe::isa::machine::MachineSpec;
 
@@ -43,18 +43,49 @@ fn once(what: &str, f: impl FnOnce()) {
     println!("{what:<44} {:>8.1} us", start.elapsed().as_secs_f64() * 1e6);
 }
 
-/// Median of `RUNS` compiles of `input` for `gpu`.
-fn median(input: &Input, gpu: GpuModel) -> Duration {
+/// Compiles `input` for one GPU; true when it compiled.
+type Compile = dyn Fn(&Input) -> bool;
+
+/// Median of `RUNS` compiles of `input`.
+fn median(input: &Input, compile: &Compile) -> Duration {
     let mut times: Vec<Duration> = (0..RUNS)
         .map(|_| {
             let start = Instant::now();
-            let out = compile_ir3(input.source(), &input.options, gpu);
-            black_box(out.is_ok());
+            black_box(compile(input));
             start.elapsed()
         })
         .collect();
     times.sort();
     times[RUNS / 2]
+}
+
+/// One GPU's row: how many compile, the example's time, the corpus
+/// median, geometric mean and slowest.
+fn report(gpu: &str, inputs: &[Input], compile: &Compile) {
+    let compiled: Vec<&Input> = inputs.iter().filter(|i| compile(i)).collect();
+    if compiled.is_empty() {
+        println!("{gpu}: nothing compiles");
+        return;
+    }
+    let mut times: Vec<(Duration, &str)> = compiled
+        .iter()
+        .map(|i| (median(i, compile), i.name.as_str()))
+        .collect();
+    let example = times[0].0;
+    times.sort();
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
+    let geomean = (times.iter().map(|(d, _)| us(*d).ln()).sum::<f64>() / times.len() as f64).exp();
+    println!(
+        "{gpu}: {} of {} entry points compile; attenuation.wgsl {:.1} us; \
+         corpus median {:.1} us/shader, geomean {:.1} us, slowest {:.1} us ({})",
+        compiled.len(),
+        inputs.len(),
+        us(example),
+        us(times[times.len() / 2].0),
+        geomean,
+        us(times[times.len() - 1].0),
+        times[times.len() - 1].1,
+    );
 }
 
 fn inputs() -> Vec<Input> {
@@ -99,30 +130,15 @@ fn main() {
     });
     let inputs = inputs();
     for gpu in ["a630", "a740"] {
-        let gpu: GpuModel = gpu.parse().expect("a GPU model");
-        let compiled: Vec<&Input> = inputs
-            .iter()
-            .filter(|i| compile_ir3(i.source(), &i.options, gpu).is_ok())
-            .collect();
-        let mut times: Vec<(Duration, &str)> = compiled
-            .iter()
-            .map(|i| (median(i, gpu), i.name.as_str()))
-            .collect();
-        let example = times[0].0;
-        times.sort();
-        let us = |d: Duration| d.as_secs_f64() * 1e6;
-        let geomean =
-            (times.iter().map(|(d, _)| us(*d).ln()).sum::<f64>() / times.len() as f64).exp();
-        println!(
-            "{gpu}: {} of {} entry points compile; attenuation.wgsl {:.1} us; \
-             corpus median {:.1} us/shader, geomean {:.1} us, slowest {:.1} us ({})",
-            compiled.len(),
-            inputs.len(),
-            us(example),
-            us(times[times.len() / 2].0),
-            geomean,
-            us(times[times.len() - 1].0),
-            times[times.len() - 1].1,
-        );
+        let model = gpu.parse().expect("an ir3 GPU model");
+        report(gpu, &inputs, &move |i: &Input| {
+            compile_ir3(i.source(), &i.options, model).is_ok()
+        });
+    }
+    for gpu in ["g57", "g610"] {
+        let model = gpu.parse().expect("a Valhall GPU model");
+        report(gpu, &inputs, &move |i: &Input| {
+            compile_valhall(i.source(), &i.options, model).is_ok()
+        });
     }
 }

@@ -108,3 +108,52 @@ pub fn random_program(seed: u64) -> String {
     t.push_str("  ret\n");
     t
 }
+
+/// A vertex shader storing three positions into a table and reading the
+/// one its vertex index selects: with four vertex threads the fourth
+/// reads past the table (undefined), so a verifier compares three.
+pub const VERTEX_INDEXED_TABLE: &str = "shader vertex
+array a0: f32[3]
+b0:
+  %0:u32 = load_sysval sv=vertex_index
+  %1:f32 = const 0x3f800000
+  %2:f32 = const 0xbf800000
+  %3:f32 = const 0x40400000
+  array_store array=a0 offset=0 %1
+  array_store array=a0 offset=1 %2
+  array_store array=a0 offset=2 %3
+  %4:f32 = array_load array=a0 offset=0 addr=%0
+  store_output slot=0 comp=0 %4
+  ret
+";
+
+/// Compiles and verifies `programs` random programs (`random_program`
+/// seeds `0..programs`) on every model with 8 threads, through
+/// `compile_and_verify(text, model, options)` (the backend's whole
+/// pipeline, then the verifier: the number of values compared). Panics
+/// naming the seed, model and program on the first failure or when a run
+/// compares fewer than 3 values per thread.
+pub fn check_random_programs(
+    programs: u64,
+    models: &[&str],
+    compile_and_verify: impl Fn(
+        &str,
+        &str,
+        &lathe_ir::verify::Options,
+    ) -> Result<usize, lathe_ir::verify::VerifyError>,
+) {
+    for seed in 0..programs {
+        let text = random_program(seed);
+        for model in models {
+            let options = lathe_ir::verify::Options {
+                seed,
+                threads: 8,
+                ..Default::default()
+            };
+            match compile_and_verify(&text, model, &options) {
+                Ok(compared) => assert!(compared >= 8 * 3, "seed {seed}: {compared} compared"),
+                Err(e) => panic!("seed {seed} on {model}: {e}\n{text}"),
+            }
+        }
+    }
+}
