@@ -18,6 +18,7 @@
 //! original run was defined.
 
 pub mod arrays;
+pub mod divide;
 pub mod regalloc;
 pub mod select;
 
