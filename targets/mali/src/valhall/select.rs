@@ -32,9 +32,9 @@
 //! assert!(machine.contains("= FADD.f32 b=0x85 %0"), "{machine}");
 //! assert!(machine.contains("= FMA.f32 c_neg b=0xd0 c=0xc0 %2"), "{machine}");
 //!
-//! let generic = lathe_ir::parse::<GenericOp>(&arena, "shader fragment\nb0:\n  %0:u32 = const 4\n  %1:u32 = udiv %0, %0\n  output index=0 %1\n  ret\n").unwrap();
+//! let generic = lathe_ir::parse::<GenericOp>(&arena, "shader fragment\nb0:\n  %0:u32 = const 4\n  %1:u32 = umul_high %0, %0\n  output index=0 %1\n  ret\n").unwrap();
 //! let err = select(&generic, &target).unwrap_err();
-//! assert_eq!(err.to_string(), "unsupported: udiv giving u32 (valhall selection)");
+//! assert_eq!(err.to_string(), "unsupported: umul_high giving u32 (valhall selection)");
 //! ```
 
 use lathe_ir::{GenericOp, Op, Shader};
