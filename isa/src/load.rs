@@ -600,7 +600,9 @@ impl Resolver {
             semantics: Default::default(),
         };
         isa.decoders = crate::decode::build_decoders(&isa);
-        isa.semantics = crate::semantics::resolve(&isa, machine, semantics)?;
+        isa.semantics = crate::semantics::LazySemantics::new(crate::semantics::resolve(
+            &isa, machine, semantics,
+        )?);
         Ok(isa)
     }
 

@@ -48,6 +48,7 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::marker::PhantomData;
+use std::sync::OnceLock;
 
 use lathe_ir::{Attr, AttrError, BarrierClass, Effects, Opcode, Signature, Type};
 
@@ -94,11 +95,17 @@ pub struct LeafInfo {
     pub first_generation: u32,
 }
 
-/// Every instruction of a spec, indexed for the vocabulary.
+/// Every instruction of a spec, indexed for the vocabulary. Only names
+/// are read up front; an instruction's operands, modifiers and effects are
+/// derived from the spec the first time it is asked for, so a compile that
+/// uses a few dozen instructions does not pay for the other hundreds.
 #[derive(Clone, Debug)]
 pub struct MachineTable {
-    pub leaves: Vec<LeafInfo>,
+    encs: Vec<EncId>,
+    leaves: Vec<OnceLock<LeafInfo>>,
     by_name: HashMap<String, u16>,
+    /// Indexed by encoding.
+    by_enc: Vec<Option<u16>>,
 }
 
 /// Suffix for a spec name that the IR reserves.
@@ -106,67 +113,103 @@ const RESERVED_SUFFIX: &str = ".op";
 
 impl MachineTable {
     pub fn new(isa: &Isa) -> MachineTable {
-        let mut leaves = Vec::new();
-        let mut by_name = HashMap::new();
-        for enc in isa.instructions() {
-            let e = &isa.encodings[enc];
-            let mut name = e.name.clone();
-            if lathe_ir::opcode::STRUCTURAL_NAMES.contains(&name.as_str()) {
-                name.push_str(RESERVED_SUFFIX);
-            }
-            let operands: Vec<OperandInfo> = isa
-                .operands(enc)
-                .into_iter()
-                .filter_map(|o| {
-                    let field = plain_field(isa, enc, &o.field)?.clone();
-                    Some(OperandInfo {
-                        key: o.field.to_lowercase(),
-                        role: o.role,
-                        files: o.register_files(),
-                        accepts_relative: o.forms.iter().any(|(_, c)| {
-                            c.iter()
-                                .any(|c| matches!(c, OperandClass::Register { relative: true, .. }))
-                        }),
-                        accepts_immediate: o.accepts_immediate(),
-                        field,
-                    })
-                })
-                .collect();
-            let mut modifiers = Vec::new();
-            // Pattern bits and the values the plain levels assert.
-            let mut base = e.match_bits;
-            for level in isa.chain(enc) {
-                for a in &isa.encodings[level].plain.asserts {
-                    base = (base & !a.mask) | (a.value & a.mask);
-                }
-            }
-            for f in instruction_fields(isa, enc) {
-                if let Some(d) = f.default {
-                    base = f.insert(base, d);
-                }
-                if !operands.iter().any(|o| o.field.name == f.name) {
-                    modifiers.push((f.name.to_lowercase(), f.clone()));
-                }
-            }
-            // Declaration order from the root down reads naturally.
-            modifiers.sort_by_key(|(_, f)| (f.span.file, f.span.start));
-            let index = leaves.len() as u16;
-            by_name.insert(name.clone(), index);
-            leaves.push(LeafInfo {
-                enc,
-                name,
-                base,
-                operands,
-                modifiers,
-                effects: effects(isa, enc),
-                first_generation: e.generation.min,
-            });
+        let encs: Vec<EncId> = isa.instructions().collect();
+        let mut by_name = HashMap::with_capacity(encs.len());
+        let mut by_enc = vec![None; isa.encodings.len()];
+        for (index, &enc) in encs.iter().enumerate() {
+            by_name.insert(ir_name(isa, enc), index as u16);
+            by_enc[enc] = Some(index as u16);
         }
-        MachineTable { leaves, by_name }
+        MachineTable {
+            leaves: (0..encs.len()).map(|_| OnceLock::new()).collect(),
+            encs,
+            by_name,
+            by_enc,
+        }
+    }
+
+    /// Number of instructions.
+    pub fn len(&self) -> usize {
+        self.encs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.encs.is_empty()
+    }
+
+    /// Instruction `index`, derived from `isa` (the spec this table was
+    /// built from) on first use.
+    pub fn leaf(&self, isa: &Isa, index: u16) -> &LeafInfo {
+        let i = index as usize;
+        self.leaves[i].get_or_init(|| leaf_info(isa, self.encs[i]))
     }
 
     pub fn by_name(&self, name: &str) -> Option<u16> {
         self.by_name.get(name).copied()
+    }
+
+    /// The index of instruction `enc`, if it is one.
+    pub fn by_enc(&self, enc: EncId) -> Option<u16> {
+        self.by_enc.get(enc).copied().flatten()
+    }
+}
+
+/// Instruction `enc`'s name in IR text.
+fn ir_name(isa: &Isa, enc: EncId) -> String {
+    let mut name = isa.encodings[enc].name.clone();
+    if lathe_ir::opcode::STRUCTURAL_NAMES.contains(&name.as_str()) {
+        name.push_str(RESERVED_SUFFIX);
+    }
+    name
+}
+
+/// What the vocabulary knows of instruction `enc`.
+fn leaf_info(isa: &Isa, enc: EncId) -> LeafInfo {
+    let e = &isa.encodings[enc];
+    let operands: Vec<OperandInfo> = isa
+        .operands(enc)
+        .into_iter()
+        .filter_map(|o| {
+            let field = plain_field(isa, enc, &o.field)?.clone();
+            Some(OperandInfo {
+                key: o.field.to_lowercase(),
+                role: o.role,
+                files: o.register_files(),
+                accepts_relative: o.forms.iter().any(|(_, c)| {
+                    c.iter()
+                        .any(|c| matches!(c, OperandClass::Register { relative: true, .. }))
+                }),
+                accepts_immediate: o.accepts_immediate(),
+                field,
+            })
+        })
+        .collect();
+    let mut modifiers = Vec::new();
+    // Pattern bits and the values the plain levels assert.
+    let mut base = e.match_bits;
+    for level in isa.chain(enc) {
+        for a in &isa.encodings[level].plain.asserts {
+            base = (base & !a.mask) | (a.value & a.mask);
+        }
+    }
+    for f in instruction_fields(isa, enc) {
+        if let Some(d) = f.default {
+            base = f.insert(base, d);
+        }
+        if !operands.iter().any(|o| o.field.name == f.name) {
+            modifiers.push((f.name.to_lowercase(), f.clone()));
+        }
+    }
+    // Declaration order from the root down reads naturally.
+    modifiers.sort_by_key(|(_, f)| (f.span.file, f.span.start));
+    LeafInfo {
+        enc,
+        name: ir_name(isa, enc),
+        base,
+        operands,
+        modifiers,
+        effects: effects(isa, enc),
+        first_generation: e.generation.min,
     }
 }
 
@@ -264,7 +307,7 @@ impl<S: MachineSpec> MachineOp<S> {
     pub fn named(name: &str) -> Option<Self> {
         let t = S::table();
         let leaf = t.by_name(name)?;
-        Some(Self::new(leaf, t.leaves[leaf as usize].base, 0))
+        Some(Self::new(leaf, t.leaf(S::isa(), leaf).base, 0))
     }
 
     fn new(leaf: u16, word: u64, literal: u32) -> Self {
@@ -283,8 +326,8 @@ impl<S: MachineSpec> MachineOp<S> {
         let isa = S::isa();
         let enc = isa.decode(word, generation)?;
         let t = S::table();
-        let leaf = t.leaves.iter().position(|l| l.enc == enc)? as u16;
-        let info = &t.leaves[leaf as usize];
+        let leaf = t.by_enc(enc)?;
+        let info = t.leaf(isa, leaf);
         let mut op = Self::new(leaf, word, 0);
         let fixed = asserted_bits(isa, enc, word, generation);
         for (i, o) in info.operands.iter().enumerate() {
@@ -298,7 +341,7 @@ impl<S: MachineSpec> MachineOp<S> {
     }
 
     pub fn info(&self) -> &'static LeafInfo {
-        &S::table().leaves[self.leaf as usize]
+        S::table().leaf(S::isa(), self.leaf)
     }
 
     /// The instruction's encoding in the spec.
@@ -655,7 +698,7 @@ impl<S: MachineSpec> Opcode for MachineOp<S> {
         let leaf = t
             .by_name(name)
             .ok_or_else(|| AttrError::on_name(format!("unknown instruction `{name}`")))?;
-        let info = &t.leaves[leaf as usize];
+        let info = t.leaf(S::isa(), leaf);
         let mut op = Self::new(leaf, info.base, 0);
         for (n, a) in attrs.iter().enumerate() {
             let (key, value) = match a.key {

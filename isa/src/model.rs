@@ -490,7 +490,7 @@ pub struct Isa {
     /// Per tree root: its decision tree over its leaves.
     pub decoders: Vec<(EncId, crate::decode::DecisionTree)>,
     /// Machine state and instruction semantics (`machine`, `semantics`).
-    pub semantics: crate::semantics::Semantics,
+    pub semantics: crate::semantics::LazySemantics,
 }
 
 /// `idiom NAME "TEXT" [gen RANGE];`: the instruction a compiler builds

@@ -116,7 +116,11 @@ pub enum Piece {
 pub trait SelectTarget<S: MachineSpec> {
     /// The generation (spec `gen` value) to decode and assemble at.
     fn generation(&self) -> u32;
-    /// Assembles one line of the ISA's assembly.
+    /// Assembles one line with the generated assembler alone: fast, and
+    /// `None` when it cannot read or confirm the text.
+    fn assemble_generated(&self, text: &str) -> Option<u64>;
+    /// Assembles one line of the ISA's assembly, asking the spec engine
+    /// (slow) when the generated assembler cannot tell.
     fn assemble(&self, text: &str) -> Option<u64>;
 }
 
@@ -500,7 +504,10 @@ impl<'a, S: MachineSpec> Selector<'_, '_, 'a, S> {
             self.decoded.insert(t.word, op);
             return Some(op);
         }
-        // Try each spelling of the literals until the assembler takes one.
+        // Every spelling of the literals, tried with the generated
+        // assembler first: the engine, asked only when none of them reads,
+        // spends far longer rejecting a spelling than the generated forms.
+        let mut spellings = Vec::with_capacity(4);
         for style in 0..4 {
             let mut text = String::new();
             for p in t.pieces {
@@ -528,11 +535,15 @@ impl<'a, S: MachineSpec> Selector<'_, '_, 'a, S> {
                     }
                 }
             }
-            if let Some(word) = self.target.assemble(&text) {
-                return MachineOp::from_word(word, g);
+            if !spellings.contains(&text) {
+                spellings.push(text);
             }
         }
-        None
+        let word = spellings
+            .iter()
+            .find_map(|text| self.target.assemble_generated(text))
+            .or_else(|| spellings.iter().find_map(|text| self.target.assemble(text)))?;
+        MachineOp::from_word(word, g)
     }
 }
 

@@ -206,10 +206,23 @@ pub trait TargetFacts<O: Opcode> {
     fn occupancy_steps(&self, file: FileId) -> Vec<u32> {
         let total = self.files()[file.index()].units;
         let mut steps = Vec::new();
-        for u in 1..=total {
-            if u == total || self.occupancy(file, u + 1) < self.occupancy(file, u) {
-                steps.push(u);
+        let mut first = 1;
+        // Occupancy does not increase with `units`, so the last count of
+        // each level is a binary search away: a few evaluations per level
+        // instead of two per unit.
+        while first <= total {
+            let level = self.occupancy(file, first);
+            let (mut lo, mut hi) = (first, total);
+            while lo < hi {
+                let mid = lo + (hi - lo).div_ceil(2);
+                if self.occupancy(file, mid) >= level {
+                    lo = mid;
+                } else {
+                    hi = mid - 1;
+                }
             }
+            steps.push(lo);
+            first = lo + 1;
         }
         steps
     }

@@ -782,7 +782,7 @@ impl Cx<'_> {
     ) -> Option<(String, Option<u8>, Vec<u8>)> {
         let isa = self.isa;
         let enc = isa.decode(word, g)?;
-        let leaf = self.table.leaves.iter().find(|l| l.enc == enc)?.clone();
+        let leaf = self.table.leaf(isa, self.table.by_enc(enc)?).clone();
         let fixed = asserted_bits(isa, enc, word, g);
         let registers: Vec<_> = leaf
             .operands

@@ -338,6 +338,10 @@ mod tests {
         for w in steps.windows(2) {
             assert!(t.occupancy(FileId(0), w[0]) > t.occupancy(FileId(0), w[0] + 1));
         }
+        // No drop between steps either.
+        for u in (1..384).filter(|u| !steps.contains(u)) {
+            assert_eq!(t.occupancy(FileId(0), u), t.occupancy(FileId(0), u + 1));
+        }
         assert_eq!(t.occupancy(FileId(0), 1), 16);
         assert_eq!(t.occupancy(FileId(0), 384), 4);
     }

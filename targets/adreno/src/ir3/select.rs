@@ -67,6 +67,10 @@ impl SelectTarget<Spec> for Ir3Target {
         self.generation_id()
     }
 
+    fn assemble_generated(&self, text: &str) -> Option<u64> {
+        asm::assemble(text, self.generation_id())
+    }
+
     fn assemble(&self, text: &str) -> Option<u64> {
         let g = self.generation_id();
         asm::assemble(text, g).or_else(|| Spec::isa().assemble(text, g).ok())

@@ -65,6 +65,10 @@ impl SelectTarget<Spec> for ValhallTarget {
         self.generation_id()
     }
 
+    fn assemble_generated(&self, text: &str) -> Option<u64> {
+        super::generated::asm::assemble(text, self.generation_id())
+    }
+
     fn assemble(&self, text: &str) -> Option<u64> {
         super::assemble(text, self.model().arch()).ok()
     }
