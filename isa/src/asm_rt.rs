@@ -20,7 +20,9 @@
 //! Bits the text does not show are mostly resolved by facts the generator
 //! worked out from the spec: a `when` that must hold (or must not) pins
 //! its fields; a shown derived value that reads only unshown bits carries
-//! a table of those bits per value (evaluated at expansion time); a field
+//! a table of those bits per value (evaluated at expansion time), and one
+//! that reads a sub-encoding operand's bits pins them for the values only
+//! one assignment shows (`.rck` sets the type to 7); a field
 //! plus a constant is inverted; a sub-encoding form whose `when`s test
 //! params the caller has already fixed is skipped by a tabulated guard.
 //! The rest take their defaults. The word is then confirmed by the
@@ -94,13 +96,24 @@ pub enum Read {
 
 /// Bit ranges `(low, width)` of a word, least significant part first.
 pub type Ranges = &'static [(u32, u32)];
-/// One field of a derived value made of fields side by side: `(shift,
-/// width, ranges)`.
-pub type Part = (u32, u32, Ranges);
+/// One part of a derived value made of fields side by side: `(shift,
+/// width, where it goes)`.
+pub type Part = (u32, u32, Slot);
+
+/// Where one part of a [`To::Parts`] value goes.
+#[derive(Clone, Copy, Debug)]
+pub enum Slot {
+    /// Bit ranges of the scope's word.
+    Field(Ranges),
+    /// The caller's field the sub-encoding's param `n` is bound to: the
+    /// value's bits from the part's shift up (the part's width is that
+    /// field's); bound to anything else, nothing is set.
+    Param(u16),
+}
 
 /// Where a value read goes: bit ranges `(low, width)` of the scope's word,
 /// least significant part first; for a derived value made of fields side
-/// by side, each `(shift, width, ranges)` part into its field; or nowhere
+/// by side (a sub-encoding's param among them), each part into its field; or nowhere
 /// (any other derived value, which the confirmation checks).
 #[derive(Clone, Copy, Debug)]
 pub enum To {
@@ -121,6 +134,12 @@ pub enum To {
     /// that field has at most 3 bits and exactly one of the values it can
     /// hold shows it (else nothing is set and the confirmation decides).
     Param(u16, &'static [(u64, u64)]),
+    /// A derived value that reads a sub-encoding operand's bits
+    /// (`RCK = TYPE == 7`): `(their mask, (value shown, bits))` for each
+    /// value only one assignment of them shows. Reading such a value sets
+    /// those bits, and the operand's form leaves them alone (not unshown,
+    /// not searched); any other value sets nothing.
+    Pin(u64, &'static [(u64, u64)]),
 }
 
 /// What a sub-encoding's param is bound to in the caller.
@@ -306,6 +325,8 @@ struct Scope {
     search: u64,
     /// Bits of sub-encodings their text left unshown.
     free: u64,
+    /// Bits a [`To::Pin`] set: never free.
+    pinned: u64,
 }
 
 impl Scope {
@@ -317,6 +338,7 @@ impl Scope {
             defaults: form.defaults,
             search: form.search,
             free: 0,
+            pinned: 0,
         }
     }
 
@@ -914,15 +936,30 @@ impl Run<'_, '_> {
 
     #[inline(never)]
     fn store_other(&mut self, v: u64, to: To, into: usize) -> bool {
+        if let To::Parts(parts) = to {
+            return parts.iter().all(|&(shift, width, slot)| {
+                let high = v.checked_shr(shift).unwrap_or(0);
+                match slot {
+                    Slot::Field(ranges) => {
+                        let part = high & (u64::MAX >> (64 - width.clamp(1, 64)));
+                        self.scopes[into].set(ranges_mask(ranges), deposit(ranges, part))
+                    }
+                    // The param is the field's value: the rest of the
+                    // value must fit it.
+                    Slot::Param(n) => match self.param(n, into) {
+                        Some((d, _, width, To::Field(ranges))) => {
+                            (width >= 64 || high >> width == 0)
+                                && self.scopes[d - 1].set(ranges_mask(ranges), deposit(ranges, high))
+                        }
+                        _ => true,
+                    },
+                }
+            });
+        }
         let scope = &mut self.scopes[into];
         match to {
-            To::Drop => true,
+            To::Drop | To::Parts(_) => true,
             To::Field(ranges) => scope.set(ranges_mask(ranges), deposit(ranges, v)),
-            To::Parts(parts) => parts.iter().all(|&(shift, width, ranges)| {
-                let part =
-                    v.checked_shr(shift).unwrap_or(0) & (u64::MAX >> (64 - width.clamp(1, 64)));
-                scope.set(ranges_mask(ranges), deposit(ranges, part))
-            }),
             To::Add(add, width, ranges) => {
                 let f = (v as i64).wrapping_sub(add) as u64;
                 (width >= 64 || f >> width == 0)
@@ -930,6 +967,14 @@ impl Run<'_, '_> {
             }
             To::Table(..) => false,
             To::Const(c) => v == c,
+            To::Pin(mask, entries) => match entries.iter().find(|&&(k, _)| k == v) {
+                Some(&(_, bits)) => {
+                    scope.pinned |= mask;
+                    scope.free &= !mask;
+                    scope.set(mask, bits)
+                }
+                None => true,
+            },
             To::Param(n, entries) => match self.param(n, into) {
                 // Of the param values the field can hold, the one that
                 // shows `v`, if only one does.
@@ -1026,8 +1071,8 @@ impl Run<'_, '_> {
             }
             // A sub-encoding's unshown bits stay free even where the
             // caller asserts a value (as in the engine): the confirmation
-            // decides.
-            let free = deposit(r.ranges, (sub.hidden & !sub.known) | sub.free);
+            // decides. Bits a caller's shown value pinned do not.
+            let free = deposit(r.ranges, (sub.hidden & !sub.known) | sub.free) & !caller.pinned;
             caller.free |= free;
             let defaults = deposit(r.ranges, r.default.unwrap_or(sub.defaults));
             caller.defaults = (caller.defaults & !free) | (defaults & free);

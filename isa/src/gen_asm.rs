@@ -147,9 +147,17 @@ fn invert(isa: &Isa, leaf: EncId, var: &Variant, e: &Expr) -> Option<TokenStream
     }
     let mut used = 0u64;
     let mut parts = Vec::new();
+    // A sub-encoding's param (`BASE_HI` of `(BASE_HI * 2) | BASE_LO`):
+    // its width is its caller's, so it must be the highest part.
+    let mut param = None;
     for (name, shift) in ts {
-        let Some(Resolved::Item(ItemRef::Field(f))) = resolve(isa, leaf, var, name) else {
-            return None;
+        let f = match resolve(isa, leaf, var, name) {
+            Some(Resolved::Item(ItemRef::Field(f))) => f,
+            Some(Resolved::Param(i)) if param.is_none() => {
+                param = Some((shift, i));
+                continue;
+            }
+            _ => return None,
         };
         if matches!(f.ty, FieldType::Sub(..)) || shift + f.width > 64 {
             return None;
@@ -168,7 +176,21 @@ fn invert(isa: &Isa, leaf: EncId, var: &Variant, e: &Expr) -> Option<TokenStream
             Literal::u32_unsuffixed(f.width),
             ranges_tokens(&f.ranges),
         );
-        parts.push(quote! { (#sh, #w, #r) });
+        parts.push(quote! { (#sh, #w, Slot::Field(#r)) });
+    }
+    if let Some((shift, i)) = param {
+        if used >> shift != 0 {
+            return None;
+        }
+        // The fields beside it stay unknown, as in the engine, whose
+        // search may override a caller's assert there (cat5 asserts bit
+        // 47, where `BASE_LO` of `.base1` goes).
+        parts.clear();
+        let (sh, i) = (
+            Literal::u32_unsuffixed(shift),
+            Literal::u16_unsuffixed(i as u16),
+        );
+        parts.push(quote! { (#sh, 0, Slot::Param(#i)) });
     }
     Some(quote! { To::Parts(&[#(#parts),*]) })
 }
@@ -217,16 +239,27 @@ fn invert_add(isa: &Isa, leaf: EncId, var: &Variant, e: &Expr) -> Option<TokenSt
 /// The field bits an expression reads in the scope of `leaf`/`var`
 /// (through derived values and named expressions), or `None` if it also
 /// reads a param, the generation or anything else the word does not fix.
-fn pure_inputs(isa: &Isa, leaf: EncId, var: &Variant, e: &Expr, depth: usize) -> Option<u64> {
+/// With `subs`, a sub-encoding operand reads as its field's bits (as the
+/// engine evaluates it); without, it is not pure.
+fn pure_inputs(
+    isa: &Isa,
+    leaf: EncId,
+    var: &Variant,
+    e: &Expr,
+    subs: bool,
+    depth: usize,
+) -> Option<u64> {
     if depth > crate::expr::MAX_EVAL_DEPTH {
         return None;
     }
-    let go = |x: &Expr| pure_inputs(isa, leaf, var, x, depth + 1);
+    let go = |x: &Expr| pure_inputs(isa, leaf, var, x, subs, depth + 1);
     Some(match &e.kind {
         ExprKind::Int(_) => 0,
         ExprKind::Gen => return None,
         ExprKind::Name(n) => match resolve(isa, leaf, var, n)? {
-            Resolved::Item(ItemRef::Field(f)) if !matches!(f.ty, FieldType::Sub(..)) => f.mask(),
+            Resolved::Item(ItemRef::Field(f)) if subs || !matches!(f.ty, FieldType::Sub(..)) => {
+                f.mask()
+            }
             Resolved::Item(ItemRef::Derived(d)) => go(&d.expr)?,
             _ => return None,
         },
@@ -262,9 +295,8 @@ struct WordEnv<'a> {
 impl ExprEnv for WordEnv<'_> {
     fn lookup(&self, name: &str) -> Option<i64> {
         match resolve(self.isa, self.leaf, &self.var, name)? {
-            Resolved::Item(ItemRef::Field(f)) if !matches!(f.ty, FieldType::Sub(..)) => {
-                Some(f.extract(self.word) as i64)
-            }
+            // A sub-encoding operand reads as its bits, as in the engine.
+            Resolved::Item(ItemRef::Field(f)) => Some(f.extract(self.word) as i64),
             Resolved::Item(ItemRef::Derived(d)) => {
                 let n = self.depth.get();
                 if n > crate::expr::MAX_EVAL_DEPTH {
@@ -304,6 +336,39 @@ fn shown_key(ty: &FieldType, width: u32, v: i64) -> u64 {
     }
 }
 
+/// Every assignment of the `inputs` bits of `base`, the default first,
+/// with the value `d` shows for it: `(value shown, bits)`.
+fn assignments(
+    isa: &Isa,
+    leaf: EncId,
+    var: &Variant,
+    d: &crate::model::Derived,
+    generation: u32,
+    base: u64,
+    inputs: u64,
+) -> Option<Vec<(u64, u64)>> {
+    let mut out = Vec::new();
+    let default = base & inputs;
+    let mut sub = 0u64;
+    loop {
+        let bits = default ^ sub;
+        let env = WordEnv {
+            isa,
+            leaf,
+            var: *var,
+            word: (base & !inputs) | bits,
+            generation,
+            depth: std::cell::Cell::new(0),
+        };
+        let v = d.expr.eval(&env, 0).ok()?;
+        out.push((shown_key(&d.ty, d.width, v), bits));
+        sub = (sub | !inputs).wrapping_add(1) & inputs;
+        if sub == 0 {
+            return Some(out);
+        }
+    }
+}
+
 /// A shown derived value that reads only unshown bits of its own scope:
 /// every assignment of those bits evaluated here, at expansion time, and
 /// kept per value shown (`To::Table`), default first, so reading the
@@ -319,31 +384,14 @@ fn derived_table(
     base: u64,
     shown: u64,
 ) -> Option<TokenStream> {
-    let inputs = pure_inputs(isa, leaf, var, &d.expr, 0)? & !known;
+    let inputs = pure_inputs(isa, leaf, var, &d.expr, false, 0)? & !known;
     if inputs == 0 || inputs & shown != 0 || inputs.count_ones() > MAX_TABLE_BITS {
         return None;
     }
     let mut entries: Vec<(u64, u64)> = Vec::new();
-    let default = base & inputs;
-    let mut sub = 0u64;
-    loop {
-        let bits = default ^ sub;
-        let env = WordEnv {
-            isa,
-            leaf,
-            var: *var,
-            word: (base & !inputs) | bits,
-            generation,
-            depth: std::cell::Cell::new(0),
-        };
-        let v = d.expr.eval(&env, 0).ok()?;
-        let key = shown_key(&d.ty, d.width, v);
+    for (key, bits) in assignments(isa, leaf, var, d, generation, base, inputs)? {
         if entries.iter().filter(|(k, _)| *k == key).count() < MAX_TABLE_ENTRIES {
             entries.push((key, bits));
-        }
-        sub = (sub | !inputs).wrapping_add(1) & inputs;
-        if sub == 0 {
-            break;
         }
     }
     let m = Literal::u64_unsuffixed(inputs);
@@ -354,6 +402,47 @@ fn derived_table(
     Some(quote! { To::Table(#m, &[#(#es),*]) })
 }
 
+/// A shown derived value that reads a sub-encoding operand's bits
+/// (`RCK = TYPE == 7`, where TYPE shows `(f32)` or nothing): every
+/// assignment of the bits it reads evaluated here, at expansion time, and
+/// the values only one assignment shows kept with it (`To::Pin`), so
+/// reading such a value sets the operand's bits instead of leaving them
+/// to the search.
+fn derived_pin(
+    isa: &Isa,
+    leaf: EncId,
+    var: &Variant,
+    d: &crate::model::Derived,
+    generation: u32,
+    known: u64,
+    base: u64,
+) -> Option<TokenStream> {
+    let inputs = pure_inputs(isa, leaf, var, &d.expr, true, 0)? & !known;
+    let plain = pure_inputs(isa, leaf, var, &d.expr, false, 0);
+    if plain.is_some() || inputs == 0 || inputs.count_ones() > MAX_TABLE_BITS {
+        return None;
+    }
+    let mut entries: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+    for (key, bits) in assignments(isa, leaf, var, d, generation, base, inputs)? {
+        entries.entry(key).or_default().push(bits);
+    }
+    let es: Vec<TokenStream> = entries
+        .iter()
+        .filter_map(|(k, bits)| match bits[..] {
+            [b] => {
+                let (k, b) = (Literal::u64_unsuffixed(*k), Literal::u64_unsuffixed(b));
+                Some(quote! { (#k, #b) })
+            }
+            _ => None,
+        })
+        .collect();
+    if es.is_empty() {
+        return None;
+    }
+    let m = Literal::u64_unsuffixed(inputs);
+    Some(quote! { To::Pin(#m, &[#(#es),*]) })
+}
+
 /// A derived value that reads nothing (`NUM_SRC = 1`): `To::Const`.
 fn const_derived(
     isa: &Isa,
@@ -361,7 +450,7 @@ fn const_derived(
     var: &Variant,
     d: &crate::model::Derived,
 ) -> Option<TokenStream> {
-    if pure_inputs(isa, leaf, var, &d.expr, 0)? != 0 {
+    if pure_inputs(isa, leaf, var, &d.expr, false, 0)? != 0 {
         return None;
     }
     let env = WordEnv {
@@ -1196,7 +1285,7 @@ impl Gen<'_> {
                     if invert(isa, leaf, var, &d.expr).is_some()
                         || invert_add(isa, leaf, var, &d.expr).is_some() =>
                 {
-                    shown |= pure_inputs(isa, leaf, var, &d.expr, 0).unwrap_or(0);
+                    shown |= pure_inputs(isa, leaf, var, &d.expr, false, 0).unwrap_or(0);
                 }
                 _ => {}
             }
@@ -1276,6 +1365,7 @@ impl Gen<'_> {
                             .or_else(|| {
                                 derived_table(isa, leaf, var, d, g.min, mask, base, shown)
                             })
+                            .or_else(|| derived_pin(isa, leaf, var, d, g.min, mask, base))
                             .or_else(|| param_derived(isa, leaf, var, d))
                             .unwrap_or(quote! { To::Drop });
                         quote! { Op::Value { read: #read, width: #w, to: #to, alone: #alone } }
@@ -1489,7 +1579,7 @@ pub(crate) fn asm_module(isa: &Isa) -> TokenStream {
         /// the generated disassembler. No spec at run time.
         pub mod asm {
             #![allow(clippy::all)]
-            use ::lathe_isa::asm_rt::{Bind, Form, Num, Op, Read, Table, To};
+            use ::lathe_isa::asm_rt::{Bind, Form, Num, Op, Read, Slot, Table, To};
 
             #(#enums)*
             #subs
