@@ -949,7 +949,8 @@ impl Run<'_, '_> {
                     Slot::Param(n) => match self.param(n, into) {
                         Some((d, _, width, To::Field(ranges))) => {
                             (width >= 64 || high >> width == 0)
-                                && self.scopes[d - 1].set(ranges_mask(ranges), deposit(ranges, high))
+                                && self.scopes[d - 1]
+                                    .set(ranges_mask(ranges), deposit(ranges, high))
                         }
                         _ => true,
                     },
