@@ -125,3 +125,21 @@ fn register_groups_of_the_wrong_size_are_rejected_at_their_placeholder() {
             .contains("`$c` is 2 register(s) (f32x2), but `add.f r2.x, r1.w, r1.w` reads a group of 1"),
     );
 }
+
+#[test]
+fn a_value_read_through_the_predicate_file_is_written_with_the_file() {
+    // kill reads p0: a boolean placeholder is spelled `$t:p0` (the value
+    // stays in its register; legalisation moves it into p0).
+    let text = "rules ir3 gen a6xx..;\ntype bool = hgpr \"u16\" 16;\nrule d: discard() => { let t: bool; mov.u16u16 $t, 1; kill $t:p0; }\n";
+    let file = lathe_isa::rules::parse_str("t.rules", text).unwrap_or_else(|e| panic!("{e}"));
+    let checked = check(&ir3(), &file).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(checked.rules[0].insts[1].mnemonic, "kill");
+    assert_eq!(checked.rules[0].insts[1].srcs, [1]);
+    // Without the file the placeholder is a half register, which kill
+    // does not take.
+    let plain = error_of("rule d: discard() => { let t: bool; mov.u16u16 $t, 1; kill $t; }");
+    assert!(plain.contains("`kill hr"), "{plain}");
+    // Only reads go through the file: legalisation does not move results.
+    let written = error_of("rule r: flt(a: f32, b: f32): bool => { cmps.f.lt $dst:p0, $a, $b; }");
+    assert!(written.contains("can only be read"), "{written}");
+}

@@ -17,7 +17,7 @@ use crate::groups::groups;
 use super::{Arg, AttrPat, Name, Pattern, RulesFile, Stmt};
 use crate::diag::{Diagnostic, Diagnostics, Span};
 use crate::machine::{MachineTable, asserted_bits, is_literal_value, set_in_form};
-use crate::model::Isa;
+use crate::model::{Isa, RegfileKind};
 use crate::operands::Role;
 
 /// A checked rules file: every rule instance, in file order.
@@ -198,9 +198,10 @@ pub fn check(isa: &Isa, file: &RulesFile) -> Result<Checked, Diagnostics> {
 /// of the placeholders.
 struct Substituted {
     text: String,
-    /// Register placeholders in text order, with where they are written
-    /// and the number of the (first) register written for them.
-    registers: Vec<(u8, Span, u64)>,
+    /// Register placeholders in text order, with where they are written,
+    /// the number of the (first) register written for them and the file
+    /// they are read through when written `$name:FILE`.
+    registers: Vec<(u8, Span, u64, Option<usize>)>,
     /// For a template with literals, the text around them.
     pieces: Vec<Piece>,
 }
@@ -561,7 +562,7 @@ impl Cx<'_> {
         zero: bool,
     ) -> Option<Substituted> {
         let mut out = String::new();
-        let mut found = Vec::new();
+        let mut found: Vec<(u8, Span, u64, Option<usize>)> = Vec::new();
         let mut pieces = Vec::new();
         let mut piece = String::new();
         let bytes = text.as_bytes();
@@ -617,6 +618,38 @@ impl Cx<'_> {
                     return None;
                 };
                 let s = &b.slots[slot];
+                // `$name:FILE`: a value read through a file the allocator
+                // does not assign (ir3's predicate p0), into which
+                // legalisation moves it; spelled as that file's registers
+                // in order of appearance.
+                let through = (!matches!(s.kind, SlotKind::Literal { .. })
+                    && bytes.get(end) == Some(&b':'))
+                .then(|| {
+                    let from = end + 1;
+                    let mut to = from;
+                    while to < bytes.len() && bytes[to].is_ascii_alphanumeric() {
+                        to += 1;
+                    }
+                    self.isa
+                        .regfile(&text[from..to])
+                        .filter(|&f| self.isa.regfiles[f].kind != RegfileKind::Gpr)
+                        .map(|f| (f, to))
+                })
+                .flatten();
+                if let Some((f, to)) = through {
+                    let n = self.isa.regfiles[f].names.as_ref()?;
+                    let number = found.iter().filter(|r| r.3 == Some(f)).count() as u32;
+                    let width = n.comps.len().max(1) as u32;
+                    let sample = match n.comps.chars().nth((number % width) as usize) {
+                        Some(c) => format!("{}{}.{c}", n.prefix, number / width),
+                        None => format!("{}{number}", n.prefix),
+                    };
+                    found.push((slot as u8, at, u64::from(number), Some(f)));
+                    piece.push_str(&sample);
+                    out.push_str(&sample);
+                    i = to;
+                    continue;
+                }
                 let sample = match &s.kind {
                     SlotKind::Literal { names: None } if zero && !out.ends_with("0x") => {
                         "0x0".to_string()
@@ -668,7 +701,7 @@ impl Cx<'_> {
                     } else {
                         4 + slot as u64
                     };
-                    found.push((slot as u8, at, first));
+                    found.push((slot as u8, at, first, None));
                     piece.push_str(&sample);
                 }
                 out.push_str(&sample);
@@ -777,7 +810,7 @@ impl Cx<'_> {
         g: u32,
         asm: &str,
         span: Span,
-        placeholders: &[(u8, Span, u64)],
+        placeholders: &[(u8, Span, u64, Option<usize>)],
         defined: &mut [bool],
     ) -> Option<(String, Option<u8>, Vec<u8>)> {
         let isa = self.isa;
@@ -806,8 +839,13 @@ impl Cx<'_> {
         let mut dst = None;
         let mut srcs = Vec::new();
         let sizes = groups(isa, word, g)?;
-        for (o, &(slot, at, number)) in registers.iter().zip(placeholders) {
+        for (o, &(slot, at, number, through)) in registers.iter().zip(placeholders) {
             let s = &b.slots[slot as usize];
+            if let Some(f) = through.filter(|_| o.role == Role::Dst || s.ty.lanes > 1) {
+                let name = &isa.regfiles[f].name;
+                self.err(at, format!("`${}:{name}` can only be read, one register: legalisation moves a value into `{name}` before its reader", s.name));
+                return None;
+            }
             // A register group is as long as the spec's semantics say
             // this operand reads or writes.
             let lanes = u32::from(s.ty.lanes);
@@ -832,7 +870,10 @@ impl Cx<'_> {
                 self.err(at, format!("`${}` is not the operand `{}` reads here (operands are taken in text order)", s.name, o.key));
                 return None;
             }
-            let (file, _, _) = self.types.get(s.ty.scalar.name()).cloned()?;
+            let file = match through {
+                Some(f) => f,
+                None => self.types.get(s.ty.scalar.name()).cloned()?.0,
+            };
             let kind = isa.regfiles[file].kind;
             if !o.files.iter().any(|&f| isa.regfiles[f].kind == kind) {
                 self.err(

@@ -323,3 +323,52 @@ b0:
         [(3, 16), (4, 64)]
     );
 }
+
+#[test]
+fn a_discarded_invocation_writes_nothing_and_a_kill_that_never_fires_is_caught() {
+    // Invocations whose input is below 0.5 are discarded: the rest write
+    // their output.
+    let text = "shader fragment
+b0:
+  %0:f32 = load_input slot=0 comp=0 interp=smooth
+  %1:f32 = const 0.5
+  %2:bool = flt %0, %1
+  branch %2, b1, b2
+b1:
+  discard
+  ret
+b2:
+  store_output slot=0 comp=0 %0
+  ret
+";
+    agrees_everywhere(text);
+    let arena = lathe_ir::Bump::new();
+    let generic = lathe_ir::parse::<GenericOp>(&arena, text).unwrap();
+    for model in ["a630", "a740"] {
+        let gpu: GpuModel = model.parse().unwrap();
+        let out = compiled(&generic, gpu);
+        assert!(
+            out.compiled.asm.contains("kill p0.x"),
+            "{}",
+            out.compiled.asm
+        );
+        // The kill's condition made false: the invocations run on.
+        let kept = patched(&out, gpu, "mov.u16u16", |l| l.replace(", 1", ", 0"));
+        let program = Ir3Program::new(&kept.compiled, &kept.ports, gpu);
+        let caught = (0..8).any(|seed| {
+            let options = Options {
+                seed,
+                ..Default::default()
+            };
+            matches!(
+                verify(&generic, &program, &options),
+                Err(VerifyError::Mismatch { .. })
+            )
+        });
+        assert!(
+            caught,
+            "{model}: a kill that never fires\n{}",
+            kept.compiled.asm
+        );
+    }
+}

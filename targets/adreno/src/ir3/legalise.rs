@@ -516,7 +516,10 @@ impl Legaliser<'_> {
         })
     }
 
-    /// Flow instructions before each terminator.
+    /// Flow instructions before each terminator, and a compare into the
+    /// predicate file before each instruction that reads one of its
+    /// operands from there (ir3's `kill p0.x`) while the value is a
+    /// boolean in a general register.
     fn lower_flow(
         &mut self,
         shader: &mut Shader<'_, MachineOp>,
@@ -529,6 +532,36 @@ impl Legaliser<'_> {
             .position(|f| f.kind == FileKind::Predicate);
         for (k, &b) in layout.iter().enumerate() {
             let next = layout.get(k + 1).copied();
+            let mut insts: Vec<Inst> = Vec::new();
+            for i in shader.block_insts(b).to_vec() {
+                if let Op::Opcode(op) = shader.inst(i).op {
+                    let mut args = shader.inst(i).args.to_vec();
+                    let reads: Vec<usize> = op
+                        .value_operands(lathe_isa::operands::Role::Src)
+                        .enumerate()
+                        .filter(|(_, o)| {
+                            !o.files.is_empty()
+                                && o.files.iter().all(|&f| {
+                                    Spec::isa().regfiles[f].kind
+                                        == lathe_isa::model::RegfileKind::Predicate
+                                })
+                        })
+                        .map(|(n, _)| n)
+                        .collect();
+                    for (unit, &n) in reads.iter().enumerate() {
+                        let Some(&cond) = args.get(n) else { continue };
+                        let (compare, p) =
+                            self.predicate(shader, predicate_file, cond, unit as u16)?;
+                        insts.extend(compare);
+                        args[n] = p;
+                    }
+                    if !reads.is_empty() {
+                        shader.set_args(i, &args);
+                    }
+                }
+                insts.push(i);
+            }
+            shader.set_block_insts(b, &insts);
             let Some(term) = shader.terminator(b) else {
                 continue;
             };
@@ -547,41 +580,8 @@ impl Legaliser<'_> {
                 }
                 Op::Branch => {
                     let (then, other) = (targets[0], targets[1]);
-                    let cond = args[0];
-                    let reg = reg_of(shader, cond)?;
-                    let pred = if Some(usize::from(reg.file)) == predicate_file {
-                        cond
-                    } else {
-                        let file = predicate_file.ok_or_else(|| {
-                            LegaliseError::Spec(Error::Spec("no predicate register file".into()))
-                        })?;
-                        let bits = shader.value_type(cond).scalar.bits();
-                        let idiom = if bits <= 16 {
-                            "predicate16"
-                        } else {
-                            "predicate32"
-                        };
-                        let cmp = self.idiom(idiom)?;
-                        let i = shader.create_inst(
-                            Op::Opcode(cmp),
-                            &[cond],
-                            &[],
-                            None,
-                            Some(Type::BOOL),
-                        );
-                        let p = shader.inst(i).result.ok_or_else(|| {
-                            LegaliseError::Malformed("compare without a result".into())
-                        })?;
-                        shader.set_value_reg(
-                            p,
-                            Some(Reg {
-                                file: file as u8,
-                                unit: 0,
-                            }),
-                        );
-                        new.push(i);
-                        p
-                    };
+                    let (compare, pred) = self.predicate(shader, predicate_file, args[0], 0)?;
+                    new.extend(compare);
                     let (taken, invert, after) = if Some(other) == next {
                         (then, false, None)
                     } else if Some(then) == next {
@@ -610,6 +610,44 @@ impl Legaliser<'_> {
             }
         }
         Ok(())
+    }
+
+    /// `cond` in the predicate file: itself when it is there, else the
+    /// compare (the spec's `predicate16`/`predicate32`) that writes it to
+    /// the predicate's component `unit`, and its result.
+    fn predicate(
+        &self,
+        shader: &mut Shader<'_, MachineOp>,
+        predicate_file: Option<usize>,
+        cond: Value,
+        unit: u16,
+    ) -> Result<(Option<Inst>, Value), LegaliseError> {
+        let reg = reg_of(shader, cond)?;
+        if Some(usize::from(reg.file)) == predicate_file {
+            return Ok((None, cond));
+        }
+        let file = predicate_file
+            .ok_or_else(|| LegaliseError::Spec(Error::Spec("no predicate register file".into())))?;
+        let bits = shader.value_type(cond).scalar.bits();
+        let idiom = if bits <= 16 {
+            "predicate16"
+        } else {
+            "predicate32"
+        };
+        let cmp = self.idiom(idiom)?;
+        let i = shader.create_inst(Op::Opcode(cmp), &[cond], &[], None, Some(Type::BOOL));
+        let p = shader
+            .inst(i)
+            .result
+            .ok_or_else(|| LegaliseError::Malformed("compare without a result".into()))?;
+        shader.set_value_reg(
+            p,
+            Some(Reg {
+                file: file as u8,
+                unit,
+            }),
+        );
+        Ok((Some(i), p))
     }
 
     fn jump(
