@@ -269,6 +269,20 @@ impl<'a, O: Opcode> Shader<'a, O> {
         }
     }
 
+    /// Put a block created with [`Shader::create_block`] into the layout
+    /// just before `before` (at the end when `before` is `None` or not
+    /// laid out).
+    pub fn insert_into_layout(&mut self, b: Block, before: Option<Block>) {
+        if self.blocks[b.index()].in_layout {
+            return;
+        }
+        self.blocks[b.index()].in_layout = true;
+        let at = before
+            .and_then(|x| self.layout.iter().position(|&y| y == x))
+            .unwrap_or(self.layout.len());
+        self.layout.insert(at, b);
+    }
+
     /// Take a block out of the layout, unlinking its instructions.
     pub fn remove_block(&mut self, b: Block) {
         let data = &mut self.blocks[b.index()];

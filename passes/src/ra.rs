@@ -2645,6 +2645,12 @@ fn is_join<O: Opcode>(s: &Shader<'_, O>, cfg: &Cfg, b: Block) -> bool {
 /// Give each edge from `b` (a block with several successors) into a join a
 /// block of its own that jumps there, noting (b, successor index, new
 /// block) in `splits` for the control-flow graph.
+///
+/// The new block is laid out just before the join (after `b` for an edge
+/// back to an earlier block): diverged threads run the lowest address
+/// first, so threads that took the edge wait there until the others
+/// reach the join. At the end of the layout, they would wait until the
+/// others had run the rest of the program (barriers included).
 fn split_critical_edges<O: Opcode>(
     s: &mut Shader<'_, O>,
     cfg: &Cfg,
@@ -2662,7 +2668,15 @@ fn split_critical_edges<O: Opcode>(
         if !is_join(s, cfg, t) {
             continue;
         }
-        let n = s.add_block();
+        let n = s.create_block();
+        let layout = s.layout();
+        let position = |x: Block| layout.iter().position(|&y| y == x);
+        let before = match (position(b), position(t)) {
+            (Some(from), Some(to)) if to > from => Some(t),
+            (Some(from), _) => layout.get(from + 1).copied(),
+            _ => None,
+        };
+        s.insert_into_layout(n, before);
         s.append_inst(n, Op::Jump, &[], &[t], None, None);
         s.inst_mut(term).targets[k] = n;
         // The first phi entry from `b` now comes from `n`.

@@ -877,10 +877,10 @@ impl Legaliser<'_> {
         need: usize,
         depth: usize,
     ) -> Result<Vec<Vec<u64>>, LegaliseError> {
-        let mut paths = Vec::new();
         let Some(ps) = preds.get(&b) else {
-            return Ok(paths);
+            return Ok(Vec::new());
         };
+        let mut ways: Vec<Vec<Vec<u64>>> = Vec::with_capacity(ps.len());
         for &(p, leaves) in ps {
             let words = self.block_words(shader, p)?;
             // The words of `p` that run before control reaches `b`: up to
@@ -894,9 +894,11 @@ impl Legaliser<'_> {
                 })
                 .map_or(words.len(), |k| k + 1);
             let own: Vec<u64> = words[..cut].iter().map(|&(_, w)| w).collect();
-            // Each way in keeps up to MAX_PATHS distinct paths, so that
-            // the ways listed last (the physical ones) are not crowded
-            // out by the first ones' many paths.
+            // Each way in keeps up to MAX_PATHS distinct paths for each
+            // way into `p`, so that no way is crowded out by others' many
+            // paths: not the physical ones listed last, nor a loop's back
+            // edge behind a header without words of its own.
+            let most = MAX_PATHS * preds.get(&p).map_or(1, |w| w.len().max(1));
             let mut mine: Vec<Vec<u64>> = Vec::new();
             if own.len() >= need || depth >= 4 {
                 mine.push(own[own.len().saturating_sub(need)..].to_vec());
@@ -910,15 +912,21 @@ impl Legaliser<'_> {
                         if !mine.contains(&path) {
                             mine.push(path);
                         }
-                        if mine.len() >= MAX_PATHS {
+                        if mine.len() >= most {
                             break;
                         }
                     }
                 }
             }
-            for path in mine {
-                if !paths.contains(&path) {
-                    paths.push(path);
+            ways.push(mine);
+        }
+        // The ways' paths taken in turn, so that a caller's limit keeps
+        // some of every way.
+        let mut paths = Vec::new();
+        for k in 0..ways.iter().map(Vec::len).max().unwrap_or(0) {
+            for path in ways.iter().filter_map(|w| w.get(k)) {
+                if !paths.contains(path) {
+                    paths.push(path.clone());
                 }
             }
         }
