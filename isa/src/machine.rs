@@ -463,7 +463,162 @@ impl<S: MachineSpec> MachineOp<S> {
         }
         word
     }
+
+    /// The register that literal operand field `i` (of
+    /// [`LeafInfo::operands`]) names, if it names one directly: its spec
+    /// register file (an index into `Isa::regfiles`) and its number as
+    /// [`MachineOp::encode`] counts it (ir3's `c1.y` is 5). Immediates and
+    /// address-relative forms give `None`.
+    pub fn literal_register(&self, i: usize, generation: u32) -> Option<(usize, u64)> {
+        let o = self.info().operands.get(i)?;
+        if !self.is_literal(i) {
+            return None;
+        }
+        register_in_form(S::isa(), &o.field.ty, o.field.extract(self.word), generation, 0)
+    }
+
+    /// The instruction with IR source `n` replaced by register `number`
+    /// of the spec register file `file` (an ir3 const register), written
+    /// in the form of the operand's encoding that names that file; the
+    /// modifier fields that form shares with the operand's present one
+    /// (ir3's `(neg)`/`(abs)`) keep their values. `None` when no form of
+    /// the operand names the file directly at `generation`, or the word
+    /// does not read back as this instruction with that register there.
+    pub fn with_source_register(
+        &self,
+        n: usize,
+        file: usize,
+        number: u64,
+        generation: u32,
+    ) -> Option<Self> {
+        let isa = S::isa();
+        let info = self.info();
+        let i = (0..info.operands.len())
+            .filter(|&i| info.operands[i].role == Role::Src && !self.is_literal(i))
+            .nth(n)?;
+        let field = &info.operands[i].field;
+        let FieldType::Sub(tree, _) = &field.ty else {
+            return None;
+        };
+        let old = field.extract(self.word);
+        let old_form = form_at(isa, *tree, old, generation);
+        let wanted = OperandClass::Register {
+            file,
+            relative: false,
+        };
+        let forms: Vec<EncId> = if isa.encodings[*tree].is_leaf() {
+            vec![*tree]
+        } else {
+            isa.leaves(*tree).collect()
+        };
+        for form in forms {
+            let e = &isa.encodings[form];
+            if !e.generation.contains(generation) || !isa.form_classes(form).contains(&wanted) {
+                continue;
+            }
+            let mut value = e.match_bits & e.mask;
+            if let Some(old_form) = old_form {
+                for f in plain_level_fields(isa, form) {
+                    let shared = plain_level_fields(isa, old_form).find(|g| {
+                        g.name == f.name
+                            && g.mask() == f.mask()
+                            && !matches!(g.ty, FieldType::Sub(..))
+                    });
+                    if let Some(g) = shared {
+                        value = f.insert(value, g.extract(old));
+                    }
+                }
+            }
+            let value = set_in_form(isa, &field.ty, value, number, generation, 0);
+            let word = field.insert(self.word, value);
+            let reads_back = isa.decode(word, generation) == Some(info.enc)
+                && form_at(isa, *tree, value, generation) == Some(form)
+                && register_in_form(isa, &field.ty, value, generation, 0) == Some((file, number))
+                && is_literal_value(isa, info.enc, field, word, generation);
+            if reads_back {
+                return Some(Self::new(self.leaf, word, self.literal | 1 << i));
+            }
+        }
+        None
+    }
 }
+
+/// The form of operand tree `tree` that `value` decodes to.
+fn form_at(isa: &Isa, tree: EncId, value: u64, generation: u32) -> Option<EncId> {
+    if isa.encodings[tree].is_leaf() {
+        Some(tree)
+    } else {
+        isa.decoder(tree).and_then(|d| d.lookup(value, generation))
+    }
+}
+
+/// The plain fields of `enc` and its ancestors.
+fn plain_level_fields(isa: &Isa, enc: EncId) -> impl Iterator<Item = &Field> {
+    isa.chain(enc)
+        .flat_map(move |c| isa.encodings[c].plain.fields.iter())
+}
+
+fn is_register_number(f: &Field) -> bool {
+    f.meta
+        .iter()
+        .any(|(k, m)| k == "role" && *m == MetaValue::Ident("reg".into()))
+}
+
+/// The register an operand value of type `ty` names directly, read as
+/// [`set_in_form`] writes it: `(spec register file, number)`.
+fn register_in_form(
+    isa: &Isa,
+    ty: &FieldType,
+    value: u64,
+    generation: u32,
+    depth: usize,
+) -> Option<(usize, u64)> {
+    let FieldType::Sub(tree, _) = ty else {
+        return None;
+    };
+    let form = form_at(isa, *tree, value, generation)?;
+    if matches!(isa.meta(form, "relative"), Some(MetaValue::Int(n)) if *n != 0)
+        || matches!(isa.meta(form, "relative"), Some(MetaValue::Ident(s)) if s == "true")
+    {
+        return None;
+    }
+    let file = match isa.meta(form, "regfile") {
+        Some(MetaValue::Ident(name)) => isa.regfile(name),
+        _ => None,
+    };
+    if let Some(f) = plain_level_fields(isa, form).find(|f| is_register_number(f)) {
+        return file.map(|file| (file, f.extract(value)));
+    }
+    if let Some(file) = file {
+        // Gather the non-pattern bits, low first (set_in_form's deposit).
+        let e = &isa.encodings[form];
+        let mut free = !e.mask & width_mask(e.width);
+        let (mut number, mut k) = (0u64, 0);
+        while free != 0 {
+            let bit = free & free.wrapping_neg();
+            if value & bit != 0 {
+                number |= 1 << k;
+            }
+            k += 1;
+            free &= free - 1;
+        }
+        return Some((file, number));
+    }
+    if depth < 8 {
+        for c in isa.chain(form) {
+            for f in level_fields(isa, c) {
+                if matches!(f.ty, FieldType::Sub(..)) {
+                    let inner = f.extract(value);
+                    if let Some(r) = register_in_form(isa, &f.ty, inner, generation, depth + 1) {
+                        return Some(r);
+                    }
+                }
+            }
+        }
+    }
+    None
+}
+
 
 /// `value` of an operand of type `ty` with its register number set to
 /// `number` (see [`MachineOp::encode`]); `value` unchanged when no

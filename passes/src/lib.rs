@@ -29,6 +29,9 @@
 //!
 //! Backend passes, which ask a target for its facts
 //! ([`Registry::with_target`]):
+//! - [`fold_sources`]: an operand made by a constant move or a negation
+//!   is read where the producer read it, when the target's encoding takes
+//!   it there ([`target::TargetFacts::fold_operand`]).
 //! - [`group`]: left/right neighbours of collect operands and split lanes,
 //!   with copies where a value would need two places.
 //! - [`depth`]: each instruction's depth in its block from the target's
@@ -133,6 +136,7 @@ pub mod dce;
 pub mod depth;
 pub mod flatten;
 pub mod fold;
+pub mod fold_sources;
 pub mod fuzzing;
 pub mod group;
 pub mod gvn;

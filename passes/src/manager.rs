@@ -109,6 +109,11 @@ impl<O: Opcode> Registry<O> {
     /// The backend passes; they run only once a registry has a target.
     fn register_backend(&mut self) {
         self.register_target_pass(
+            "fold-sources",
+            "read what a constant move or negation read, where the target's encoding takes it",
+            |t| Box::new(crate::fold_sources::FoldSources::new(t)),
+        );
+        self.register_target_pass(
             "group",
             "give collect/split operands their neighbours, copying values that would need two places",
             |t| Box::new(crate::group::Group::new(t)),

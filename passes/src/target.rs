@@ -197,6 +197,18 @@ pub trait TargetFacts<O: Opcode> {
     /// The forms operand `operand` of `op` accepts besides a register.
     fn operand_forms(&self, op: &Op<O>, operand: usize) -> OperandForms;
 
+    /// `consumer` reading directly what `producer` makes, in place of its
+    /// operand `operand` (a value of type `ty`): the instruction to use
+    /// instead, whose operands are the consumer's with that one replaced
+    /// by the producer's, in order. For a producer without operands (a
+    /// move of a constant-file register) the operand disappears into the
+    /// encoding (ir3's `add.f r0.x, r0.y, c1.x`). `None` (the default):
+    /// the encoding cannot take it, and the consumer keeps the register.
+    fn fold_operand(&self, consumer: &Op<O>, operand: usize, producer: &Op<O>, ty: Type) -> Option<O> {
+        let _ = (consumer, operand, producer, ty);
+        None
+    }
+
     /// Threads (waves) in flight when a shader uses `units` units of the
     /// allocated file `file`; non-increasing in `units`.
     fn occupancy(&self, file: FileId, units: u32) -> u32;

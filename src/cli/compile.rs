@@ -177,6 +177,7 @@ fn compile_for(model: &str, lowered: &Lowered<'_>, args: &CompileArgs) -> CliRes
                         "ubo_ranges": i.consts.ubo_ranges.iter().map(|r| serde_json::json!({"binding": r.binding, "byte_offset": r.byte_offset, "words": r.words, "const_word": r.const_word})).collect::<Vec<_>>(),
                         "preloads": i.consts.preloads.iter().map(|p| serde_json::json!({"input": p.input, "sysval": p.sysval.name(), "comp": p.comp})).collect::<Vec<_>>(),
                         "varyings": i.consts.varyings.iter().map(|v| serde_json::json!({"slot": v.slot, "comp": v.comp, "inloc": v.inloc, "interp": format!("{:?}", v.interp.mode).to_lowercase(), "loc": format!("{:?}", v.interp.loc).to_lowercase(), "type": v.ty.to_string(), "sysval": v.sysval.map(|s| s.name())})).collect::<Vec<_>>(),
+                        "immediates": i.consts.immediates.iter().map(|&(w, bits)| serde_json::json!({"const_word": w, "bits": format!("0x{bits:08x}")})).collect::<Vec<_>>(),
                         "barycentrics": i.consts.barycentrics.iter().map(|b| serde_json::json!({"input": b.input, "interp": format!("{:?}", b.mode).to_lowercase(), "loc": format!("{:?}", b.loc).to_lowercase()})).collect::<Vec<_>>(),
                     },
                 },

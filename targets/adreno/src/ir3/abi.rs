@@ -17,9 +17,16 @@
 //!   uniforms, and the values the hardware does not give (the global
 //!   invocation id, the instance index with its base) are computed.
 //!
+//! - **Float immediates in the const file.** Each distinct `f32`
+//!   constant gets a const word the driver fills with its bits (Mesa's
+//!   "immediates in the const file"): ALU sources read const registers
+//!   but take only small integer immediates, so a float constant read from
+//!   the const file saves the move that would put it in a register.
+//!
 //! The const file is laid out as the shader's own uniforms (push
 //! constants, words `0..uniform_words`), then each used driver parameter,
-//! then the UBO ranges, each range starting on a vec4.
+//! then the UBO ranges, each range starting on a vec4, then the float
+//! immediates while they fit.
 //!
 //! ```
 //! use lathe_adreno::ir3::{abi, target::Ir3Target, GpuModel};
@@ -136,12 +143,16 @@ pub struct ConstLayout {
     pub varyings: Vec<Varying>,
     /// The barycentric pairs the fragment shader reads.
     pub barycentrics: Vec<Barycentrics>,
+    /// Float constants the shader reads from the const file: `(const
+    /// word, bits)`, the same for every draw.
+    pub immediates: Vec<(u32, u32)>,
 }
 
 impl ConstLayout {
     /// The const words `(word, bits)` a driver writes for an invocation:
     /// its uniforms, the driver parameters (the workgroup size is the
-    /// dispatch's, `local_size`) and the pushed UBO ranges.
+    /// dispatch's, `local_size`), the pushed UBO ranges and the float
+    /// immediates.
     pub fn const_words(&self, inv: &Invocation, local_size: [u32; 3]) -> Vec<(u32, u32)> {
         let mut words: Vec<(u32, u32)> = (0..).zip(inv.uniforms.iter().copied()).collect();
         let sv = &inv.sysvals;
@@ -167,6 +178,7 @@ impl ConstLayout {
                 words.push((r.const_word + k, word));
             }
         }
+        words.extend_from_slice(&self.immediates);
         words
     }
 
@@ -321,6 +333,7 @@ impl Plan {
         let mut meta_inputs = 0;
         let mut params = Vec::new();
         let mut ubo: BTreeMap<u8, (u32, u32)> = BTreeMap::new();
+        let mut floats: Vec<u32> = Vec::new();
         // Per fragment input slot, its components in use (up to the last).
         let mut inputs: BTreeMap<u16, u8> = BTreeMap::new();
         for (_, i) in g.insts_in_order() {
@@ -347,6 +360,12 @@ impl Plan {
                         e.0 = e.0.min(off);
                         e.1 = e.1.max(off);
                     }
+                }
+                Op::Opcode(GenericOp::Const { bits })
+                    if d.result.map(|r| g.value_type(r)) == Some(Type::F32)
+                        && !floats.contains(&bits) =>
+                {
+                    floats.push(bits);
                 }
                 Op::Opcode(GenericOp::SsboSize { binding })
                     if !params.contains(&DriverParam::SsboSize(binding)) =>
@@ -402,6 +421,13 @@ impl Plan {
             return Err(SelectError::Unsupported(format!(
                 "{next} const words of uniforms and driver parameters (the const file holds {limit})"
             )));
+        }
+        // Float immediates where room is left; the others stay moves.
+        for bits in floats {
+            if next < limit {
+                layout.immediates.push((next, bits));
+                next += 1;
+            }
         }
         // Each slot's components are consecutive in the varying storage,
         // slots in order from component 0.
@@ -535,6 +561,10 @@ impl<'a> Lowering<'a> {
                     (Op::Opcode(GenericOp::LoadSysval { sysval, comp }), Some(ty)) => {
                         let at = straight.contains(&gb).then_some(nb);
                         l.sysval(nb, at, sysval, comp, ty)?
+                    }
+                    (Op::Opcode(GenericOp::Const { bits }), Some(ty)) if ty == Type::F32 => {
+                        let word = l.plan.layout.immediates.iter().find(|&&(_, b)| b == bits);
+                        word.map(|&(w, _)| w).map(|w| l.uniform(nb, w, ty))
                     }
                     (Op::Opcode(GenericOp::SsboSize { binding }), Some(ty)) => {
                         Some(l.param(nb, DriverParam::SsboSize(binding), ty))

@@ -33,9 +33,9 @@ use super::target::Ir3Target;
 use lathe_isa::select::SelectError;
 
 /// The shared passes between selection and legalisation, in order
-/// (`dce` first: a uniform or immediate folded into every user leaves its
-/// own selected move unused).
-pub const BACKEND_PASSES: &[&str] = &["dce", "group", "depth", "sched", "ra"];
+/// (`fold-sources` reads const registers where the encodings take them;
+/// `dce` then removes the moves that no longer have readers).
+pub const BACKEND_PASSES: &[&str] = &["fold-sources", "dce", "group", "depth", "sched", "ra"];
 
 /// Why a shader did not compile.
 #[derive(Debug, thiserror::Error)]

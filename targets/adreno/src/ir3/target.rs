@@ -27,7 +27,9 @@
 
 use lathe_ir::{Op, Type};
 use lathe_isa::machine::MachineSpec;
+use lathe_isa::ast::MetaValue;
 use lathe_isa::model::RegfileKind;
+use lathe_isa::operands::Role;
 use lathe_passes::target::{
     Exchange, FileId, FileKind, OperandForms, PhysReg, RegClass, RegisterFile, SpillSlot,
     TargetFacts,
@@ -148,6 +150,26 @@ impl Ir3Target {
         let spec = Spec::isa().regfile(name)?;
         let index = self.spec_files.iter().position(|&f| f == spec)?;
         Some(FileId(index as u8))
+    }
+
+    /// The const register a plain move copies: `m` has no register
+    /// source, one literal source naming a register of a const file, the
+    /// same source and result type, and every other modifier at its
+    /// default (no repeat, rounding or relative destination).
+    fn const_move(&self, m: &MachineOp) -> Option<(usize, u64)> {
+        if m.source(0).is_some() || m.modifier("src_type")? != m.modifier("dst_type")? {
+            return None;
+        }
+        let info = m.info();
+        let plain = info.modifiers.iter().all(|(key, f)| {
+            key == "src_type" || key == "dst_type" || f.extract(m.word()) == f.default.unwrap_or(0)
+        });
+        let mut sources = (0..info.operands.len()).filter(|&i| info.operands[i].role == Role::Src);
+        let (Some(i), None) = (sources.next(), sources.next()) else {
+            return None;
+        };
+        let (file, number) = m.literal_register(i, self.generation)?;
+        (plain && Spec::isa().regfiles[file].kind == RegfileKind::Const).then_some((file, number))
     }
 
     /// The latency class index of a machine instruction.
@@ -341,6 +363,43 @@ impl TargetFacts<MachineOp> for Ir3Target {
             immediate: o.accepts_immediate,
             relative: o.accepts_relative,
         }
+    }
+
+    /// A move of one const register folds into a source the spec lets
+    /// name a const (`const_srcs`), while the instruction's
+    /// `const_src_limit` allows another. Full-precision scalars only: a
+    /// half-precision source reads a const register differently.
+    fn fold_operand(
+        &self,
+        consumer: &Op<MachineOp>,
+        operand: usize,
+        producer: &Op<MachineOp>,
+        ty: Type,
+    ) -> Option<MachineOp> {
+        let (Some(c), Some(p)) = (Self::op_info(consumer), Self::op_info(producer)) else {
+            return None;
+        };
+        if ty.lanes > 1 || ty.scalar.bits() != 32 {
+            return None;
+        }
+        let (file, number) = self.const_move(p)?;
+        let field = &c.source(operand)?.field.name;
+        if !matches!(c.meta("const_srcs"), Some(MetaValue::List(l)) if l.contains(field)) {
+            return None;
+        }
+        let limit = match c.meta("const_src_limit") {
+            Some(MetaValue::Int(n)) if *n > 0 => *n as usize,
+            _ => usize::MAX,
+        };
+        let isa = Spec::isa();
+        let consts = (0..c.info().operands.len())
+            .filter_map(|i| c.literal_register(i, self.generation))
+            .filter(|&(f, _)| isa.regfiles[f].kind == RegfileKind::Const)
+            .count();
+        if consts >= limit {
+            return None;
+        }
+        c.with_source_register(operand, file, number, self.generation)
     }
 
     fn occupancy(&self, file: FileId, units: u32) -> u32 {
