@@ -474,7 +474,13 @@ impl<S: MachineSpec> MachineOp<S> {
         if !self.is_literal(i) {
             return None;
         }
-        register_in_form(S::isa(), &o.field.ty, o.field.extract(self.word), generation, 0)
+        register_in_form(
+            S::isa(),
+            &o.field.ty,
+            o.field.extract(self.word),
+            generation,
+            0,
+        )
     }
 
     /// The instruction with IR source `n` replaced by register `number`
@@ -618,7 +624,6 @@ fn register_in_form(
     }
     None
 }
-
 
 /// `value` of an operand of type `ty` with its register number set to
 /// `number` (see [`MachineOp::encode`]); `value` unchanged when no

@@ -515,20 +515,20 @@ impl<'a, S: MachineSpec> Selector<'_, '_, 'a, S> {
                     Piece::Text(s) => text.push_str(s),
                     // Right after `0x` a literal is its hex digits.
                     Piece::Literal(slot) if text.ends_with("0x") => {
-                        let Bound::Literal(bits) = bound[*slot as usize] else {
+                        let Bound::Literal(bits, _) = bound[*slot as usize] else {
                             return None;
                         };
                         use std::fmt::Write;
                         let _ = write!(text, "{bits:X}");
                     }
                     Piece::Literal(slot) => {
-                        let Bound::Literal(bits) = bound[*slot as usize] else {
+                        let Bound::Literal(bits, width) = bound[*slot as usize] else {
                             return None;
                         };
                         literal_text(
                             rule.slots[*slot as usize],
                             rule.slots[0],
-                            bits,
+                            (bits, width),
                             style,
                             &mut text,
                         );
@@ -547,11 +547,17 @@ impl<'a, S: MachineSpec> Selector<'_, '_, 'a, S> {
     }
 }
 
-/// A literal's text: unsigned decimal, signed decimal at the result's
-/// width, or hex in lower or upper case (`style` 0 to 3); a named
-/// register for `Named` slots (`u5` for a file whose names have no
-/// components).
-fn literal_text(slot: SlotInfo, result: SlotInfo, bits: u32, style: u8, out: &mut String) {
+/// A literal's text: unsigned decimal, signed decimal at its constant's
+/// width (else the result's), or hex in lower or upper case (`style` 0
+/// to 3); a named register for `Named` slots (`u5` for a file whose names
+/// have no components).
+fn literal_text(
+    slot: SlotInfo,
+    result: SlotInfo,
+    (bits, width): (u32, Option<u32>),
+    style: u8,
+    out: &mut String,
+) {
     use std::fmt::Write;
     match slot {
         SlotInfo::Named(prefix, "") => {
@@ -563,13 +569,13 @@ fn literal_text(slot: SlotInfo, result: SlotInfo, bits: u32, style: u8, out: &mu
             let _ = write!(out, "{prefix}{}.{c}", bits / n);
         }
         _ => {
-            let width = match result {
+            let width = width.unwrap_or(match result {
                 SlotInfo::Register(s) if s.scalar.bits() <= 16 => 16,
                 _ => 32,
-            };
+            });
             let _ = match style {
                 0 => write!(out, "{bits}"),
-                1 if width == 16 => write!(out, "{}", bits as u16 as i16),
+                1 if width <= 16 => write!(out, "{}", bits as u16 as i16),
                 1 => write!(out, "{}", bits as i32),
                 2 => write!(out, "0x{bits:x}"),
                 _ => write!(out, "0x{bits:X}"),
@@ -586,7 +592,9 @@ enum Bound {
     Value(Value),
     /// A machine value the rule made.
     Machine(Value),
-    Literal(u32),
+    /// A number and, for a constant's bits, its type's width (the signed
+    /// spelling sign-extends from there).
+    Literal(u32, Option<u32>),
 }
 
 /// Does generic instruction `i` match node `n` of `rule`?
@@ -624,13 +632,15 @@ fn matches(
                             .find_map(|x| x.strip_prefix(k).and_then(|r| r.strip_prefix('='))),
                     };
                     let bits = match (op, value) {
-                        (GenericOp::Const { bits }, _) if key.is_none() => Some(bits),
-                        (_, Some(v)) => v.parse::<u32>().ok(),
+                        (GenericOp::Const { bits }, _) if key.is_none() => {
+                            Some((bits, ty.map(|t| t.scalar.bits())))
+                        }
+                        (_, Some(v)) => v.parse::<u32>().ok().map(|b| (b, None)),
                         _ => None,
                     };
                     match bits {
-                        Some(b) => {
-                            bound[*slot as usize] = Bound::Literal(b);
+                        Some((b, width)) => {
+                            bound[*slot as usize] = Bound::Literal(b, width);
                             true
                         }
                         None => false,

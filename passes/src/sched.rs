@@ -24,7 +24,10 @@
 //!
 //! Bound: a block's new order is kept only if its maximum pressure stays
 //! within the occupancy level of the program order (it never loses
-//! occupancy against program order); otherwise the block keeps its order.
+//! occupancy against program order). An order that loses it is redone
+//! with the switch to pressure made ever earlier (margins of 1/8, 1/4,
+//! 1/2 of the goal, then from the start); only when every one loses does
+//! the block keep its order.
 //! Values live through the block without a use in it are not counted (the
 //! same amount in both orders).
 //!
@@ -505,7 +508,33 @@ fn schedule_body<O: Opcode>(
             .unwrap_or(level_top[f]);
     }
 
-    // List scheduling.
+    // Latency first until pressure nears the goal; when that order loses
+    // occupancy, switch to saving registers ever earlier before giving up.
+    for margin_div in [8, 4, 2, 1] {
+        let out = list_schedule(&g, target, &height, &goal, margin_div);
+        let new_max = g.pressure(files.len(), out.iter().map(|&k| k as usize));
+        let loses_occupancy = new_max
+            .iter()
+            .zip(&level_top)
+            .any(|(&m, &top)| top != u32::MAX && m > top);
+        if !loses_occupancy && out.len() == n {
+            return Some(out.iter().map(|&k| body[k as usize]).collect());
+        }
+    }
+    None
+}
+
+/// One list-scheduling run: latency first, pressure first once the live
+/// units come within `goal / margin_div` of the goal.
+fn list_schedule<O: Opcode>(
+    g: &Body,
+    target: &dyn TargetFacts<O>,
+    height: &[u32],
+    goal: &[u32],
+    margin_div: u32,
+) -> Vec<u32> {
+    let n = height.len();
+    let files = target.files();
     let mut pressure = Pressure::new(files.len());
     let mut remaining = g.body_uses.clone();
     let mut preds = g.preds.clone();
@@ -548,7 +577,7 @@ fn schedule_body<O: Opcode>(
         }
         let tight = files.iter().enumerate().any(|(f, file)| {
             file.allocated && goal[f] != u32::MAX && {
-                let margin = (goal[f] / 8).max(2);
+                let margin = (goal[f] / margin_div).max(2);
                 pressure.live[f] + margin >= goal[f]
             }
         });
@@ -608,12 +637,7 @@ fn schedule_body<O: Opcode>(
         }
     }
     debug_assert_eq!(out.len(), n, "every body instruction scheduled");
-    let new_max = g.pressure(files.len(), out.iter().map(|&k| k as usize));
-    let loses_occupancy = new_max
-        .iter()
-        .zip(&level_top)
-        .any(|(&m, &top)| top != u32::MAX && m > top);
-    (!loses_occupancy && out.len() == n).then(|| out.iter().map(|&k| body[k as usize]).collect())
+    out
 }
 
 /// The `sched` pass.

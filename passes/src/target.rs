@@ -204,7 +204,13 @@ pub trait TargetFacts<O: Opcode> {
     /// move of a constant-file register) the operand disappears into the
     /// encoding (ir3's `add.f r0.x, r0.y, c1.x`). `None` (the default):
     /// the encoding cannot take it, and the consumer keeps the register.
-    fn fold_operand(&self, consumer: &Op<O>, operand: usize, producer: &Op<O>, ty: Type) -> Option<O> {
+    fn fold_operand(
+        &self,
+        consumer: &Op<O>,
+        operand: usize,
+        producer: &Op<O>,
+        ty: Type,
+    ) -> Option<O> {
         let _ = (consumer, operand, producer, ty);
         None
     }

@@ -26,8 +26,8 @@
 //! ```
 
 use lathe_ir::{Op, Type};
-use lathe_isa::machine::MachineSpec;
 use lathe_isa::ast::MetaValue;
+use lathe_isa::machine::MachineSpec;
 use lathe_isa::model::RegfileKind;
 use lathe_isa::operands::Role;
 use lathe_passes::target::{
