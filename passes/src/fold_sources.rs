@@ -38,7 +38,7 @@ impl<O: Opcode> Pass<O> for FoldSources<O> {
             if !matches!(d.op, Op::Opcode(_)) || d.address.is_some() {
                 continue;
             }
-            let mut op = d.op.clone();
+            let mut op = d.op;
             let mut args: Vec<Value> = d.args.to_vec();
             let mut k = 0;
             let mut folded = false;
