@@ -271,17 +271,8 @@ pub fn push_ubos<'a>(
     {
         return Ok(None);
     }
-    let mut copy = lathe_ir::parse::<GenericOp>(generic.arena(), &lathe_ir::print(generic))
-        .map_err(|e| SelectError::Malformed(format!("the shader does not read back: {e}")))?;
-    let uniforms = copy
-        .insts_in_order()
-        .filter_map(|(_, i)| match copy.inst(i).op {
-            Op::Opcode(GenericOp::LoadUniform { index }) => Some(index + 1),
-            _ => None,
-        })
-        .max()
-        .unwrap_or(0);
-    let mut next = uniforms.next_multiple_of(2);
+    let mut copy = working_copy(generic)?;
+    let mut next = uniform_words(&copy).next_multiple_of(2);
     let mut pushed: Vec<PushedWord> = Vec::new();
     let loads: Vec<(Inst, (u8, u32))> = copy
         .insts_in_order()
@@ -360,6 +351,27 @@ struct Lowering<'s, 'a> {
     io: &'s mut Io,
     /// Preloaded registers read so far, and their meta inputs.
     preloads: BTreeMap<Preload, Inst>,
+}
+
+/// A copy of `generic` in the same arena that a lowering may rewrite
+/// (the original stays as the verifier's reference).
+pub(crate) fn working_copy<'a>(
+    generic: &Shader<'a, GenericOp>,
+) -> Result<Shader<'a, GenericOp>, SelectError> {
+    lathe_ir::parse::<GenericOp>(generic.arena(), &lathe_ir::print(generic))
+        .map_err(|e| SelectError::Malformed(format!("the shader does not read back: {e}")))
+}
+
+/// How many uniform words the shader reads (one past the highest index).
+pub(crate) fn uniform_words(shader: &Shader<'_, GenericOp>) -> u32 {
+    shader
+        .insts_in_order()
+        .filter_map(|(_, i)| match shader.inst(i).op {
+            Op::Opcode(GenericOp::LoadUniform { index }) => Some(index + 1),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 fn unsupported(what: String) -> SelectError {
@@ -913,17 +925,8 @@ pub fn address_buffers<'a>(
     if accesses(generic).is_empty() && sized(generic).is_empty() {
         return Ok(None);
     }
-    let mut copy = lathe_ir::parse::<GenericOp>(generic.arena(), &lathe_ir::print(generic))
-        .map_err(|e| SelectError::Malformed(format!("the shader does not read back: {e}")))?;
-    let uniforms = copy
-        .insts_in_order()
-        .filter_map(|(_, i)| match copy.inst(i).op {
-            Op::Opcode(GenericOp::LoadUniform { index }) => Some(index + 1),
-            _ => None,
-        })
-        .max()
-        .unwrap_or(0);
-    let mut next = uniforms.next_multiple_of(2);
+    let mut copy = working_copy(generic)?;
+    let mut next = uniform_words(&copy).next_multiple_of(2);
     let mut addresses: Vec<BufferAddress> = Vec::new();
     for (i, kind, binding) in accesses(&copy) {
         let fau = match addresses
@@ -1017,8 +1020,7 @@ pub fn unpack_preloads<'a>(
     {
         return Ok(None);
     }
-    let mut copy = lathe_ir::parse::<GenericOp>(generic.arena(), &lathe_ir::print(generic))
-        .map_err(|e| SelectError::Malformed(format!("the shader does not read back: {e}")))?;
+    let mut copy = working_copy(generic)?;
     let Some(entry) = copy.entry() else {
         return Ok(None);
     };

@@ -125,12 +125,7 @@ pub fn compile_with(
     let generic = addressed_shader.as_ref().unwrap_or(generic);
     // Texture handles follow the words pushed so far (uniforms, pushed
     // UBO words, buffer addresses and sizes).
-    let first_free = generic
-        .insts_in_order()
-        .filter_map(|(_, i)| match generic.inst(i).op {
-            lathe_ir::Op::Opcode(GenericOp::LoadUniform { index }) => Some(index + 1),
-            _ => None,
-        })
+    let first_free = std::iter::once(abi::uniform_words(generic))
         .chain(addresses.iter().map(|a| a.fau + 2))
         .chain(sizes.iter().map(|s| s.fau + 1))
         .max()

@@ -102,8 +102,7 @@ fn promote_arrays<'a>(
     if !accesses_arrays {
         return Ok(None);
     }
-    let mut copy = lathe_ir::parse::<GenericOp>(generic.arena(), &lathe_ir::print(generic))
-        .map_err(|e| SelectError::Malformed(format!("the shader does not read back: {e}")))?;
+    let mut copy = super::abi::working_copy(generic)?;
     lathe_passes::promote_arrays::promote(&mut copy);
     Ok(Some(copy))
 }

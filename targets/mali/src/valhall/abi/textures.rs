@@ -91,8 +91,7 @@ pub fn push_texture_handles<'a>(
     {
         return Ok(None);
     }
-    let mut copy = lathe_ir::parse::<GenericOp>(generic.arena(), &lathe_ir::print(generic))
-        .map_err(|e| SelectError::Malformed(format!("the shader does not read back: {e}")))?;
+    let mut copy = super::working_copy(generic)?;
     let uses: Vec<(Inst, (u8, u8))> = copy
         .insts_in_order()
         .filter_map(|(_, i)| pair(&copy, i).map(|p| (i, p)))
@@ -244,8 +243,7 @@ pub fn push_sizes<'a>(
     if queries(generic).is_empty() {
         return Ok(None);
     }
-    let mut copy = lathe_ir::parse::<GenericOp>(generic.arena(), &lathe_ir::print(generic))
-        .map_err(|e| SelectError::Malformed(format!("the shader does not read back: {e}")))?;
+    let mut copy = super::working_copy(generic)?;
     let mut words: Vec<SizeWords> = Vec::new();
     for b in copy.layout().to_vec() {
         let old = copy.block_insts(b).to_vec();
