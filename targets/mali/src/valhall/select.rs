@@ -37,7 +37,7 @@
 //! assert_eq!(err.to_string(), "unsupported: umul_high giving u32 (valhall selection)");
 //! ```
 
-use lathe_ir::{GenericOp, Op, Shader};
+use lathe_ir::{DerivMode, GenericOp, Op, Shader};
 use lathe_isa::select::SelectTarget;
 pub use lathe_isa::select::{Interface, Port, SelectError};
 
@@ -80,11 +80,37 @@ pub fn select<'a>(
     generic: &Shader<'a, GenericOp>,
     target: &ValhallTarget,
 ) -> Result<Selected<'a>, SelectError> {
+    refuse_fine_derivatives(generic)?;
     let promoted = promote_arrays(generic)?;
     let generic = promoted.as_ref().unwrap_or(generic);
     let (shader, interface) =
         lathe_isa::select::select(&rules::RULES, generic, target, generic.arena())?;
     Ok(Selected { shader, interface })
+}
+
+/// Fine derivatives read the thread's row or column from the `lane_id`
+/// special value, which the simulator holds once for all threads; the
+/// derivative rules of `valhall.rules` are coarse and match every mode.
+fn refuse_fine_derivatives(generic: &Shader<'_, GenericOp>) -> Result<(), SelectError> {
+    let fine = generic.insts_in_order().any(|(_, i)| {
+        matches!(
+            generic.inst(i).op,
+            Op::Opcode(
+                GenericOp::Ddx {
+                    mode: DerivMode::Fine
+                } | GenericOp::Ddy {
+                    mode: DerivMode::Fine
+                }
+            )
+        )
+    });
+    if fine {
+        return Err(SelectError::Unsupported(
+            "fine derivatives (ddx/ddy mode=fine: lane_id is not modelled per thread) (valhall selection)"
+                .into(),
+        ));
+    }
+    Ok(())
 }
 
 /// A copy of `generic` (in the same arena) with its arrays promoted to SSA
