@@ -99,6 +99,9 @@ pub struct Template {
     pub pieces: &'static [Piece],
     pub dst: Option<u8>,
     pub srcs: &'static [u8],
+    /// Per source of a structural step: the one lane it takes, or 255 for
+    /// all of them (empty for an instruction).
+    pub lanes: &'static [u8],
     /// A structural step (`let g: T = collect(…)`): `dst` is the group of
     /// the `srcs`' registers in order, made by a `collect` (vector parts
     /// split into their lanes first), not an instruction.
@@ -449,7 +452,7 @@ impl<'a, S: MachineSpec> Selector<'_, '_, 'a, S> {
             let op = match op {
                 Some(op) => Op::Opcode(op),
                 None => {
-                    let lanes = self.lanes(mb, &args);
+                    let lanes = self.lanes(mb, &args, t.lanes);
                     let inst = self.out.append_inst(mb, Op::Collect, &lanes, &[], None, ty);
                     if let (Some(s), Some(r)) = (t.dst, self.out.inst(inst).result) {
                         bound[s as usize] = Bound::Machine(r);
@@ -470,15 +473,20 @@ impl<'a, S: MachineSpec> Selector<'_, '_, 'a, S> {
 
     /// The scalar lanes of `values` in order (a vector split into its
     /// lanes).
-    fn lanes(&mut self, mb: Block, values: &[Value]) -> Vec<Value> {
+    fn lanes(&mut self, mb: Block, values: &[Value], picks: &[u8]) -> Vec<Value> {
         let mut out = Vec::new();
-        for &v in values {
+        for (k, &v) in values.iter().enumerate() {
             let ty = self.out.value_type(v);
             if ty.lanes <= 1 {
                 out.push(v);
                 continue;
             }
-            for lane in 0..ty.lanes {
+            let pick = picks.get(k).copied().filter(|&l| l != u8::MAX);
+            let range = match pick {
+                Some(l) => l..l + 1,
+                None => 0..ty.lanes,
+            };
+            for lane in range {
                 let s = self.out.append_inst(
                     mb,
                     Op::Split { lane },

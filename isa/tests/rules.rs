@@ -143,3 +143,29 @@ fn a_value_read_through_the_predicate_file_is_written_with_the_file() {
     let written = error_of("rule r: flt(a: f32, b: f32): bool => { cmps.f.lt $dst:p0, $a, $b; }");
     assert!(written.contains("can only be read"), "{written}");
 }
+
+#[test]
+fn a_collect_takes_single_lanes_of_a_vector_in_any_order() {
+    // The depth-compare reference between an array's position and layer.
+    let r = checked_of(
+        "rule t: sample[texture=$t, sampler=$s, array, compare](c: f32x3, r: f32): f32 => { let g: f32x4 = collect($c[0], $c[1], $r, $c[2]); sam.a.s (f32)(x)$dst, $g, s#$s, t#$t; }",
+    );
+    assert!(r.insts[0].collect);
+    assert_eq!(
+        r.insts[0].lanes,
+        [0, 1, lathe_isa::rules::check::ALL_LANES, 2]
+    );
+    // A lane past the vector, or of a scalar, is an error at the part.
+    assert_eq!(
+        error_of(
+            "rule t: sample[texture=$t, sampler=$s, compare](c: f32x2, r: f32): f32 => { let g: f32x3 = collect($c[0], $c[2], $r); sam.s (f32)(x)$dst, $g, s#$s, t#$t; }"
+        ),
+        "t.rules:5:107: error: `$c` is no vector with a lane 2"
+    );
+    assert_eq!(
+        error_of(
+            "rule t: sample[texture=$t, sampler=$s, compare](c: f32x2, r: f32): f32 => { let g: f32x3 = collect($c, $r[0]); sam.s (f32)(x)$dst, $g, s#$s, t#$t; }"
+        ),
+        "t.rules:5:104: error: `$r` is no vector with a lane 0"
+    );
+}

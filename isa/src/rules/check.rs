@@ -113,10 +113,16 @@ pub struct Template {
     pub pieces: Vec<Piece>,
     pub dst: Option<u8>,
     pub srcs: Vec<u8>,
+    /// Per source of a `collect` step: the one lane it takes (`$c[2]`), or
+    /// [`ALL_LANES`]; empty for an instruction.
+    pub lanes: Vec<u8>,
     pub line: u32,
     /// A structural `collect` step, not an instruction (`mnemonic` empty).
     pub collect: bool,
 }
+
+/// A `collect` part taken whole.
+pub const ALL_LANES: u8 = u8::MAX;
 
 struct Cx<'a> {
     isa: &'a Isa,
@@ -347,15 +353,16 @@ impl Cx<'_> {
         &mut self,
         b: &Builder,
         name: &Name,
-        parts: &[Name],
+        parts: &[(Name, Option<u8>)],
         defined: &mut [bool],
     ) -> Option<Template> {
         let slot = |n: &str| b.slots.iter().position(|s| s.name == n);
         let g = slot(&name.text)?;
         let file = |c: &Self, ty: Type| c.types.get(ty.scalar.name()).map(|t| t.0);
         let mut srcs = Vec::new();
+        let mut picks = Vec::new();
         let mut lanes = 0u32;
-        for p in parts {
+        for (p, lane) in parts {
             let Some(k) = slot(&p.text) else {
                 self.err(
                     p.span,
@@ -385,7 +392,23 @@ impl Cx<'_> {
                 );
                 return None;
             }
-            lanes += u32::from(s.ty.lanes.max(1));
+            match lane {
+                Some(l) if u32::from(*l) >= u32::from(s.ty.lanes) || s.ty.lanes <= 1 => {
+                    self.err(
+                        p.span,
+                        format!("`${}` is no vector with a lane {l}", p.text),
+                    );
+                    return None;
+                }
+                Some(l) => {
+                    lanes += 1;
+                    picks.push(*l);
+                }
+                None => {
+                    lanes += u32::from(s.ty.lanes.max(1));
+                    picks.push(ALL_LANES);
+                }
+            }
             srcs.push(k as u8);
         }
         if lanes != u32::from(b.slots[g].ty.lanes.max(1)) {
@@ -407,6 +430,7 @@ impl Cx<'_> {
             pieces: Vec::new(),
             dst: Some(g as u8),
             srcs,
+            lanes: picks,
             line,
             collect: true,
         })
@@ -788,6 +812,7 @@ impl Cx<'_> {
             pieces,
             dst,
             srcs,
+            lanes: Vec::new(),
             line,
             collect: false,
         })

@@ -80,12 +80,14 @@ pub fn generate(checked: &Checked) -> TokenStream {
                 None => quote!(None),
             };
             let srcs = &t.srcs;
+            let lanes = &t.lanes;
             quote!(lathe_isa::select::Template {
                 mnemonic: #mnemonic,
                 word: #word,
                 pieces: &[#(#pieces),*],
                 dst: #dst,
                 srcs: &[#(#srcs),*],
+                lanes: &[#(#lanes),*],
                 collect: #collect,
             })
         });

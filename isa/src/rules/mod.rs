@@ -127,11 +127,11 @@ pub enum Arg {
 #[derive(Clone, Debug)]
 pub enum Stmt {
     /// `let t: T;`, or `let g: T = collect($a, …);` (`parts` the
-    /// placeholders, without `$`).
+    /// placeholders, without `$`, each whole or one lane: `$c[2]`).
     Let {
         name: Name,
         ty: Name,
-        parts: Vec<Name>,
+        parts: Vec<(Name, Option<u8>)>,
     },
     /// One instruction in the ISA's assembly syntax.
     Template { text: String, span: Span },
@@ -368,9 +368,12 @@ impl Cx<'_> {
                 let ty = self.name(it.next().expect("grammar: let type"));
                 let parts = it
                     .map(|q| {
-                        let mut n = self.name(q);
+                        let mut inner = q.into_inner();
+                        let mut n = self.name(inner.next().expect("grammar: part placeholder"));
                         n.text = n.text.trim_start_matches('$').to_string();
-                        n
+                        // An out-of-range lane becomes 255, which no vector has.
+                        let lane = inner.next().map(|l| l.as_str().parse().unwrap_or(u8::MAX));
+                        (n, lane)
                     })
                     .collect();
                 Stmt::Let { name, ty, parts }

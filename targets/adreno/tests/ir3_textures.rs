@@ -222,3 +222,54 @@ b0:
         check(&text);
     }
 }
+
+/// A fragment shader comparing the reference `fract(input)` with the
+/// texel of `op` (a `compare` sample) at `coords` float inputs (the
+/// first `fracted` ones in [0, 1)), writing the one result.
+fn compare_sample(op: &str, coords: usize, fracted: usize, extra: Option<&str>) -> String {
+    let mut s = String::from("shader fragment\nb0:\n");
+    let mut lanes = Vec::new();
+    for k in 0..=coords {
+        s += &format!("  %i{k}:f32 = load_input slot=0 comp={k} interp=smooth\n");
+        if k < fracted || k == coords {
+            s += &format!("  %c{k}:f32 = fract %i{k}\n");
+            lanes.push(format!("%c{k}"));
+        } else {
+            lanes.push(format!("%i{k}"));
+        }
+    }
+    let reference = lanes.pop().expect("the reference lane");
+    s += &format!("  %co:f32x{coords} = collect {}\n", lanes.join(", "));
+    let mut args = format!("%co, {reference}");
+    if let Some(e) = extra {
+        s += &format!("  %e:f32 = const {e}\n");
+        args += ", %e";
+    }
+    s += &format!("  %r:f32 = {op} {args}\n  store_output slot=0 comp=0 %r\n");
+    s + "  ret\n"
+}
+
+/// Depth-compare samples of every shape and LOD mode: the reference
+/// goes between the position and the layer, where the harness reads it.
+#[test]
+fn compare_samples_agree() {
+    for (shape, coords, fracted) in [
+        ("", 2, 2),
+        ("dim=cube", 3, 0),
+        ("array", 3, 2),
+        ("dim=cube array", 4, 0),
+    ] {
+        for (lod, extra) in [
+            ("", None),
+            ("lod=bias", Some("0x3f800000")),
+            ("lod=explicit", Some("0x0")),
+        ] {
+            check(&compare_sample(
+                &format!("sample texture=0 sampler=0 {shape} {lod} compare"),
+                coords,
+                fracted,
+                extra,
+            ));
+        }
+    }
+}
