@@ -111,7 +111,7 @@ pub fn verify_ir3(
     let lowered = lower(&arena, source, options)?;
     let out = compile_lowered_ir3(&lowered, gpu, &CompileOptions::default())?;
     let program = Ir3Program::new(&out.compiled, &out.ports, gpu);
-    let report = verify::verify(&lowered.shader, &program, verify)?;
+    let report = verify::verify(&lowered.shader, &program, &with_workgroup(verify, &lowered))?;
     Ok((out, report))
 }
 
@@ -178,7 +178,16 @@ pub fn verify_valhall(
     let report = verify::verify(
         &lowered.shader,
         &lathe_mali::valhall::verify::ValhallProgram::new(&out),
-        verify,
+        &with_workgroup(verify, &lowered),
     )?;
     Ok((out, report))
+}
+
+/// `options` with the workgroup size the shader declares, unless the
+/// caller chose one.
+fn with_workgroup(options: &verify::Options, lowered: &Lowered<'_>) -> verify::Options {
+    verify::Options {
+        workgroup_size: options.workgroup_size.or(lowered.interface.workgroup_size),
+        ..*options
+    }
 }

@@ -18,7 +18,10 @@
 //! with `offset + count > 32`, out-of-bounds or uninitialised array and
 //! shared-memory reads, out-of-bounds or misaligned uniform/UBO/storage
 //! accesses, NaN texture coordinates, out-of-bounds texel fetches and image
-//! accesses, derivatives and control barriers in non-uniform control flow.
+//! accesses, derivatives and control barriers in non-uniform control flow,
+//! and data races: conflicting accesses to one memory word by different
+//! invocations with no control barrier between them ([`crate::races`];
+//! separate runs on one [`Memory`] are separate, concurrent invocations).
 //! Other texture semantics are in [`crate::texture`]; pack/unpack and bit
 //! operations in [`crate::scalar_ops`].
 //!
@@ -66,6 +69,7 @@ use crate::scalar_ops::{self, float_value, int_value, mask, round_to};
 use crate::shader::{Block, Inst, Shader, Value};
 use crate::texture::{self, Image, LodInput, SampleRequest, Sampler};
 use crate::types::{Scalar, Type};
+use crate::races::{Accesses, Accessor, Kind, Word};
 use std::collections::{BTreeMap, HashMap};
 
 pub use crate::texture::Texture;
@@ -101,6 +105,9 @@ pub struct Memory {
     pub images: Vec<Image>,
     /// Shared memory words (`None` until written: reading one is undefined).
     pub shared: Vec<Option<u32>>,
+    /// Who touched which word, to report data races between the runs on
+    /// this memory (see [`crate::races`]).
+    pub accesses: Accesses,
 }
 
 /// The system values of one invocation (all zero / false by default).
@@ -390,6 +397,14 @@ impl<'m, 'a> Group<'m, 'a> {
     }
 
     fn run(mut self, memory: &mut Memory, limits: Limits) -> Result<Vec<Outcome>, InterpError> {
+        let first = memory.accesses.new_threads(self.lanes.len());
+        for (k, lane) in self.lanes.iter_mut().enumerate() {
+            lane.who = Accessor {
+                thread: first.wrapping_add(k as u32),
+                group: first,
+                epoch: 0,
+            };
+        }
         loop {
             for (k, lane) in self.lanes.iter_mut().enumerate() {
                 if !matches!(self.states[k], LaneState::Running) {
@@ -492,6 +507,9 @@ impl<'m, 'a> Group<'m, 'a> {
             _ => return Err(InterpError::Malformed("unexpected synchronisation".into())),
         };
         for ((lane, state), val) in self.lanes.iter_mut().zip(&mut self.states).zip(results) {
+            if op == GenericOp::ControlBarrier {
+                lane.who.epoch += 1;
+            }
             lane.finish_sync(at, val)?;
             *state = LaneState::Running;
         }
@@ -587,6 +605,8 @@ struct Machine<'m, 'a> {
     helper: bool,
     /// Synchronisations completed (lanes meeting at one must agree).
     syncs: u64,
+    /// This invocation as its memory accesses are recorded.
+    who: Accessor,
 }
 
 impl<'m, 'a> Machine<'m, 'a> {
@@ -610,6 +630,11 @@ impl<'m, 'a> Machine<'m, 'a> {
             prev: None,
             steps: 0,
             syncs: 0,
+            who: Accessor {
+                thread: 0,
+                group: 0,
+                epoch: 0,
+            },
         }
     }
 
@@ -1211,7 +1236,7 @@ impl<'m, 'a> Machine<'m, 'a> {
         };
         let img = memory
             .images
-            .get_mut(image as usize)
+            .get(image as usize)
             .ok_or_else(|| InterpError::MissingInput(format!("image {image}")))?;
         if let GenericOp::ImageSize { .. } = op {
             return Ok(Some(Val::from_lanes(img.size(shape))));
@@ -1226,6 +1251,17 @@ impl<'m, 'a> Machine<'m, 'a> {
         let idx = img
             .index(shape, &coord, sample)
             .map_err(|r| self.ub(i, r))?;
+        let kind = match op {
+            GenericOp::ImageLoad { .. } => Kind::Read,
+            GenericOp::ImageStore { .. } => Kind::Write,
+            _ => Kind::Atomic,
+        };
+        let texel = Word::Image {
+            image,
+            texel: idx as u32,
+        };
+        self.access(i, &mut memory.accesses, texel, kind)?;
+        let img = &mut memory.images[image as usize];
         let channels = img.channels.min(4) as usize;
         let texel = &mut img.texels[idx];
         let operand = |k: usize| -> Result<&Vec<u32>, InterpError> {
@@ -1299,12 +1335,23 @@ impl<'m, 'a> Machine<'m, 'a> {
         }
         let at = offset as usize / 4;
         let oob = || self.ub(i, format!("byte offset {offset} is out of bounds"));
+        let kind = match op {
+            LoadSsbo { .. } | LoadShared => Kind::Read,
+            StoreSsbo { .. } | StoreShared => Kind::Write,
+            _ => Kind::Atomic,
+        };
         match op {
             LoadSsbo { binding } | StoreSsbo { binding } | SsboAtomic { binding, .. } => {
-                let buf = memory.ssbos.get_mut(binding as usize).ok_or_else(|| {
+                let buf = memory.ssbos.get(binding as usize).ok_or_else(|| {
                     InterpError::MissingInput(format!("storage buffer {binding}"))
                 })?;
-                let w = buf.get_mut(at).ok_or_else(oob)?;
+                buf.get(at).ok_or_else(oob)?;
+                let word = Word::Ssbo {
+                    binding,
+                    word: at as u32,
+                };
+                self.access(i, &mut memory.accesses, word, kind)?;
+                let w = &mut memory.ssbos[binding as usize][at];
                 // Storage buffers are always initialised.
                 let mut cell = Some(*w);
                 let result = self.memory_op(i, op, &mut cell)?;
@@ -1314,10 +1361,32 @@ impl<'m, 'a> Machine<'m, 'a> {
                 Ok(result)
             }
             _ => {
-                let word = memory.shared.get_mut(at).ok_or_else(oob)?;
-                self.memory_op(i, op, word)
+                memory.shared.get(at).ok_or_else(oob)?;
+                let word = Word::Shared {
+                    group: self.who.group,
+                    word: at as u32,
+                };
+                self.access(i, &mut memory.accesses, word, kind)?;
+                self.memory_op(i, op, &mut memory.shared[at])
             }
         }
+    }
+
+    /// Records an access by this invocation (a helper's stores and
+    /// atomics do not happen); a data race is undefined behaviour.
+    fn access(
+        &self,
+        i: Inst,
+        accesses: &mut Accesses,
+        word: Word,
+        kind: Kind,
+    ) -> Result<(), InterpError> {
+        if self.helper && kind != Kind::Read {
+            return Ok(());
+        }
+        accesses
+            .record(word, self.who, kind)
+            .map_err(|race| self.ub(i, race))
     }
 
     /// One load, store or atomic on a memory word (`None`: never written).

@@ -114,6 +114,7 @@ pub mod generic;
 pub mod interp;
 pub mod opcode;
 pub mod parser;
+pub mod races;
 pub mod printer;
 pub mod scalar_ops;
 pub mod shader;

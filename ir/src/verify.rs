@@ -15,7 +15,9 @@
 //!
 //! Threads: fragment shaders run as 2×2 quads in lockstep
 //! ([`interp::run_quad`]; the executor runs the same lanes together),
-//! compute shaders as one workgroup of [`Options::threads`] invocations,
+//! compute shaders as one workgroup of [`Options::threads`] invocations
+//! (at most the declared [`Options::workgroup_size`]; a data race between
+//! them is undefined behaviour, see [`crate::races`]),
 //! vertex shaders as independent invocations (vertex index = thread;
 //! when the shader writes no memory, a thread whose run is undefined, as
 //! a vertex index past a constant table, is left out of the comparison
@@ -107,6 +109,10 @@ pub struct Options {
     /// Input draws to try before giving up when the interpreter finds
     /// every one undefined.
     pub draws: u32,
+    /// A compute shader's declared workgroup size (from its interface):
+    /// a run is one workgroup, so it has at most this many threads, with
+    /// local ids laid out in it. `None`: a row of `threads`.
+    pub workgroup_size: Option<[u32; 3]>,
 }
 
 impl Default for Options {
@@ -115,6 +121,7 @@ impl Default for Options {
             seed: 1,
             threads: 4,
             draws: 16,
+            workgroup_size: None,
         }
     }
 }
@@ -191,7 +198,7 @@ pub fn verify(
             .wrapping_add(draw as u64);
         // The second half of the draws keep texel fetches in bounds.
         let bounded = draw >= options.draws.max(1) / 2;
-        let (threads, memory) = draw_inputs(shader, seed, options.threads, bounded);
+        let (threads, memory) = draw_inputs(shader, seed, options, bounded);
         let mut want_memory = memory.clone();
         let want = match interpret(shader, &threads, &mut want_memory) {
             Ok(w) => w,
@@ -678,7 +685,11 @@ pub fn random_inputs(
     seed: u64,
     threads: usize,
 ) -> (Vec<Invocation>, Memory) {
-    draw_inputs(shader, seed, threads, false)
+    let options = Options {
+        threads,
+        ..Options::default()
+    };
+    draw_inputs(shader, seed, &options, false)
 }
 
 /// Side of the textures a bounded draw gives texel fetches (with their
@@ -695,9 +706,19 @@ pub const FETCH_TEXTURE_SIZE: u32 = 256;
 fn draw_inputs(
     shader: &Shader<'_, GenericOp>,
     seed: u64,
-    threads: usize,
+    options: &Options,
     bounded: bool,
 ) -> (Vec<Invocation>, Memory) {
+    // A run never has more threads than the workgroup it stands for
+    // (more would be invocations of other workgroups, sharing memory
+    // without the barriers of one).
+    let workgroup = options
+        .workgroup_size
+        .filter(|_| shader.stage == Stage::Compute)
+        .map(|[x, y, z]| [x.max(1), y.max(1), z.max(1)]);
+    let threads = workgroup.map_or(options.threads, |[x, y, z]| {
+        options.threads.min((x * y * z) as usize)
+    });
     let r = reads(shader);
     let bounded = bounded && !r.fetch.is_empty();
     let mut rng = Rng(seed);
@@ -785,14 +806,20 @@ fn draw_inputs(
                     }
                 })
                 .collect();
-            inv.sysvals = sysvals(shader.stage, t, front_facing, &mut rng);
+            inv.sysvals = sysvals(shader.stage, t, workgroup, front_facing, &mut rng);
             inv
         })
         .collect();
     (invocations, memory)
 }
 
-fn sysvals(stage: Stage, t: usize, front_facing: bool, rng: &mut Rng) -> SysVals {
+fn sysvals(
+    stage: Stage,
+    t: usize,
+    workgroup: Option<[u32; 3]>,
+    front_facing: bool,
+    rng: &mut Rng,
+) -> SysVals {
     let t32 = t as u32;
     let mut s = SysVals::default();
     match stage {
@@ -809,9 +836,12 @@ fn sysvals(stage: Stage, t: usize, front_facing: bool, rng: &mut Rng) -> SysVals
             s.point_coord = [rng.unit(), rng.unit()];
         }
         Stage::Compute => {
-            s.local_invocation_id = [t32, 0, 0];
+            // Workgroup 0: x fastest, as the local index counts.
+            let [x, y, _] = workgroup.unwrap_or([u32::MAX, 1, 1]);
+            let id = [t32 % x, t32 / x % y, t32 / x / y];
+            s.local_invocation_id = id;
             s.local_invocation_index = t32;
-            s.global_invocation_id = [t32, 0, 0];
+            s.global_invocation_id = id;
             s.num_workgroups = [1, 1, 1];
         }
         _ => {
@@ -942,5 +972,54 @@ b0:
             );
             assert_eq!(report.compared, 4);
         }
+    }
+
+    /// Every invocation reads and rewrites word 0 (wgpu's
+    /// `timestamp_queries` `main_cs`, declared `@workgroup_size(1)`):
+    /// several invocations race, so no run of four is defined; a run of
+    /// the declared single invocation is.
+    #[test]
+    fn runs_are_one_workgroup_of_the_declared_size() {
+        let text = "shader compute
+b0:
+  %0:u32 = const 0
+  %1:u32 = const 3
+  %2:u32 = load_ssbo binding=0 %0
+  %3:u32 = imul %2, %1
+  store_ssbo binding=0 %0, %3
+  ret
+";
+        let arena = crate::Bump::new();
+        let shader = crate::parse::<GenericOp>(&arena, text).unwrap();
+        let err = verify(&shader, &Interpreter(&shader), &Options::default()).unwrap_err();
+        assert!(
+            matches!(&err, VerifyError::Undefined { last, .. } if last.contains("data race")),
+            "{err}"
+        );
+        let options = Options {
+            workgroup_size: Some([1, 1, 1]),
+            ..Options::default()
+        };
+        let report = verify(&shader, &Interpreter(&shader), &options).unwrap();
+        assert_eq!(report.threads, 1);
+    }
+
+    #[test]
+    fn local_ids_follow_the_workgroup_shape() {
+        let text = "shader compute\nb0:\n  ret\n";
+        let arena = crate::Bump::new();
+        let shader = crate::parse::<GenericOp>(&arena, text).unwrap();
+        let options = Options {
+            threads: 8,
+            workgroup_size: Some([2, 2, 4]),
+            ..Options::default()
+        };
+        let (threads, _) = draw_inputs(&shader, 1, &options, false);
+        let ids: Vec<[u32; 3]> = threads
+            .iter()
+            .map(|t| t.sysvals.local_invocation_id)
+            .collect();
+        assert_eq!(ids[..5], [[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1]]);
+        assert_eq!(threads.len(), 8);
     }
 }

@@ -131,7 +131,7 @@ fn compile_for(model: &str, lowered: &Lowered<'_>, args: &CompileArgs) -> CliRes
     print_dumps(&out.dumps, args.print_after.as_deref())?;
     if args.verify {
         let program = lathe_adreno::ir3::verify::Ir3Program::new(&out.compiled, &out.ports, gpu);
-        verify(&lowered.shader, &program, args)?;
+        verify(lowered, &program, args)?;
     }
     let c = &out.compiled;
     match args.emit.unwrap_or(Emit::Asm) {
@@ -206,7 +206,7 @@ fn compile_valhall(
     print_dumps(&out.dumps, args.print_after.as_deref())?;
     if args.verify {
         let program = lathe_mali::valhall::verify::ValhallProgram::new(&out);
-        verify(&lowered.shader, &program, args)?;
+        verify(lowered, &program, args)?;
     }
     let c = &out.compiled;
     match args.emit.unwrap_or(Emit::Asm) {
@@ -288,16 +288,17 @@ fn print_dumps(dumps: &[(&'static str, String)], wanted: Option<&str>) -> CliRes
 /// `--verify`: a summary line on standard error when the program agrees
 /// with the interpreter; exits with [`HAZARD_EXIT`] on a hazard.
 fn verify(
-    generic: &lathe_ir::Shader<'_, lathe_ir::GenericOp>,
+    lowered: &lathe::frontend::Lowered<'_>,
     program: &dyn lathe_ir::verify::Executor,
     args: &CompileArgs,
 ) -> CliResult {
     let options = lathe_ir::verify::Options {
         seed: args.seed,
         threads: args.threads,
+        workgroup_size: lowered.interface.workgroup_size,
         ..Default::default()
     };
-    match lathe_ir::verify::verify(generic, program, &options) {
+    match lathe_ir::verify::verify(&lowered.shader, program, &options) {
         Ok(r) => {
             eprintln!(
                 "verify: ok ({} values over {} threads, seed {}, draw {})",

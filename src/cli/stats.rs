@@ -224,7 +224,10 @@ fn compile_one(
     let check = |program: &dyn lathe_ir::verify::Executor| match lathe_ir::verify::verify(
         &lowered.shader,
         program,
-        &lathe_ir::verify::Options::default(),
+        &lathe_ir::verify::Options {
+            workgroup_size: lowered.interface.workgroup_size,
+            ..Default::default()
+        },
     ) {
         Ok(_) => "ok".to_string(),
         Err(e) => e.to_string(),
