@@ -10,8 +10,10 @@
 //! textures, system values, meta inputs — drawn from a seed, so a run
 //! reproduces. Values are small (floats in ±10 with a few exact specials,
 //! integers half small and half any), so most draws stay clear of
-//! undefined behaviour; a draw the interpreter finds undefined is
-//! replaced by the next one, up to [`Options::draws`].
+//! undefined behaviour; a draw the interpreter finds undefined, or whose
+//! run does not end within the interpreter's step limit (a loop whose
+//! bounds come from uniforms may not end on random ones), is replaced by
+//! the next one, up to [`Options::draws`].
 //!
 //! Threads: fragment shaders run as 2×2 quads in lockstep
 //! ([`interp::run_quad`]; the executor runs the same lanes together),
@@ -159,7 +161,7 @@ pub enum VerifyError {
     #[error("interpreter: {0}")]
     Interpreter(String),
     #[error(
-        "no defined run: every one of {draws} input draws is undefined behaviour (last: {last})"
+        "no defined run: every one of {draws} input draws is undefined behaviour or does not end (last: {last})"
     )]
     Undefined { draws: u32, last: String },
 }
@@ -202,7 +204,11 @@ pub fn verify(
         let mut want_memory = memory.clone();
         let want = match interpret(shader, &threads, &mut want_memory) {
             Ok(w) => w,
-            Err(e) if e.is_undefined() => {
+            // A run past the step limit does not end on these inputs (a
+            // loop stepping by a uniform that is 0 or negative, a sample
+            // count in the billions): like undefined behaviour, nothing
+            // to compare, so the next draw is tried.
+            Err(e) if e.is_undefined() || matches!(e, interp::InterpError::StepLimit(_)) => {
                 last = e.to_string();
                 continue;
             }
@@ -1021,5 +1027,41 @@ b0:
             .collect();
         assert_eq!(ids[..5], [[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1]]);
         assert_eq!(threads.len(), 8);
+    }
+
+    /// A loop stepping by a uniform (`for (x = 0; x < 6.28; x += step)`,
+    /// as Sascha Willems' irradiance-cube shader): random steps of 0 or
+    /// less never end, and those draws give way to ones that do.
+    #[test]
+    fn draws_whose_runs_do_not_end_give_way_to_ones_that_do() {
+        let text = "shader fragment
+b0:
+  %0:f32 = const 0
+  %1:f32 = const 0x40c90fdb
+  %2:f32 = load_uniform index=0
+  jump b1
+b1:
+  %3:f32 = phi [%0, b0], [%5, b2]
+  %4:bool = flt %3, %1
+  branch %4, b2, b3
+b2:
+  %5:f32 = fadd %3, %2
+  jump b1
+b3:
+  store_output slot=0 comp=0 %3
+  ret
+";
+        let arena = crate::Bump::new();
+        let shader = crate::parse::<GenericOp>(&arena, text).unwrap();
+        let mut skipped = 0;
+        for seed in 1..=8 {
+            let options = Options {
+                seed,
+                ..Options::default()
+            };
+            let report = verify(&shader, &Interpreter(&shader), &options).unwrap();
+            skipped += report.draw;
+        }
+        assert!(skipped > 0, "no draw stepped by 0 or less");
     }
 }
