@@ -65,11 +65,11 @@ use crate::attrs::{AtomicOp, DerivMode, LodMode, Sysval};
 use crate::generic::GenericOp;
 use crate::opcode::Op;
 use crate::printer::{Names, write_inst};
+use crate::races::{Accesses, Accessor, Kind, Word};
 use crate::scalar_ops::{self, float_value, int_value, mask, round_to};
 use crate::shader::{Block, Inst, Shader, Value};
 use crate::texture::{self, Image, LodInput, SampleRequest, Sampler};
 use crate::types::{Scalar, Type};
-use crate::races::{Accesses, Accessor, Kind, Word};
 use std::collections::{BTreeMap, HashMap};
 
 pub use crate::texture::Texture;

@@ -107,7 +107,10 @@ impl Accesses {
         }
         // One entry per invocation and kind: its latest access is ordered
         // after its earlier ones, so it alone decides later conflicts.
-        match seen.iter_mut().find(|(a, k)| a.thread == who.thread && *k == kind) {
+        match seen
+            .iter_mut()
+            .find(|(a, k)| a.thread == who.thread && *k == kind)
+        {
             Some(e) => e.0 = who,
             None => seen.push((who, kind)),
         }

@@ -1025,7 +1025,10 @@ b0:
             .iter()
             .map(|t| t.sysvals.local_invocation_id)
             .collect();
-        assert_eq!(ids[..5], [[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1]]);
+        assert_eq!(
+            ids[..5],
+            [[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1]]
+        );
         assert_eq!(threads.len(), 8);
     }
 
