@@ -976,7 +976,7 @@ pub const IO_EFFECTS: &[(&str, &[IoArg], &str)] = {
                 Value,
                 Value,
             ],
-            "message(KIND, DST, [N], SRC, [M], A, B, C): a message to a fixed-function unit: M registers from SRC go out, N registers from DST come back (either group may be `none`); KIND is attribute (A index, B vertex, C instance), atest (A coverage, B alpha as f32 bits, C the ATEST datum) or blend (A render target, B coverage; SRC the colour)",
+            "message(KIND, DST, [N], SRC, [M], A, B, C): a message to a fixed-function unit: M registers from SRC go out, N registers from DST come back (either group may be `none`); KIND is attribute (A index, B vertex, C instance), atest (A coverage, B alpha as f32 bits, C the ATEST datum), blend (A render target, B coverage; SRC the colour), frag_coord (the fragment's x, y, z, 1/w from component A) or point_coord (the point-sprite x, y)",
         ),
         (
             "output",

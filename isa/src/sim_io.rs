@@ -92,16 +92,29 @@ pub enum MsgKind {
     /// Fixed-function blending of the colour read from the input group
     /// into render target `a` under coverage `b`.
     Blend,
+    /// The fragment's window position (x, y, z, 1/w as f32) from
+    /// component `a`.
+    FragCoord,
+    /// The point-sprite coordinate (x, y as f32).
+    PointCoord,
 }
 
 impl MsgKind {
-    pub const ALL: [MsgKind; 3] = [MsgKind::Attribute, MsgKind::Atest, MsgKind::Blend];
+    pub const ALL: [MsgKind; 5] = [
+        MsgKind::Attribute,
+        MsgKind::Atest,
+        MsgKind::Blend,
+        MsgKind::FragCoord,
+        MsgKind::PointCoord,
+    ];
     /// The keyword of the semantics language.
     pub fn name(self) -> &'static str {
         match self {
             MsgKind::Attribute => "attribute",
             MsgKind::Atest => "atest",
             MsgKind::Blend => "blend",
+            MsgKind::FragCoord => "frag_coord",
+            MsgKind::PointCoord => "point_coord",
         }
     }
 }
@@ -372,6 +385,16 @@ pub trait GpuIo: std::any::Any + fmt::Debug {
     ) -> Result<(), IoError> {
         let _ = (lane, target, coverage, rgba);
         Err(IoError::unsupported("blending"))
+    }
+    /// The fragment's window position: x, y, z and 1/w as f32 bits.
+    fn frag_coord(&mut self, lane: usize) -> Result<[u32; 4], IoError> {
+        let _ = lane;
+        Err(IoError::unsupported("fragment positions"))
+    }
+    /// The point-sprite coordinate: x and y as f32 bits.
+    fn point_coord(&mut self, lane: usize) -> Result<[u32; 2], IoError> {
+        let _ = lane;
+        Err(IoError::unsupported("point coordinates"))
     }
 }
 
@@ -1169,6 +1192,11 @@ impl Machine {
                 .atest(lane, a32, f32::from_bits(b32), c32)
                 .map(|v| vec![v]),
             MsgKind::Blend => self.io.blend(lane, a32, b32, &data).map(|()| Vec::new()),
+            MsgKind::FragCoord => self
+                .io
+                .frag_coord(lane)
+                .map(|v| v.get(a32 as usize..).unwrap_or_default().to_vec()),
+            MsgKind::PointCoord => self.io.point_coord(lane).map(|v| v.to_vec()),
         }
         .map_err(|e| Machine::io_err(pc, e))?;
         if let Some((o, n)) = dst {

@@ -78,3 +78,24 @@ fn fine_derivatives_stay_unsupported() {
         "{err}"
     );
 }
+
+#[test]
+fn depth_w_and_the_point_coordinate_come_from_ld_var_special() {
+    let listing = check(
+        "shader fragment
+b0:
+  %0:f32 = load_sysval sv=frag_coord comp=2
+  %1:f32 = load_sysval sv=frag_coord comp=3
+  %2:f32 = load_sysval sv=point_coord comp=0
+  %3:f32 = load_sysval sv=point_coord comp=1
+  %4:f32 = load_sysval sv=frag_coord comp=0
+  %5:f32 = fmul %0, %4
+  store_output slot=0 comp=0 %5
+  store_output slot=0 comp=1 %1
+  store_output slot=0 comp=2 %2
+  store_output slot=0 comp=3 %3
+  ret
+",
+    );
+    assert!(listing.contains("LD_VAR_SPECIAL"), "{listing}");
+}

@@ -165,6 +165,72 @@ impl Preload {
     }
 }
 
+/// A fixed-function fragment value the V unit delivers with
+/// `LD_VAR_SPECIAL` (Mesa's `load_point_coord` and
+/// `bi_emit_load_frag_coord_zw_pan`, at the pixel centre with
+/// `.clobber`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Special {
+    /// The point-sprite coordinate: x and y.
+    PointCoord,
+    /// The fragment's window depth (`frag_coord.z`).
+    FragZ,
+    /// The fragment's 1/w (`frag_coord.w`).
+    FragW,
+}
+
+/// Meta input indices from here on are [`Special`] values (past every
+/// preloaded register's index).
+const SPECIAL_BASE: u32 = PRELOAD_BASE + 0x100;
+
+impl Special {
+    const ALL: [Special; 3] = [Special::PointCoord, Special::FragZ, Special::FragW];
+
+    /// Its `LD_VAR_SPECIAL` index (Mesa's Valhall ISA.xml: 0 the point,
+    /// 2 frag_w, 3 frag_z; the semantics say what each delivers).
+    pub const fn index(self) -> u8 {
+        match self {
+            Special::PointCoord => 0,
+            Special::FragW => 2,
+            Special::FragZ => 3,
+        }
+    }
+
+    /// Components one load delivers.
+    const fn comps(self) -> u8 {
+        match self {
+            Special::PointCoord => 2,
+            Special::FragZ | Special::FragW => 1,
+        }
+    }
+
+    /// The special value and its component that hold system value
+    /// `sysval` (component `comp`) in a `stage` shader.
+    pub fn of_sysval(stage: Stage, sysval: Sysval, comp: u8) -> Option<(Special, u8)> {
+        match (stage, sysval, comp) {
+            (Stage::Fragment, Sysval::PointCoord, 0 | 1) => Some((Special::PointCoord, comp)),
+            (Stage::Fragment, Sysval::FragCoord, 2) => Some((Special::FragZ, 0)),
+            (Stage::Fragment, Sysval::FragCoord, 3) => Some((Special::FragW, 0)),
+            _ => None,
+        }
+    }
+
+    /// The meta input index that stands for component `comp` of it.
+    const fn meta_index(self, comp: u8) -> u32 {
+        SPECIAL_BASE + 4 * self.index() as u32 + comp as u32
+    }
+
+    /// The special value and component a meta input index names.
+    fn of_meta(index: u32) -> Option<(Special, u8)> {
+        let k = index.checked_sub(SPECIAL_BASE)?;
+        let s = Special::ALL
+            .into_iter()
+            .find(|s| u32::from(s.index()) == k / 4)?;
+        let comp = (k % 4) as u8;
+        (comp < s.comps()).then_some((s, comp))
+    }
+}
+
 /// One message that reads a shader input: a varying location (fragment)
 /// or an attribute (vertex), `comps` 32-bit components from component 0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -231,7 +297,8 @@ impl Io {
 pub type Prepared<'a> = (Shader<'a, GenericOp>, Vec<PushedWord>);
 
 /// Reads system values the hardware preloads ([`Preload::of_sysval`])
-/// from their registers, and pushes every UBO word the shader reads at a
+/// from their registers and marks those of `LD_VAR_SPECIAL`
+/// ([`Special::of_sysval`]) for [`lower`], and pushes every UBO word the shader reads at a
 /// constant, word-aligned
 /// offset into the FAU, as Mesa's Valhall backend pushes UBO ranges: the
 /// words follow the push constants (from the 64-bit FAU slot after the
@@ -246,9 +313,15 @@ pub fn push_ubos<'a>(
     generic: &Shader<'a, GenericOp>,
     fau_words: u32,
 ) -> Result<Option<Prepared<'a>>, SelectError> {
+    // The meta input of a system value the hardware preloads or the V
+    // unit delivers.
     let preloaded = |s: &Shader<'_, GenericOp>, i: Inst| match s.inst(i).op {
         Op::Opcode(GenericOp::LoadSysval { sysval, comp }) => {
             Preload::of_sysval(s.stage, sysval, comp)
+                .map(Preload::meta_index)
+                .or_else(|| {
+                    Special::of_sysval(s.stage, sysval, comp).map(|(sp, c)| sp.meta_index(c))
+                })
         }
         _ => None,
     };
@@ -300,15 +373,14 @@ pub fn push_ubos<'a>(
         copy.set_args(i, &[]);
     }
     // System values the hardware preloads are meta inputs of their
-    // register (selection keeps the index as the port).
-    let sysvals: Vec<(Inst, Preload)> = copy
+    // register, those of `LD_VAR_SPECIAL` of their [`Special`] value
+    // (selection keeps the index as the port).
+    let sysvals: Vec<(Inst, u32)> = copy
         .insts_in_order()
         .filter_map(|(_, i)| preloaded(&copy, i).map(|p| (i, p)))
         .collect();
-    for (i, p) in sysvals {
-        copy.inst_mut(i).op = Op::Input {
-            index: p.meta_index(),
-        };
+    for (i, index) in sysvals {
+        copy.inst_mut(i).op = Op::Input { index };
     }
     Ok(Some((copy, pushed)))
 }
@@ -339,6 +411,7 @@ pub fn lower(
         Stage::Compute => {}
     }
     if lower.shader.stage == Stage::Fragment {
+        lower.specials(interface)?;
         lower.render_targets(interface)?;
     }
     lower.place_preloads(entry);
@@ -441,6 +514,61 @@ impl<'a> Lowering<'_, 'a> {
             .inst(inst)
             .result
             .unwrap_or_else(|| unreachable!("a preload has a result"))
+    }
+
+    /// Every meta input of a [`Special`] value becomes its own
+    /// `LD_VAR_SPECIAL` where it stands (z and w read the interpolation
+    /// state in r61 as Mesa passes it, the point coordinate zero; the y
+    /// of the point is lane 1 of a `.v2` load).
+    fn specials(&mut self, interface: &Interface) -> Result<(), SelectError> {
+        for b in self.shader.layout().to_vec() {
+            let mut list = Vec::new();
+            for i in self.shader.block_insts(b).to_vec() {
+                let special = match self.shader.inst(i).op {
+                    Op::Input { index } => match interface.inputs.get(index as usize) {
+                        Some(&Port::Meta(port)) => Special::of_meta(port),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                let Some((special, comp)) = special else {
+                    list.push(i);
+                    continue;
+                };
+                let comps = comp + 1;
+                let (source, args) = match special {
+                    Special::PointCoord => ("0x0".to_string(), vec![]),
+                    Special::FragZ | Special::FragW => (
+                        format!("r{comps}"),
+                        vec![self.preload(Preload::VaryingState)],
+                    ),
+                };
+                let text = format!(
+                    "LD_VAR_SPECIAL{}.f32.center.clobber.slot0 {}, {source}, index:0x{:x}",
+                    vecsize(comps),
+                    group(comps),
+                    special.index()
+                );
+                let op = self.op(&text)?;
+                let ty = (comps > 1).then(|| Type::vector(Scalar::F32, comps));
+                let message = self
+                    .shader
+                    .create_inst(Op::Opcode(op), &args, &[], None, ty);
+                list.push(message);
+                if comps == 1 {
+                    self.shader.transfer_result(i, message);
+                } else {
+                    let vector: Vec<Value> = self.shader.inst(message).result.into_iter().collect();
+                    let split =
+                        self.shader
+                            .create_inst(Op::Split { lane: comp }, &vector, &[], None, None);
+                    list.push(split);
+                    self.shader.transfer_result(i, split);
+                }
+            }
+            self.shader.set_block_insts(b, &list);
+        }
+        Ok(())
     }
 
     /// Varyings (fragment) or attributes (vertex): every meta input of a

@@ -72,6 +72,8 @@ pub struct ShaderIo {
     /// Per lane, varying component slot (`4 * location + component`) or
     /// attribute `(location, component)` → bits as the load delivers them.
     inputs: Vec<HashMap<(u16, u8), u32>>,
+    /// Per lane, the fragment position and point coordinate (f32 bits).
+    positions: Vec<([u32; 4], [u32; 2])>,
 }
 
 impl ShaderIo {
@@ -98,10 +100,28 @@ impl ShaderIo {
                 lane
             })
             .collect();
+        let positions = threads
+            .iter()
+            .map(|t| {
+                let s = &t.sysvals;
+                (
+                    s.frag_coord.map(f32::to_bits),
+                    s.point_coord.map(f32::to_bits),
+                )
+            })
+            .collect();
         ShaderIo {
             harness: Harness::default(),
             inputs,
+            positions,
         }
+    }
+
+    fn position(&self, lane: usize) -> Result<([u32; 4], [u32; 2]), IoError> {
+        self.positions
+            .get(lane)
+            .copied()
+            .ok_or_else(|| IoError(format!("thread {lane} has no fragment position")))
     }
 
     fn input(&self, lane: usize, location: u16, comp: u8) -> Result<u32, IoError> {
@@ -159,6 +179,12 @@ impl GpuIo for ShaderIo {
     }
     fn texture(&mut self, lane: usize, req: &TexRequest) -> Result<[u32; 4], IoError> {
         self.harness.texture(lane, req)
+    }
+    fn frag_coord(&mut self, lane: usize) -> Result<[u32; 4], IoError> {
+        self.position(lane).map(|p| p.0)
+    }
+    fn point_coord(&mut self, lane: usize) -> Result<[u32; 2], IoError> {
+        self.position(lane).map(|p| p.1)
     }
     fn barrier(&mut self, lane: usize) -> Result<(), IoError> {
         self.harness.barrier(lane)
