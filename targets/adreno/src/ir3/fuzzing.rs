@@ -159,12 +159,10 @@ pub fn compile_body(data: &[u8]) -> Result<CompileOutcome, String> {
     .map_err(|e: super::UnknownGpu| e.to_string())?;
     let seed = u.arbitrary::<u64>().unwrap_or(0);
     let arena = lathe_ir::Bump::new();
-    let limits = GenLimits {
-        max_insts: 48,
-        max_depth: 2,
-        resources: false,
-    };
-    let Ok(generated) = generate(&arena, &mut u, limits) else {
+    // The same programs the Valhall target is fuzzed with: resources
+    // (arrays, UBOs, textures, barriers, discards, derivatives, system
+    // values) included, up to 400 instructions.
+    let Ok(generated) = generate(&arena, &mut u, GenLimits::default()) else {
         return Ok(CompileOutcome::default());
     };
     let mut generic = generated.shader;
