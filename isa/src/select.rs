@@ -453,8 +453,16 @@ impl<'a, S: MachineSpec> Selector<'_, '_, 'a, S> {
                 Some(op) => Op::Opcode(op),
                 None => {
                     let lanes = self.lanes(mb, &args, t.lanes);
-                    let inst = self.out.append_inst(mb, Op::Collect, &lanes, &[], None, ty);
-                    if let (Some(s), Some(r)) = (t.dst, self.out.inst(inst).result) {
+                    // One lane (`collect($c[0])`) is that lane itself:
+                    // a collect groups two or more.
+                    let r = match lanes[..] {
+                        [lane] => Some(lane),
+                        _ => {
+                            let inst = self.out.append_inst(mb, Op::Collect, &lanes, &[], None, ty);
+                            self.out.inst(inst).result
+                        }
+                    };
+                    if let (Some(s), Some(r)) = (t.dst, r) {
                         bound[s as usize] = Bound::Machine(r);
                     }
                     continue;

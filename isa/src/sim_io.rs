@@ -231,10 +231,20 @@ pub enum TexOp {
     /// Image info: x the channel data type, y the channel order, z the
     /// number of mip levels, w the number of samples (ir3's `getinfo`).
     Levels,
+    /// [`TexOp::Sample`] of a cube addressed on a face, for ISAs whose
+    /// shaders project the direction themselves: coordinates `s`, `t`
+    /// (f32 in [0, 1] on the face), the face (u32, 0..=5 as
+    /// [`crate::sim_texture`]'s table), then the reference and the cube's
+    /// layer when present.
+    SampleFace,
+    /// [`TexOp::SampleBias`] addressed as [`TexOp::SampleFace`].
+    SampleFaceBias,
+    /// [`TexOp::SampleLod`] addressed as [`TexOp::SampleFace`].
+    SampleFaceLod,
 }
 
 impl TexOp {
-    pub const ALL: [TexOp; 10] = [
+    pub const ALL: [TexOp; 13] = [
         TexOp::Sample,
         TexOp::SampleBias,
         TexOp::SampleLod,
@@ -245,6 +255,9 @@ impl TexOp {
         TexOp::Gather(3),
         TexOp::Size,
         TexOp::Levels,
+        TexOp::SampleFace,
+        TexOp::SampleFaceBias,
+        TexOp::SampleFaceLod,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -258,6 +271,9 @@ impl TexOp {
             TexOp::Gather(_) => "gather_a",
             TexOp::Size => "size",
             TexOp::Levels => "levels",
+            TexOp::SampleFace => "sample_face",
+            TexOp::SampleFaceBias => "sample_face_bias",
+            TexOp::SampleFaceLod => "sample_face_lod",
         }
     }
 }
@@ -702,6 +718,10 @@ impl GpuIo for Harness {
         };
         let c = |k: usize| f32::from_bits(coord(k));
         let layered = t.kind != TexKind::D2 || t.array;
+        let compared = |texel: [f32; 4], reference: Option<f32>| match reference {
+            Some(r) => [if r <= texel[0] { 1.0 } else { 0.0 }, 0.0, 0.0, 1.0],
+            None => texel,
+        };
         Ok(match req.op {
             TexOp::Sample | TexOp::SampleBias | TexOp::SampleLod
                 if layered || req.coords.len() > 2 =>
@@ -710,12 +730,20 @@ impl GpuIo for Harness {
                 let at = crate::sim_texture::split(t, &values).map_err(IoError)?;
                 let f = crate::sim_texture::footprint(t, &at);
                 let [x, y, z] = f.pos.map(|p| p.floor() as i64);
-                let texel = t.texel_at(x, y, z, f.layer);
-                match at.reference {
-                    Some(r) => [if r <= texel[0] { 1.0 } else { 0.0 }, 0.0, 0.0, 1.0],
-                    None => texel,
-                }
-                .map(float)
+                compared(t.texel_at(x, y, z, f.layer), at.reference).map(float)
+            }
+            TexOp::SampleFace | TexOp::SampleFaceBias | TexOp::SampleFaceLod => {
+                let rest: Vec<f32> = req
+                    .coords
+                    .iter()
+                    .skip(3)
+                    .map(|&b| f32::from_bits(b))
+                    .collect();
+                let (f, reference) =
+                    crate::sim_texture::face_footprint(t, [c(0), c(1)], coord(2), &rest)
+                        .map_err(IoError)?;
+                let [x, y, z] = f.pos.map(|p| p.floor() as i64);
+                compared(t.texel_at(x, y, z, f.layer), reference).map(float)
             }
             TexOp::Sample | TexOp::SampleBias | TexOp::SampleLod => texel(c(0), c(1)).map(float),
             TexOp::Fetch if layered => {

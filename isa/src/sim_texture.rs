@@ -138,6 +138,49 @@ pub(crate) fn footprint(t: &Texture, c: &Coords) -> Footprint {
     }
 }
 
+/// The footprint of a sample of cube texture `t` addressed on a face
+/// (ISAs whose shaders project the direction): `(s, t)` in [0, 1] on face
+/// `face` (0..=5, the table's order), then `rest`: the reference when
+/// there is one, then the cube's layer when the descriptor is arrayed.
+/// Also the reference.
+pub(crate) fn face_footprint(
+    t: &Texture,
+    st: [f32; 2],
+    face: u32,
+    rest: &[f32],
+) -> Result<(Footprint, Option<f32>), String> {
+    if t.kind != TexKind::Cube {
+        return Err(format!("a sample on a cube face of a {:?} texture", t.kind));
+    }
+    if face > 5 {
+        return Err(format!("cube face {face} does not exist"));
+    }
+    let layered = usize::from(t.array);
+    let reference = match rest.len().checked_sub(layered) {
+        Some(0) => None,
+        Some(1) => Some(rest[0]),
+        _ => {
+            return Err(format!(
+                "{} coordinates after the face for a cube{}",
+                rest.len(),
+                if t.array { " array" } else { "" }
+            ));
+        }
+    };
+    let layer = match rest.last() {
+        Some(&l) if t.array => layer_index(l, t.layers.max(1)),
+        _ => 0,
+    };
+    let pos = [st[0] * t.width as f32, st[1] * t.height as f32, 0.0];
+    Ok((
+        Footprint {
+            pos,
+            layer: 6 * layer + face,
+        },
+        reference,
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,6 +224,31 @@ mod tests {
         assert_eq!(cube_face([1.0, -1.0, 0.5]), 3);
         assert_eq!(cube_face([-3.0, 0.0, -3.0]), 5);
         assert_eq!(cube_face([-3.0, 2.0, 0.0]), 1);
+    }
+
+    /// A face-addressed sample lands where the direction it was
+    /// projected from does.
+    #[test]
+    fn face_addressing_agrees_with_the_direction() {
+        let t = cube();
+        for r in [[2.0, 1.0, -1.0], [1.0, -4.0, -2.0], [-1.0, 2.0, -4.0]] {
+            let by_direction = footprint(&t, &split(&t, &r).unwrap());
+            let face = cube_face(r);
+            let [(sa, ss), (ta, ts), (ma, _)] = CUBE_FACES[face as usize];
+            let m = r[ma].abs();
+            let st = [0.5 * (ss * r[sa] / m) + 0.5, 0.5 * (ts * r[ta] / m) + 0.5];
+            let (by_face, reference) = face_footprint(&t, st, face, &[]).unwrap();
+            assert_eq!((by_face, reference), (by_direction, None));
+        }
+        let array = Texture {
+            array: true,
+            layers: 2,
+            ..cube()
+        };
+        let (f, reference) = face_footprint(&array, [0.5, 0.5], 3, &[0.25, 1.0]).unwrap();
+        assert_eq!((f.layer, reference), (9, Some(0.25)));
+        assert!(face_footprint(&t, [0.5, 0.5], 6, &[]).is_err());
+        assert!(face_footprint(&array, [0.5, 0.5], 0, &[]).is_err());
     }
 
     #[test]

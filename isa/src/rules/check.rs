@@ -124,6 +124,9 @@ pub struct Template {
 /// A `collect` part taken whole.
 pub const ALL_LANES: u8 = u8::MAX;
 
+/// One past the last register the checker gives a group (`@$v`).
+const GROUP_TOP: u32 = 64;
+
 struct Cx<'a> {
     isa: &'a Isa,
     file: &'a RulesFile,
@@ -588,6 +591,10 @@ impl Cx<'_> {
         let mut out = String::new();
         let mut found: Vec<(u8, Span, u64, Option<usize>)> = Vec::new();
         let mut pieces = Vec::new();
+        // Groups written `@$v` take 8 registers each from the top of the
+        // file down, in the order the template writes them, clear of the
+        // scalars' `4 + slot`.
+        let mut groups_seen = 0u32;
         let mut piece = String::new();
         let bytes = text.as_bytes();
         let mut i = 0;
@@ -691,7 +698,8 @@ impl Cx<'_> {
                             // registers) lists its registers, `@r8:r9`,
                             // from an even register of its own.
                             let n = self.isa.regfiles[*f].names.as_ref()?;
-                            let first = 8 + 8 * slot as u32;
+                            groups_seen += 1;
+                            let first = GROUP_TOP - 8 * groups_seen;
                             (first..first + u32::from(s.ty.lanes.max(1)))
                                 .map(|r| format!("{}{r}", n.prefix))
                                 .collect::<Vec<_>>()
@@ -721,7 +729,7 @@ impl Cx<'_> {
                     pieces.push(Piece::Literal(slot as u8));
                 } else {
                     let first = if out.ends_with('@') {
-                        8 + 8 * slot as u64
+                        u64::from(GROUP_TOP - 8 * groups_seen)
                     } else {
                         4 + slot as u64
                     };

@@ -465,7 +465,9 @@ fn rescaling_and_cube_helpers() {
         ("r7", f(0.25)),
         ("r8", f(-0.5)),
         ("r9", f(-0.75)),
-        ("r10", 5),
+        // The face word of face 5: the face in bits 29..=31 (Mesa's
+        // `bi_emit_cube_coord`: "Face index at bit[29:31]").
+        ("r10", 5 << 29),
     ];
     let cases: &[(&str, u32)] = &[
         // A zero factor makes the product A: 0 + 2.5, scaled by 2^3.
@@ -473,9 +475,13 @@ fn rescaling_and_cube_helpers() {
         ("FMA_RSCALE_LEFT.f32 r0, r3, r3, r1, r4", f(50.0)),
         ("LDEXP.v2f16 r0, r5, r6", h2(6.0, -0.375)),
         ("CUBEFACE1 r0, r7, r8, r9", f(0.75)),
-        ("CUBEFACE2_V9 r0, r7, r8, r9", 5),
-        ("CUBEFACE2_V9 r0, r9, r7, r8", 1),
-        ("CUBEFACE2_V9 r0, r7, r9, r8", 3),
+        // Faces +x, -x, +y, -y, +z, -z are 0..=5 in the top three bits.
+        ("CUBEFACE2_V9 r0, r7, r8, r9", 5 << 29),
+        ("CUBEFACE2_V9 r0, r9, r7, r8", 1 << 29),
+        ("CUBEFACE2_V9 r0, r7, r9, r8", 3 << 29),
+        ("CUBEFACE2_V9 r0, r9.neg, r7, r8", 0),
+        ("CUBEFACE2_V9 r0, r7, r9.neg, r8", 2 << 29),
+        ("CUBEFACE2_V9 r0, r7, r8, r9.neg", 4 << 29),
         // Face 5 (-z): s = -x, t = -y.
         ("CUBE_SSEL r0, r9, r7, r10", f(-0.25)),
         ("CUBE_TSEL r0, r8, r9, r10", f(0.5)),

@@ -194,6 +194,72 @@ fn every_sampled_shape_verifies() {
     }
 }
 
+/// Cube maps: the shader projects a direction (each lane in [-1, 1), so
+/// every face is hit over the seeds' draws) on its face and packs the
+/// face word into s; the simulator samples the face the word names and
+/// the interpreter the face of the direction, so a face numbered or
+/// placed otherwise than the texture instruction reads it fails.
+#[test]
+fn cube_samples_verify() {
+    let dir = "  %two:f32 = const 2.0
+  %mone:f32 = const -1.0
+  %x:f32 = ffma %u0, %two, %mone
+  %y:f32 = ffma %u1, %two, %mone
+  %z:f32 = ffma %u3, %two, %mone
+";
+    let c3 = format!(
+        "{dir}  %c:f32x3 = collect %x, %y, %z
+"
+    );
+    let c4 = format!(
+        "{dir}  %c:f32x4 = collect %x, %y, %z, %l
+"
+    );
+    let cases = [
+        (
+            &c3,
+            "sample texture=0 sampler=0 dim=cube %c",
+            ".f.32.cube.computed @",
+        ),
+        (
+            &c3,
+            "sample texture=0 sampler=0 dim=cube lod=explicit %c, %u2",
+            ".cube.explicit",
+        ),
+        (
+            &c3,
+            "sample texture=0 sampler=0 dim=cube lod=bias %c, %u2",
+            ".cube.computed_bias",
+        ),
+        (
+            &c4,
+            "sample texture=0 sampler=0 dim=cube array %c",
+            ".cube.array_enable.computed",
+        ),
+        (
+            &c4,
+            "sample texture=0 sampler=0 dim=cube array lod=explicit %c, %u2",
+            ".cube.array_enable.explicit",
+        ),
+        (
+            &c4,
+            "sample texture=0 sampler=0 dim=cube array lod=bias %c, %u2",
+            ".cube.array_enable.computed_bias",
+        ),
+    ];
+    for (coord, op, form) in cases {
+        let text = sampling(coord, op, "f32x4", 4);
+        let (listing, compared) = check(&text);
+        assert!(
+            listing.contains(form),
+            "{form}
+{listing}"
+        );
+        assert!(listing.contains("CUBEFACE2_V9"), "{listing}");
+        assert_eq!(compared, 16, "{listing}");
+    }
+}
+
 #[test]
 fn depth_compare_samples_verify() {
     let c2 = "  %c:f32x2 = collect %u0, %u1\n";

@@ -202,20 +202,13 @@ impl Stage<'_, '_, '_> {
             GenericOp::TexelFetch { shape, .. } => shape,
             _ => return Ok(()),
         };
-        if shape.dim == Dim::Cube && !matches!(op, GenericOp::TexelFetch { .. }) {
-            // Mesa computes the face and face coordinates in the shader
-            // (CUBEFACE1/CUBEFACE2, CUBE_SSEL/CUBE_TSEL) and packs the
-            // face into the top bits of s; the word CUBEFACE2 writes is
-            // undocumented (isa/specs/mali/semantics.isa), so the packing
-            // cannot be stated.
+        // A cube sample's coordinates are projected on a face by the
+        // rules (the face word and s, t: `valhall.rules`, "Cube maps");
+        // its layer is converted here as an array's.
+        let cube_sample = shape.dim == Dim::Cube && matches!(op, GenericOp::Sample { .. });
+        if (matches!(shape.dim, Dim::Cube | Dim::D1) && !cube_sample) || shape.ms {
             return Err(unsupported(format!(
-                "{}: cube maps (the cube face word is undocumented)",
-                name()
-            )));
-        }
-        if matches!(shape.dim, Dim::Cube | Dim::D1) || shape.ms {
-            return Err(unsupported(format!(
-                "{}: 1D, cube and multisampled textures",
+                "{}: 1D and multisampled textures, cube gathers",
                 name()
             )));
         }
