@@ -33,7 +33,9 @@
 //! relative). Which outputs are approximate follows data flow (phis
 //! included, and arrays: a load from an array that any approximate value
 //! was stored into is approximate; not control dependence); integers are
-//! always exact.
+//! always exact. Storage buffers too: a buffer any approximate float was
+//! stored into has its words that are floats (zero or normal, in both
+//! runs) compared within the tolerance.
 //!
 //! ```
 //! use lathe_ir::verify::{self, ExecError, Executor, Options};
@@ -216,7 +218,8 @@ pub fn verify(
         };
         let mut got_memory = memory;
         let got = exec.execute(&threads, &mut got_memory)?;
-        let compared = compare(&approx, &want, &got)? + compare_memory(&want_memory, &got_memory)?;
+        let compared =
+            compare(&approx, &want, &got)? + compare_memory(&approx, &want_memory, &got_memory)?;
         return Ok(Report {
             threads: threads.len(),
             compared,
@@ -349,19 +352,31 @@ fn compare(
     Ok(compared)
 }
 
-/// Compares storage buffers and images word by word.
-fn compare_memory(want: &Memory, got: &Memory) -> Result<usize, VerifyError> {
+/// Compares storage buffers and images word by word. A buffer an
+/// approximate float was stored into has its float words compared within
+/// the approximate tolerance; words that are not normal floats (the
+/// integers below 2^23 a buffer of mixed fields holds, say) stay exact.
+fn compare_memory(approx: &Approximate, want: &Memory, got: &Memory) -> Result<usize, VerifyError> {
     let mut compared = 0;
     for (binding, (w, g)) in want.ssbos.iter().zip(&got.ssbos).enumerate() {
+        let float = approx.ssbos.get(&(binding as u8)).copied();
         for (word, (&expected, &got)) in w.iter().zip(g).enumerate() {
-            if expected != got {
+            let approximate = float.is_some_and(|s| {
+                let ty = Type::scalar(s);
+                plain_float(ty, expected) && plain_float(ty, got)
+            });
+            let ty = match float {
+                Some(s) if approximate => Type::scalar(s),
+                _ => Type::U32,
+            };
+            if !agree(ty, expected, got, approximate) {
                 return Err(VerifyError::Mismatch {
                     what: format!("ssbo {binding} word {word}"),
                     thread: 0,
-                    ty: Type::U32,
+                    ty,
                     expected,
                     got,
-                    approximate: false,
+                    approximate,
                 });
             }
             compared += 1;
@@ -385,6 +400,22 @@ fn compare_memory(want: &Memory, got: &Memory) -> Result<usize, VerifyError> {
         }
     }
     Ok(compared)
+}
+
+/// Zero or a normal number of float type `ty` (not an integer's bits
+/// read as a subnormal, nor an infinity or NaN).
+fn plain_float(ty: Type, bits: u32) -> bool {
+    match ty.scalar {
+        Scalar::F32 => {
+            let f = f32::from_bits(bits);
+            f == 0.0 || f.is_normal()
+        }
+        Scalar::F16 => {
+            let f = f16::to_f64(bits as u16);
+            f == 0.0 || (f.is_finite() && f.abs() >= f16::to_f64(0x0400))
+        }
+        _ => false,
+    }
 }
 
 /// Equal bits, both NaN, or (approximate floats) within tolerance.
@@ -434,9 +465,11 @@ impl std::fmt::Display for Key {
     }
 }
 
-/// Which outputs carry an approximate result.
+/// Which outputs carry an approximate result, and which storage buffers
+/// (with the float type stored) had one stored into them.
 struct Approximate {
     outputs: BTreeSet<Key>,
+    ssbos: BTreeMap<u8, Scalar>,
 }
 
 /// The outputs computed (through data flow, phis included) from an
@@ -444,8 +477,10 @@ struct Approximate {
 fn approximate(shader: &Shader<'_, GenericOp>) -> Approximate {
     use GenericOp::*;
     let mut tainted = vec![false; shader.value_capacity()];
-    // Arrays an approximate value was stored into: their loads are too.
+    // Arrays and storage buffers an approximate value was stored into:
+    // their loads are too (binding by binding, not word by word).
     let mut tainted_arrays = BTreeSet::new();
+    let mut ssbos = BTreeMap::new();
     // Phis may read values defined later in the layout (loops): iterate
     // to a fixed point.
     loop {
@@ -457,10 +492,18 @@ fn approximate(shader: &Shader<'_, GenericOp>) -> Approximate {
             {
                 changed |= tainted_arrays.insert(array.0);
             }
+            if let Op::Opcode(StoreSsbo { binding }) = d.op
+                && let Some(&v) = d.args.get(1)
+                && tainted[v.index()]
+                && shader.value_type(v).scalar.is_float()
+            {
+                changed |= ssbos.insert(binding, shader.value_type(v).scalar).is_none();
+            }
             let Some(r) = d.result else { continue };
             let source = match d.op {
                 Op::Opcode(Rcp | Rsqrt | Sqrt | FDiv | Exp2 | Log2 | Sin | Cos) => true,
                 Op::Opcode(ArrayLoad { array, .. }) => tainted_arrays.contains(&array.0),
+                Op::Opcode(LoadSsbo { binding }) => ssbos.contains_key(&binding),
                 _ => false,
             };
             let t = source || d.operands().any(|v| tainted[v.index()]);
@@ -485,7 +528,7 @@ fn approximate(shader: &Shader<'_, GenericOp>) -> Approximate {
             outputs.insert(key);
         }
     }
-    Approximate { outputs }
+    Approximate { outputs, ssbos }
 }
 
 /// Deterministic pseudo-random numbers (splitmix64).
@@ -1066,5 +1109,53 @@ b3:
             skipped += report.draw;
         }
         assert!(skipped > 0, "no draw stepped by 0 or less");
+    }
+
+    /// The interpreter, then `nudge` on the storage buffers it wrote (a
+    /// compiled program one ulp off).
+    struct Nudged<'s, 'a>(&'s Shader<'a, GenericOp>, fn(&mut Vec<u32>));
+
+    impl Executor for Nudged<'_, '_> {
+        fn execute(
+            &self,
+            threads: &[Invocation],
+            memory: &mut Memory,
+        ) -> Result<Vec<Outcome>, ExecError> {
+            let out = Interpreter(self.0).execute(threads, memory)?;
+            (self.1)(&mut memory.ssbos[1]);
+            Ok(out)
+        }
+    }
+
+    /// wgpu's boids: a velocity computed with a division stored to a
+    /// storage buffer, beside an integer word in the same buffer.
+    #[test]
+    fn approximate_floats_stored_to_buffers_agree_within_the_tolerance() {
+        let text = "shader compute
+b0:
+  %0:u32 = const 0
+  %1:u32 = const 4
+  %2:f32 = load_ssbo binding=0 %0
+  %3:f32 = load_ssbo binding=0 %1
+  %4:f32 = fdiv %2, %3
+  %5:u32 = const 3
+  store_ssbo binding=1 %0, %4
+  store_ssbo binding=1 %1, %5
+  ret
+";
+        let arena = crate::Bump::new();
+        let shader = crate::parse::<GenericOp>(&arena, text).unwrap();
+        let options = Options {
+            workgroup_size: Some([1, 1, 1]),
+            ..Options::default()
+        };
+        let ulp_off = Nudged(&shader, |b| b[0] ^= 1);
+        verify(&shader, &ulp_off, &options).unwrap();
+        let int_off = Nudged(&shader, |b| b[1] += 1);
+        let err = verify(&shader, &int_off, &options).unwrap_err();
+        assert!(matches!(err, VerifyError::Mismatch { .. }), "{err}");
+        let far_off = Nudged(&shader, |b| b[0] ^= 1 << 22);
+        let err = verify(&shader, &far_off, &options).unwrap_err();
+        assert!(matches!(err, VerifyError::Mismatch { .. }), "{err}");
     }
 }
