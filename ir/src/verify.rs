@@ -670,6 +670,7 @@ fn reads(shader: &Shader<'_, GenericOp>) -> Reads {
         fetch: FetchSources::of(shader),
         ..Reads::default()
     };
+    let mut sized = BTreeSet::new();
     for (_, i) in shader.insts_in_order() {
         let d = shader.inst(i);
         let ty = d.result.map(|v| shader.value_type(v).scalar);
@@ -694,11 +695,14 @@ fn reads(shader: &Shader<'_, GenericOp>) -> Reads {
             Op::Opcode(LoadSsbo { binding }) => {
                 r.ssbos.entry(binding).or_insert(ty.unwrap_or(Scalar::U32));
             }
-            Op::Opcode(
-                StoreSsbo { binding } | SsboAtomic { binding, .. } | SsboSize { binding },
-            ) => {
+            Op::Opcode(StoreSsbo { binding } | SsboAtomic { binding, .. }) => {
                 let s = arg_ty(1).unwrap_or(Scalar::U32);
                 r.ssbos.entry(binding).or_insert(s);
+            }
+            // No value: the buffer's accesses say what its words hold
+            // (sized buffers are often read as floats after their size).
+            Op::Opcode(SsboSize { binding }) => {
+                sized.insert(binding);
             }
             Op::Opcode(
                 Sample { texture, shape, .. }
@@ -721,6 +725,9 @@ fn reads(shader: &Shader<'_, GenericOp>) -> Reads {
             }
             _ => {}
         }
+    }
+    for binding in sized {
+        r.ssbos.entry(binding).or_insert(Scalar::U32);
     }
     r
 }
@@ -1157,5 +1164,32 @@ b0:
         let far_off = Nudged(&shader, |b| b[0] ^= 1 << 22);
         let err = verify(&shader, &far_off, &options).unwrap_err();
         assert!(matches!(err, VerifyError::Mismatch { .. }), "{err}");
+    }
+
+    /// Sascha Willems' subpass composition loops over `lights.length()`
+    /// (an `ssbo_size`) before it loads the lights' floats: the buffer
+    /// still holds floats drawn as floats, not random bits (which read as
+    /// 1e38s, infinities and NaNs).
+    #[test]
+    fn a_buffers_size_does_not_decide_what_its_words_hold() {
+        let text = "shader fragment
+b0:
+  %0:u32 = ssbo_size binding=0
+  %1:u32 = const 0
+  %2:f32 = load_ssbo binding=0 %1
+  store_output slot=0 comp=0 %2
+  ret
+";
+        let arena = crate::Bump::new();
+        let shader = crate::parse::<GenericOp>(&arena, text).unwrap();
+        for seed in 1..=4 {
+            let (_, memory) = random_inputs(&shader, seed, 4);
+            assert!(
+                memory.ssbos[0]
+                    .iter()
+                    .all(|&w| f32::from_bits(w).abs() <= 10.0),
+                "seed {seed}: words are not the small floats a float buffer gets"
+            );
+        }
     }
 }
