@@ -610,7 +610,8 @@ struct Reads {
 }
 
 /// See [`Reads::fetch`]: per source, whether it reaches a level (or
-/// sample index) rather than only coordinates.
+/// sample index) rather than only coordinates (or array element indices,
+/// which bounded draws address the same way: integers in `0..4`).
 #[derive(Default)]
 struct FetchSources {
     inputs: BTreeMap<(u16, u8), bool>,
@@ -630,10 +631,19 @@ impl FetchSources {
             let mut work = Vec::new();
             for (_, i) in shader.insts_in_order() {
                 let d = shader.inst(i);
-                if let Op::Opcode(GenericOp::TexelFetch { texture, .. }) = d.op {
-                    f.textures.insert(texture);
-                    // Operand 0 is the coordinate, 1 the level (or sample).
-                    work.extend(d.args.get(usize::from(level)).copied());
+                match d.op {
+                    Op::Opcode(GenericOp::TexelFetch { texture, .. }) => {
+                        f.textures.insert(texture);
+                        // Operand 0 is the coordinate, 1 the level (or sample).
+                        work.extend(d.args.get(usize::from(level)).copied());
+                    }
+                    // An element index is addressed like a coordinate.
+                    Op::Opcode(GenericOp::ArrayLoad { .. } | GenericOp::ArrayStore { .. })
+                        if !level =>
+                    {
+                        work.extend(d.address);
+                    }
+                    _ => {}
                 }
             }
             while let Some(v) = work.pop() {
@@ -661,6 +671,9 @@ impl FetchSources {
 
     fn is_empty(&self) -> bool {
         self.textures.is_empty()
+            && self.inputs.is_empty()
+            && self.uniforms.is_empty()
+            && self.meta_inputs.is_empty()
     }
 }
 
@@ -1190,6 +1203,38 @@ b0:
                     .all(|&w| f32::from_bits(w).abs() <= 10.0),
                 "seed {seed}: words are not the small floats a float buffer gets"
             );
+        }
+    }
+
+    /// webgpu-samples' generateMipmap `fscube`: a constant table of six
+    /// face matrices indexed by a flat varying. Random integers run past
+    /// it; bounded draws give the index values in `0..4`.
+    #[test]
+    fn array_indices_from_inputs_get_inputs_that_address_elements() {
+        let text = "shader fragment
+array a0: f32[6]
+b0:
+  %0:f32 = const 1.5
+  array_store array=a0 offset=0 %0
+  array_store array=a0 offset=1 %0
+  array_store array=a0 offset=2 %0
+  array_store array=a0 offset=3 %0
+  array_store array=a0 offset=4 %0
+  array_store array=a0 offset=5 %0
+  %1:u32 = load_input slot=0 comp=0 interp=flat
+  %2:f32 = array_load array=a0 offset=0 addr=%1
+  store_output slot=0 comp=0 %2
+  ret
+";
+        let arena = crate::Bump::new();
+        let shader = crate::parse::<GenericOp>(&arena, text).unwrap();
+        assert_eq!(FetchSources::of(&shader).inputs.get(&(0, 0)), Some(&false));
+        for seed in 1..=8 {
+            let options = Options {
+                seed,
+                ..Options::default()
+            };
+            verify(&shader, &Interpreter(&shader), &options).unwrap();
         }
     }
 }
