@@ -135,7 +135,16 @@ fn what_the_backend_does_not_cover_fails_with_unsupported() {
     assert!(err.starts_with("lathe: unsupported:"), "{err}");
     assert!(out.stdout.is_empty());
 
-    let out = lathe(&["compile", "--gpu", "g610", shader.to_str().unwrap()]);
+    // A fine derivative: Valhall's reads lane_id, which its simulator does
+    // not hold per thread.
+    let fine = dir.join("fine.wgsl");
+    std::fs::write(
+        &fine,
+        "@fragment fn main(@location(0) x: f32) -> @location(0) vec4<f32> {\n\
+         return vec4<f32>(dpdxFine(x)); }\n",
+    )
+    .unwrap();
+    let out = lathe(&["compile", "--gpu", "g610", fine.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -238,19 +247,19 @@ fn valhall_disassembly_assembles_back_and_the_outputs_agree() {
         std::fs::remove_dir_all(&dir).ok();
     }
     // What the Valhall backend does not cover fails plainly.
-    let dir = std::env::temp_dir().join(format!("lathe-cli-valhall-atomic-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("lathe-cli-valhall-fine-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let atomic = dir.join("atomic.wgsl");
+    let fine = dir.join("fine.wgsl");
     std::fs::write(
-        &atomic,
-        "@group(0) @binding(0) var<storage, read_write> c: atomic<u32>;\n\
-         @compute @workgroup_size(1) fn main() { atomicAdd(&c, 1u); }\n",
+        &fine,
+        "@fragment fn main(@location(0) x: f32) -> @location(0) vec4<f32> {\n\
+         return vec4<f32>(dpdyFine(x)); }\n",
     )
     .unwrap();
-    let out = lathe(&["compile", "--gpu", "g610", atomic.to_str().unwrap()]);
+    let out = lathe(&["compile", "--gpu", "g610", fine.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        !out.status.success() && err.contains("unsupported: ssbo_atomic"),
+        !out.status.success() && err.contains("unsupported: fine derivatives"),
         "{err}"
     );
     std::fs::remove_dir_all(&dir).ok();

@@ -99,3 +99,61 @@ b0:
     );
     assert!(listing.contains("LD_VAR_SPECIAL"), "{listing}");
 }
+
+#[test]
+fn storage_buffer_atomics_return_the_old_word() {
+    // Each thread works on its own words (the interpreter runs threads in
+    // order, the simulator in lockstep: only commutative results of
+    // shared words compare), then a sum on one word at a constant offset.
+    let listing = check(
+        "shader compute
+b0:
+  %0:u32 = load_sysval sv=global_invocation_id comp=0
+  %1:u32 = const 4
+  %2:u32 = imul %0, %1
+  %3:u32 = load_ssbo binding=1 %2
+  %4:u32 = const 0
+  %5:u32 = iadd %2, %4
+  %6:u32 = ssbo_atomic binding=0 op=add %5, %3
+  store_ssbo binding=2 %5, %6
+  %7:u32 = const 64
+  %8:u32 = iadd %2, %7
+  %9:u32 = ssbo_atomic binding=0 op=umin %8, %3
+  store_ssbo binding=2 %8, %9
+  %10:u32 = const 128
+  %11:u32 = iadd %2, %10
+  %12:u32 = ssbo_atomic binding=0 op=imax %11, %3
+  store_ssbo binding=2 %11, %12
+  %13:u32 = const 192
+  %14:u32 = iadd %2, %13
+  %15:u32 = ssbo_atomic binding=0 op=and %14, %3
+  store_ssbo binding=2 %14, %15
+  %16:u32 = const 256
+  %17:u32 = iadd %2, %16
+  %18:u32 = ssbo_atomic binding=0 op=or %17, %3
+  store_ssbo binding=2 %17, %18
+  %19:u32 = const 320
+  %20:u32 = iadd %2, %19
+  %21:u32 = ssbo_atomic binding=0 op=xor %20, %3
+  store_ssbo binding=2 %20, %21
+  %22:u32 = const 384
+  %23:u32 = iadd %2, %22
+  %24:u32 = ssbo_atomic binding=0 op=xchg %23, %3
+  store_ssbo binding=2 %23, %24
+  %25:u32 = const 1024
+  %26:u32 = iadd %2, %25
+  %27:u32 = load_ssbo binding=0 %26
+  %28:u32 = ssbo_atomic binding=0 op=cmpxchg %26, %3, %27
+  store_ssbo binding=2 %26, %28
+  %29:u32 = const 2048
+  %30:u32 = iadd %2, %29
+  %31:u32 = ssbo_atomic binding=0 op=cmpxchg %30, %3, %3
+  store_ssbo binding=2 %30, %31
+  %32:u32 = const 8
+  %33:u32 = ssbo_atomic binding=3 op=add %32, %3
+  ret
+",
+    );
+    assert!(listing.contains("ATOM_RETURN.i32"), "{listing}");
+    assert!(listing.contains(".compare.axchg"), "{listing}");
+}
