@@ -780,6 +780,18 @@ impl Cx<'_> {
             registers: placeholders,
             pieces,
         } = sub;
+        // A statement loses its trailing space to the parser, and an
+        // instruction without operands may display with one (Valhall's
+        // `NOP ` and `BARRIER `).
+        let asm = match self.generations.first() {
+            Some(&g)
+                if self.isa.assemble(&asm, g).is_err()
+                    && self.isa.assemble(&format!("{asm} "), g).is_ok() =>
+            {
+                format!("{asm} ")
+            }
+            _ => asm,
+        };
         let line = self.file.map.line_col(span.file, span.start).0 as u32;
         let mut word = None;
         let mut result = None;

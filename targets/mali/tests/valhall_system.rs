@@ -157,3 +157,43 @@ b0:
     assert!(listing.contains("ATOM_RETURN.i32"), "{listing}");
     assert!(listing.contains(".compare.axchg"), "{listing}");
 }
+
+#[test]
+fn shared_memory_and_a_barrier_pass_words_between_threads() {
+    // Each thread writes two words of its own, the workgroup waits, then
+    // each reads a word another thread wrote (thread (t + 1) & 3, which
+    // a run of 4 or 8 threads has written) and word 0; the atomics work
+    // on the thread's own second word.
+    let listing = check(
+        "shader compute
+b0:
+  %0:u32 = load_sysval sv=global_invocation_id comp=0
+  %1:u32 = const 4
+  %2:u32 = imul %0, %1
+  %3:u32 = load_ssbo binding=0 %2
+  store_shared %2, %3
+  %4:u32 = const 256
+  %5:u32 = iadd %2, %4
+  store_shared %5, %3
+  barrier
+  control_barrier
+  %6:u32 = const 1
+  %7:u32 = iadd %0, %6
+  %8:u32 = const 3
+  %9:u32 = and %7, %8
+  %10:u32 = imul %9, %1
+  %11:u32 = load_shared %10
+  %12:u32 = shared_atomic op=add %5, %11
+  %13:u32 = shared_atomic op=cmpxchg %5, %3, %12
+  %14:u32 = load_shared %5
+  %15:u32 = const 0
+  %16:u32 = load_shared %15
+  %17:u32 = iadd %13, %14
+  %18:u32 = iadd %17, %16
+  store_ssbo binding=1 %2, %18
+  ret
+",
+    );
+    assert!(listing.contains("BARRIER"), "{listing}");
+    assert!(listing.contains("workgroup_local_pointer"), "{listing}");
+}
