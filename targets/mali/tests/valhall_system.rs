@@ -197,3 +197,39 @@ b0:
     assert!(listing.contains("BARRIER"), "{listing}");
     assert!(listing.contains("workgroup_local_pointer"), "{listing}");
 }
+
+#[test]
+fn front_facing_is_r58_compared_with_zero() {
+    // The verifier draws front and back faces over its seeds.
+    let listing = check(
+        "shader fragment
+b0:
+  %0:bool = load_sysval sv=front_facing
+  %1:f32 = const 0x3f800000
+  %2:f32 = const 0x40000000
+  %3:f32 = sel %0, %1, %2
+  store_output slot=0 comp=0 %3
+  ret
+",
+    );
+    assert!(listing.contains("r58"), "{listing}");
+}
+
+#[test]
+fn the_local_index_and_the_workgroup_count_come_from_pushed_words() {
+    let listing = check(
+        "shader compute
+b0:
+  %0:u32 = load_sysval sv=local_invocation_index
+  %1:u32 = load_sysval sv=num_workgroups comp=0
+  %2:u32 = load_sysval sv=num_workgroups comp=2
+  %3:u32 = const 4
+  %4:u32 = imul %0, %3
+  %5:u32 = iadd %0, %1
+  %6:u32 = iadd %5, %2
+  store_ssbo binding=0 %4, %6
+  ret
+",
+    );
+    assert!(listing.contains("IMUL"), "{listing}");
+}

@@ -84,6 +84,9 @@ pub enum Preload {
     /// Fragment: the pixel's integer x (low half) and y (high half) (r59,
     /// Mesa's `load_pixel_coord`).
     PixelCoord,
+    /// Fragment: the primitive's facing, zero when it faces front (r58,
+    /// Mesa's `load_front_face` on v9 and v10; v11 adds more flags).
+    Facing,
 }
 
 /// Meta input indices from here on are preloaded registers (index
@@ -106,6 +109,7 @@ impl Preload {
             Preload::LocalIdXY => 55,
             Preload::LocalIdZ => 56,
             Preload::PixelCoord => 59,
+            Preload::Facing => 58,
         }
     }
 
@@ -151,13 +155,15 @@ impl Preload {
             Preload::LocalIdXY,
             Preload::LocalIdZ,
             Preload::PixelCoord,
+            Preload::Facing,
         ];
         all.into_iter().find(|p| {
             p.register() == reg
                 && match p {
-                    Preload::Coverage | Preload::VaryingState | Preload::PixelCoord => {
-                        stage == Stage::Fragment
-                    }
+                    Preload::Coverage
+                    | Preload::VaryingState
+                    | Preload::PixelCoord
+                    | Preload::Facing => stage == Stage::Fragment,
                     Preload::VertexId | Preload::InstanceId => stage == Stage::Vertex,
                     _ => stage == Stage::Compute,
                 }
@@ -283,6 +289,9 @@ pub struct Io {
     pub addresses: Vec<BufferAddress>,
     /// Storage-buffer sizes the shader reads, each in one FAU word.
     pub sizes: Vec<BufferSize>,
+    /// Compute dispatch values pushed into FAU words
+    /// ([`push_driver_words`]).
+    pub driver_words: Vec<DriverWord>,
 }
 
 impl Io {
@@ -1112,17 +1121,195 @@ pub fn address_buffers<'a>(
 }
 
 // ---------------------------------------------------------------------
+// Compute dispatch values the driver pushes
+
+/// A value of the dispatch the driver pushes into a FAU word, as Mesa's
+/// panvk passes the workgroup count in its push-constant system values.
+/// The workgroup size is one too: Mesa knows it when it compiles (NIR
+/// computes the local invocation index from constants), Lathe's IR does
+/// not carry it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DriverValue {
+    /// Component 0..=2 of the workgroup size.
+    WorkgroupSize(u8),
+    /// Component 0..=2 of the dispatch size in workgroups.
+    NumWorkgroups(u8),
+}
+
+/// One [`DriverValue`] and the FAU word `fau` that holds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DriverWord {
+    pub fau: u32,
+    pub value: DriverValue,
+}
+
+/// A shader rewritten by [`push_driver_words`] and the words the driver
+/// pushes for it.
+pub type Pushed<'a> = (Shader<'a, GenericOp>, Vec<DriverWord>);
+
+/// Reads the compute system values no register holds from FAU words the
+/// driver pushes, from word `first_free` on: `num_workgroups` is its
+/// word; `local_invocation_index` is x + size.x * (y + size.y * z) over
+/// the local id (unpacked from r55 and r56 as [`unpack_preloads`] does)
+/// and the workgroup size's words, as NIR lowers it for Mesa. `None`
+/// when the shader reads neither; `unsupported:` when the words do not
+/// fit in the `fau_words` of the file.
+pub fn push_driver_words<'a>(
+    generic: &Shader<'a, GenericOp>,
+    first_free: u32,
+    fau_words: u32,
+) -> Result<Option<Pushed<'a>>, SelectError> {
+    let wanted = |s: &Shader<'_, GenericOp>, i: Inst| {
+        s.stage == Stage::Compute
+            && matches!(
+                s.inst(i).op,
+                Op::Opcode(GenericOp::LoadSysval {
+                    sysval: Sysval::NumWorkgroups | Sysval::LocalInvocationIndex,
+                    ..
+                })
+            )
+    };
+    if !generic.insts_in_order().any(|(_, i)| wanted(generic, i)) {
+        return Ok(None);
+    }
+    let mut copy = working_copy(generic)?;
+    let Some(entry) = copy.entry() else {
+        return Ok(None);
+    };
+    let mut words: Vec<DriverWord> = Vec::new();
+    let mut word = |value: DriverValue| -> Result<u32, SelectError> {
+        if let Some(w) = words.iter().find(|w| w.value == value) {
+            return Ok(w.fau);
+        }
+        let fau = first_free + words.len() as u32;
+        if fau >= fau_words {
+            return Err(unsupported(format!("{value:?} does not fit in the FAU")));
+        }
+        words.push(DriverWord { fau, value });
+        Ok(fau)
+    };
+    // The preloaded local id registers, shared with the meta inputs
+    // [`unpack_preloads`] made (one meta input per register).
+    let mut head: Vec<Inst> = Vec::new();
+    let mut inputs: BTreeMap<Preload, Value> = BTreeMap::new();
+    for &i in copy.block_insts(entry) {
+        if let (Op::Input { index }, Some(v)) = (copy.inst(i).op, copy.inst(i).result) {
+            for p in [Preload::LocalIdXY, Preload::LocalIdZ] {
+                if index == p.meta_index() {
+                    inputs.insert(p, v);
+                }
+            }
+        }
+    }
+    for b in copy.layout().to_vec() {
+        let mut list = Vec::new();
+        for i in copy.block_insts(b).to_vec() {
+            let (Op::Opcode(GenericOp::LoadSysval { sysval, comp }), Some(result)) =
+                (copy.inst(i).op, copy.inst(i).result)
+            else {
+                list.push(i);
+                continue;
+            };
+            let ty = copy.value_type(result);
+            match sysval {
+                Sysval::NumWorkgroups if comp < 3 && wanted(&copy, i) => {
+                    let index = word(DriverValue::NumWorkgroups(comp))?;
+                    copy.inst_mut(i).op = Op::Opcode(GenericOp::LoadUniform { index });
+                }
+                Sysval::LocalInvocationIndex if wanted(&copy, i) => {
+                    let mut emit =
+                        |copy: &mut Shader<'a, GenericOp>, op: GenericOp, args: &[Value]| {
+                            let n = copy.create_inst(Op::Opcode(op), args, &[], None, Some(ty));
+                            list.push(n);
+                            copy.inst(n)
+                                .result
+                                .unwrap_or_else(|| unreachable!("created with a result"))
+                        };
+                    let mut reg =
+                        |copy: &mut Shader<'a, GenericOp>, p: Preload| match inputs.get(&p) {
+                            Some(&v) => v,
+                            None => {
+                                let n = copy.create_inst(
+                                    Op::Input {
+                                        index: p.meta_index(),
+                                    },
+                                    &[],
+                                    &[],
+                                    None,
+                                    Some(Type::U32),
+                                );
+                                head.push(n);
+                                let v = copy
+                                    .inst(n)
+                                    .result
+                                    .unwrap_or_else(|| unreachable!("created with a result"));
+                                inputs.insert(p, v);
+                                v
+                            }
+                        };
+                    let xy = reg(&mut copy, Preload::LocalIdXY);
+                    let zw = reg(&mut copy, Preload::LocalIdZ);
+                    let low = emit(&mut copy, GenericOp::Const { bits: 0xffff }, &[]);
+                    let sixteen = emit(&mut copy, GenericOp::Const { bits: 16 }, &[]);
+                    let x = emit(&mut copy, GenericOp::And, &[xy, low]);
+                    let y = emit(&mut copy, GenericOp::Shr, &[xy, sixteen]);
+                    let z = emit(&mut copy, GenericOp::And, &[zw, low]);
+                    let sx = word(DriverValue::WorkgroupSize(0))?;
+                    let sy = word(DriverValue::WorkgroupSize(1))?;
+                    let sx = emit(&mut copy, GenericOp::LoadUniform { index: sx }, &[]);
+                    let sy = emit(&mut copy, GenericOp::LoadUniform { index: sy }, &[]);
+                    let zy = emit(&mut copy, GenericOp::IMul, &[z, sy]);
+                    let row = emit(&mut copy, GenericOp::IAdd, &[zy, y]);
+                    let rows = emit(&mut copy, GenericOp::IMul, &[row, sx]);
+                    // The sysval instruction itself computes the last step.
+                    copy.inst_mut(i).op = Op::Opcode(GenericOp::IAdd);
+                    copy.set_args(i, &[rows, x]);
+                }
+                _ => {}
+            }
+            list.push(i);
+        }
+        copy.set_block_insts(b, &list);
+    }
+    let mut list = head;
+    list.extend(copy.block_insts(entry).iter().copied());
+    copy.set_block_insts(entry, &list);
+    Ok(Some((copy, words)))
+}
+
+// ---------------------------------------------------------------------
 // System values packed in preloaded registers
 
+/// How a system value is computed from a preloaded register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Unpack {
+    /// The low (`false`) or high (`true`) 16-bit half.
+    Half(bool),
+    /// The centre of the pixel whose coordinate is that half, as f32.
+    PixelCentre(bool),
+    /// True when the register is zero.
+    IsZero,
+}
+
 /// How a system value is computed from a packed preloaded register.
-fn packed_sysval(stage: Stage, sysval: Sysval, comp: u8) -> Option<(Preload, bool, bool)> {
-    // (register, the high half, a pixel centre as f32)
+fn packed_sysval(stage: Stage, sysval: Sysval, comp: u8) -> Option<(Preload, Unpack)> {
     match (stage, sysval, comp) {
-        (Stage::Compute, Sysval::LocalInvocationId, 0) => Some((Preload::LocalIdXY, false, false)),
-        (Stage::Compute, Sysval::LocalInvocationId, 1) => Some((Preload::LocalIdXY, true, false)),
-        (Stage::Compute, Sysval::LocalInvocationId, 2) => Some((Preload::LocalIdZ, false, false)),
-        (Stage::Fragment, Sysval::FragCoord, 0) => Some((Preload::PixelCoord, false, true)),
-        (Stage::Fragment, Sysval::FragCoord, 1) => Some((Preload::PixelCoord, true, true)),
+        (Stage::Compute, Sysval::LocalInvocationId, 0) => {
+            Some((Preload::LocalIdXY, Unpack::Half(false)))
+        }
+        (Stage::Compute, Sysval::LocalInvocationId, 1) => {
+            Some((Preload::LocalIdXY, Unpack::Half(true)))
+        }
+        (Stage::Compute, Sysval::LocalInvocationId, 2) => {
+            Some((Preload::LocalIdZ, Unpack::Half(false)))
+        }
+        (Stage::Fragment, Sysval::FragCoord, 0) => {
+            Some((Preload::PixelCoord, Unpack::PixelCentre(false)))
+        }
+        (Stage::Fragment, Sysval::FragCoord, 1) => {
+            Some((Preload::PixelCoord, Unpack::PixelCentre(true)))
+        }
+        (Stage::Fragment, Sysval::FrontFacing, 0) => Some((Preload::Facing, Unpack::IsZero)),
         _ => None,
     }
 }
@@ -1131,10 +1318,11 @@ fn packed_sysval(stage: Stage, sysval: Sysval, comp: u8) -> Option<(Preload, boo
 /// a register (as Mesa reads them on Valhall): the local invocation id
 /// (x and y in r55, z in r56) and a fragment's position (the pixel's
 /// integer x and y in r59; `frag_coord` is its centre, the pixel plus
-/// 0.5). Each becomes the register's meta input (at the head of the
+/// 0.5), and the facing of a fragment's primitive (front when r58 is
+/// zero). Each becomes the register's meta input (at the head of the
 /// entry block) and the half extracted (`and 0xffff` / `shr 16`), then,
-/// for the position, converted to f32 and offset by 0.5. `None` when the
-/// shader reads no such value.
+/// for the position, converted to f32 and offset by 0.5; the facing is
+/// a compare with zero. `None` when the shader reads no such value.
 pub fn unpack_preloads<'a>(
     generic: &Shader<'a, GenericOp>,
 ) -> Result<Option<Shader<'a, GenericOp>>, SelectError> {
@@ -1158,13 +1346,15 @@ pub fn unpack_preloads<'a>(
     for b in blocks {
         let mut list = Vec::new();
         for i in copy.block_insts(b).to_vec() {
-            let (Some((p, high, centre)), Some(result)) = (packed(&copy, i), copy.inst(i).result)
-            else {
+            let (Some((p, unpack)), Some(result)) = (packed(&copy, i), copy.inst(i).result) else {
                 list.push(i);
                 continue;
             };
             let ty = copy.value_type(result);
-            let int = if centre { Type::U32 } else { ty };
+            let int = match unpack {
+                Unpack::Half(_) => ty,
+                Unpack::PixelCentre(_) | Unpack::IsZero => Type::U32,
+            };
             let mut emit = |copy: &mut Shader<'a, GenericOp>, op: GenericOp, args: &[Value], ty| {
                 let n = copy.create_inst(Op::Opcode(op), args, &[], None, Some(ty));
                 list.push(n);
@@ -1193,33 +1383,38 @@ pub fn unpack_preloads<'a>(
                     v
                 }
             };
-            let half = if high {
-                let k = emit(&mut copy, GenericOp::Const { bits: 16 }, &[], int);
-                emit(&mut copy, GenericOp::Shr, &[reg, k], int)
-            } else {
-                let k = emit(&mut copy, GenericOp::Const { bits: 0xffff }, &[], int);
-                emit(&mut copy, GenericOp::And, &[reg, k], int)
-            };
             // The sysval instruction itself computes the last step.
-            let (op, args) = if centre {
-                let f = emit(&mut copy, GenericOp::Cvt, &[half], Type::F32);
-                let k = emit(
-                    &mut copy,
-                    GenericOp::Const {
-                        bits: 0.5f32.to_bits(),
-                    },
-                    &[],
-                    Type::F32,
-                );
-                (GenericOp::FAdd, vec![f, k])
+            let (op, args) = if let Unpack::Half(high) | Unpack::PixelCentre(high) = unpack {
+                let half = if high {
+                    let k = emit(&mut copy, GenericOp::Const { bits: 16 }, &[], int);
+                    emit(&mut copy, GenericOp::Shr, &[reg, k], int)
+                } else {
+                    let k = emit(&mut copy, GenericOp::Const { bits: 0xffff }, &[], int);
+                    emit(&mut copy, GenericOp::And, &[reg, k], int)
+                };
+                if let Unpack::PixelCentre(_) = unpack {
+                    let f = emit(&mut copy, GenericOp::Cvt, &[half], Type::F32);
+                    let k = emit(
+                        &mut copy,
+                        GenericOp::Const {
+                            bits: 0.5f32.to_bits(),
+                        },
+                        &[],
+                        Type::F32,
+                    );
+                    (GenericOp::FAdd, vec![f, k])
+                } else {
+                    (
+                        GenericOp::Mov {
+                            abs: false,
+                            neg: false,
+                        },
+                        vec![half],
+                    )
+                }
             } else {
-                (
-                    GenericOp::Mov {
-                        abs: false,
-                        neg: false,
-                    },
-                    vec![half],
-                )
+                let k = emit(&mut copy, GenericOp::Const { bits: 0 }, &[], int);
+                (GenericOp::IEq, vec![reg, k])
             };
             copy.inst_mut(i).op = Op::Opcode(op);
             copy.set_args(i, &args);

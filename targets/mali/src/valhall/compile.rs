@@ -148,12 +148,25 @@ pub fn compile_with(
             None => (None, Vec::new()),
         };
     let generic = sized_shader.as_ref().unwrap_or(generic);
+    // Dispatch values no register holds follow the sizes.
+    let first_free = texture_sizes
+        .iter()
+        .map(|w| w.fau + abi::textures::SIZE_WORDS)
+        .max()
+        .unwrap_or(first_free);
+    let (driver_shader, driver_words) =
+        match abi::push_driver_words(generic, first_free, fau_words)? {
+            Some((shader, words)) => (Some(shader), words),
+            None => (None, Vec::new()),
+        };
+    let generic = driver_shader.as_ref().unwrap_or(generic);
     let mut out = compile_goal(generic, target, options)?;
     out.io.pushed = pushed;
     out.io.textures = textures;
     out.io.texture_sizes = texture_sizes;
     out.io.addresses = addresses;
     out.io.sizes = sizes;
+    out.io.driver_words = driver_words;
     Ok(out)
 }
 

@@ -38,7 +38,7 @@ use lathe_isa::sim_io::{
 };
 
 use super::abi::textures::{SIZE_WORDS, SizeWords, SizedResource};
-use super::abi::{BufferKind, Io, Preload};
+use super::abi::{BufferKind, DriverValue, Io, Preload};
 use super::compile::Output;
 use super::select::Port;
 use super::sim::{self, Machine, SimError};
@@ -210,7 +210,9 @@ impl GpuIo for ShaderIo {
 }
 
 /// The base address the harness gives the `k`th addressed buffer (its
-/// own 4 GiB window, so no buffer overlaps another).
+/// own 4 GiB window, so no buffer overlaps another). The special values
+/// start zeroed, so the workgroup-local pointer is 0 and shared memory
+/// is the first window, which no buffer uses.
 fn buffer_base(k: usize) -> u64 {
     (k as u64 + 1) << 32
 }
@@ -258,6 +260,16 @@ impl Executor for ValhallProgram<'_> {
     ) -> Result<Vec<Outcome>, ExecError> {
         let out = self.out;
         let mut m = sim::machine(threads.len());
+        // The run is the first threads of one workgroup (x fastest): the
+        // smallest box that holds their local ids gives each of them the
+        // local index the declared size gives.
+        let workgroup: [u32; 3] = std::array::from_fn(|c| {
+            threads
+                .iter()
+                .map(|t| t.sysvals.local_invocation_id[c] + 1)
+                .max()
+                .unwrap_or(1)
+        });
         for (lane, inv) in threads.iter().enumerate() {
             for (k, &bits) in inv.uniforms.iter().enumerate() {
                 let (file, half, n) = register(&m, &format!("u{k}"))?;
@@ -288,6 +300,14 @@ impl Executor for ValhallProgram<'_> {
                     let (file, half, n) = register(&m, &format!("u{}", w.fau + k as u32))?;
                     m.set(file, half, n, lane, bits);
                 }
+            }
+            for w in &out.io.driver_words {
+                let bits = match w.value {
+                    DriverValue::WorkgroupSize(c) => workgroup[usize::from(c)],
+                    DriverValue::NumWorkgroups(c) => inv.sysvals.num_workgroups[usize::from(c)],
+                };
+                let (file, half, n) = register(&m, &format!("u{}", w.fau))?;
+                m.set(file, half, n, lane, bits);
             }
             for size in &out.io.sizes {
                 let bytes = memory
@@ -329,6 +349,8 @@ impl Executor for ValhallProgram<'_> {
                         (x & 0xffff) | (y << 16)
                     }
                     Preload::LocalIdZ => inv.sysvals.local_invocation_id[2] & 0xffff,
+                    // Zero for a primitive that faces front.
+                    Preload::Facing => u32::from(!inv.sysvals.front_facing),
                     // The pixel whose centre the position is.
                     Preload::PixelCoord => {
                         let [x, y, ..] = inv.sysvals.frag_coord;
