@@ -913,8 +913,9 @@ fn local_storage_pointers_address_private_and_shared_memory() {
     .unwrap();
     let h = m.io_as::<prim::Harness>().unwrap();
     for lane in 0..4 {
-        // Private memory is per thread; shared memory is one, and the
-        // last thread's store wins.
+        // Private memory is per thread; shared memory is global memory
+        // at the workgroup pointer, one word, and the last thread's
+        // store wins.
         assert_eq!(lanes(&m, "r2")[lane], 10 + lane as u32);
         assert_eq!(
             h.word(prim::Space::Private, 0, lane, 0x108),
@@ -922,6 +923,11 @@ fn local_storage_pointers_address_private_and_shared_memory() {
         );
         assert_eq!(lanes(&m, "r3")[lane], 23);
     }
-    assert_eq!(h.word(prim::Space::Shared, 0, 0, 0x3c), 23);
+    assert_eq!(h.word(prim::Space::Global, 0, 0, 0x3c), 23);
+    assert_eq!(
+        h.word(prim::Space::Shared, 0, 0, 0x3c),
+        0,
+        "no separate space"
+    );
     assert_eq!(h.word(prim::Space::Global, 0, 0, 0x108), 0, "not global");
 }
