@@ -241,10 +241,13 @@ pub enum TexOp {
     SampleFaceBias,
     /// [`TexOp::SampleLod`] addressed as [`TexOp::SampleFace`].
     SampleFaceLod,
+    /// Sample with explicit gradients (the extra values: the d/dx then
+    /// d/dy vectors, as the instruction lays them out).
+    SampleGrad,
 }
 
 impl TexOp {
-    pub const ALL: [TexOp; 13] = [
+    pub const ALL: [TexOp; 14] = [
         TexOp::Sample,
         TexOp::SampleBias,
         TexOp::SampleLod,
@@ -258,6 +261,7 @@ impl TexOp {
         TexOp::SampleFace,
         TexOp::SampleFaceBias,
         TexOp::SampleFaceLod,
+        TexOp::SampleGrad,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -274,6 +278,7 @@ impl TexOp {
             TexOp::SampleFace => "sample_face",
             TexOp::SampleFaceBias => "sample_face_bias",
             TexOp::SampleFaceLod => "sample_face_lod",
+            TexOp::SampleGrad => "sample_grad",
         }
     }
 }
@@ -723,7 +728,7 @@ impl GpuIo for Harness {
             None => texel,
         };
         Ok(match req.op {
-            TexOp::Sample | TexOp::SampleBias | TexOp::SampleLod
+            TexOp::Sample | TexOp::SampleBias | TexOp::SampleLod | TexOp::SampleGrad
                 if layered || req.coords.len() > 2 =>
             {
                 let values: Vec<f32> = req.coords.iter().map(|&b| f32::from_bits(b)).collect();
@@ -745,7 +750,9 @@ impl GpuIo for Harness {
                 let [x, y, z] = f.pos.map(|p| p.floor() as i64);
                 compared(t.texel_at(x, y, z, f.layer), reference).map(float)
             }
-            TexOp::Sample | TexOp::SampleBias | TexOp::SampleLod => texel(c(0), c(1)).map(float),
+            TexOp::Sample | TexOp::SampleBias | TexOp::SampleLod | TexOp::SampleGrad => {
+                texel(c(0), c(1)).map(float)
+            }
             TexOp::Fetch if layered => {
                 // Integer x, y, then z (3D) or the layer (arrays).
                 let i = |k: usize| coord(k) as i32 as i64;

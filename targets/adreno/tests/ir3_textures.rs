@@ -273,3 +273,37 @@ fn compare_samples_agree() {
         }
     }
 }
+
+/// Explicit-gradient samples (`samgq`): the gradients follow the
+/// coordinates padded to four registers in one group.
+#[test]
+fn gradient_samples_agree() {
+    for (shape, coords, fracted) in [("", 2, 2), ("array", 3, 2)] {
+        let mut s = String::from("shader fragment\nb0:\n");
+        let mut lanes = Vec::new();
+        for k in 0..coords + 4 {
+            s += &format!(
+                "  %i{k}:f32 = load_input slot={} comp={} interp=smooth\n",
+                k / 4,
+                k % 4
+            );
+            if k < fracted {
+                s += &format!("  %c{k}:f32 = fract %i{k}\n");
+                lanes.push(format!("%c{k}"));
+            } else {
+                lanes.push(format!("%i{k}"));
+            }
+        }
+        let dy = lanes.split_off(coords + 2);
+        let dx = lanes.split_off(coords);
+        s += &format!("  %co:f32x{coords} = collect {}\n", lanes.join(", "));
+        s += &format!("  %dx:f32x2 = collect {}\n", dx.join(", "));
+        s += &format!("  %dy:f32x2 = collect {}\n", dy.join(", "));
+        s += &format!("  %r:f32x4 = sample texture=0 sampler=0 {shape} lod=grad %co, %dx, %dy\n");
+        for c in 0..4 {
+            s +=
+                &format!("  %o{c}:f32 = split lane={c} %r\n  store_output slot=0 comp={c} %o{c}\n");
+        }
+        check(&(s + "  ret\n"));
+    }
+}
