@@ -379,6 +379,14 @@ impl<S: MachineSpec> MachineOp<S> {
         self.value_operands(Role::Dst).next()
     }
 
+    /// The IR source read from the result's register: a field the spec
+    /// marks `tied` is both the destination and this source.
+    pub fn tied_source(&self) -> Option<usize> {
+        let dst = self.destination()?;
+        self.value_operands(Role::Src)
+            .position(|o| o.field.name == dst.field.name)
+    }
+
     /// The raw value of modifier field `key` (lower-case, as in IR text:
     /// `ss`, `rpt`), if the instruction has it.
     pub fn modifier(&self, key: &str) -> Option<u64> {

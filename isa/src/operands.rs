@@ -172,12 +172,27 @@ impl Isa {
                         (None, FieldType::Sub(tree, _)) => self.forms(*tree),
                         (None, _) => vec![(None, Vec::new())],
                     };
+                    // A tied destination is read first: a source too,
+                    // listed right after it.
+                    let tied = role == Role::Dst
+                        && truthy(f.meta.iter().find(|(k, _)| k == "tied").map(|(_, v)| v));
+                    if tied {
+                        found.push((
+                            f.span.start,
+                            f.span.file,
+                            Operand {
+                                field: f.name.clone(),
+                                role,
+                                forms: forms.clone(),
+                            },
+                        ));
+                    }
                     found.push((
                         f.span.start,
                         f.span.file,
                         Operand {
                             field: f.name.clone(),
-                            role,
+                            role: if tied { Role::Src } else { role },
                             forms,
                         },
                     ));

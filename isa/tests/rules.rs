@@ -169,3 +169,22 @@ fn a_collect_takes_single_lanes_of_a_vector_in_any_order() {
         "t.rules:5:104: error: `$r` is no vector with a lane 0"
     );
 }
+
+#[test]
+fn a_tied_operand_is_written_as_the_result_and_its_source() {
+    // atomic.b's SRC1 is `tied`: the operand read where the old word goes.
+    let r = checked_of(
+        "rule t: ssbo_atomic[binding=$b, op=add](off: u32, v: u32): u32 => { atomic.b.add.untyped.1d.u32.1.uniform $dst=$v, $off, $off; }",
+    );
+    let slot = |n: &str| r.slots.iter().position(|s| s.name == n).unwrap() as u8;
+    assert_eq!(r.insts[0].dst, Some(0));
+    assert_eq!(r.insts[0].srcs, [slot("v"), slot("off"), slot("off")]);
+    // Naming only the result leaves the source out.
+    let text = "rules ir3 gen a6xx..;\ntype u32 = gpr \"u32\" 32;\nrule t: ssbo_atomic[binding=$b, op=add](off: u32, v: u32): u32 => { atomic.b.add.untyped.1d.u32.1.uniform $dst, $off, $off; }\n";
+    let file = lathe_isa::rules::parse_str("t.rules", text).unwrap();
+    let e = check(&ir3(), &file).err().expect("checked clean").0[0].headline();
+    assert!(
+        e.contains("has 4 register operand(s) but the template names 3"),
+        "{e}"
+    );
+}

@@ -1642,6 +1642,15 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 self.move_to(b, v, u, pinned)?;
             }
         }
+        // A tied operand's register becomes the result's: one that lives
+        // on (or is read twice here) is copied first, and the copy dies.
+        let bi = b.index() as u32;
+        let tied_unit = match (result, self.t.tied_operand(&op)) {
+            (Some(r), Some(k)) if k < nargs => {
+                Some(self.tie(b, pos, operands, k, r, pinned, &mut renamed)?)
+            }
+            _ => None,
+        };
         // A register group is formed where its result goes: the collect's
         // operands are moved or copied into their slots first.
         let group_at = match (op, result) {
@@ -1668,7 +1677,6 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         // Operands dying here free their registers for the result, and so
         // do the copies made for this instruction.
         self.dying.append(&mut self.temps);
-        let bi = b.index() as u32;
         let mut dead = std::mem::take(&mut self.dead);
         dead.clear();
         let dies = |v: Value| self.next_use(v, pos + 1).is_none() && self.val(v).out_stamp != bi;
@@ -1708,6 +1716,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                     }
                     u
                 }
+                None if tied_unit.is_some() => tied_unit.unwrap_or(0),
                 None => {
                     match group_at.or_else(|| self.find_free(info.class, info.units as u32, &[])) {
                         Some(u) => u,
@@ -1759,6 +1768,54 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         }
         self.dead = dead;
         Ok(())
+    }
+
+    /// The unit the result `r` of an instruction at `pos` takes for its
+    /// tied operand `k`: the operand's own when it dies here and is read
+    /// once, else a copy's made now (it dies here; the name read goes to
+    /// `renamed`).
+    #[allow(clippy::too_many_arguments)]
+    fn tie(
+        &mut self,
+        b: Block,
+        pos: u32,
+        operands: &[Value],
+        k: usize,
+        r: Value,
+        pinned: &[Value],
+        renamed: &mut Vec<(usize, Value)>,
+    ) -> Result<u32, RaError> {
+        let v = operands[k];
+        let (have, want) = (*self.val(v), *self.val(r));
+        if have.class != want.class || have.units != want.units {
+            return Err(RaError::Unsupported(
+                "a tied operand in another register class than its result".into(),
+            ));
+        }
+        let bi = b.index() as u32;
+        let dies = self.next_use(v, pos + 1).is_none()
+            && have.out_stamp != bi
+            && operands.iter().filter(|&&o| o == v).count() == 1
+            && !renamed.iter().any(|&(j, _)| j == k);
+        if dies && let Some(u) = self.unit_of(v) {
+            return Ok(u);
+        }
+        let n = have.units as u32;
+        let u = self.make_room(b, have.class, n, pinned, pos)?;
+        let name = renamed
+            .iter()
+            .find(|&&(j, _)| j == k)
+            .map_or(self.val(v).name, |&(_, c)| c);
+        let copy = self.t.copy(have.ty);
+        let i = self.new_def(Op::Opcode(copy), (&[name], None), v, u, Edit::Copy);
+        self.alloc.copies += 1;
+        self.push_new(b, i);
+        let f = have.class.file.index();
+        self.high[f] = self.high[f].max(u + n);
+        self.temps.push((u, n));
+        renamed.retain(|&(j, _)| j != k);
+        renamed.push((k, self.s.inst(i).result.unwrap_or(Value(0))));
+        Ok(u)
     }
 
     /// Place a collect's operands where its group `r` goes: the aligned

@@ -215,6 +215,15 @@ pub trait TargetFacts<O: Opcode> {
         None
     }
 
+    /// The operand of `op` that is read from the register its result is
+    /// written to (a tied operand: the spec names one field as both), so
+    /// register allocation gives the result that operand's register.
+    /// `None` (the default): no operand is tied.
+    fn tied_operand(&self, op: &Op<O>) -> Option<usize> {
+        let _ = op;
+        None
+    }
+
     /// Threads (waves) in flight when a shader uses `units` units of the
     /// allocated file `file`; non-increasing in `units`.
     fn occupancy(&self, file: FileId, units: u32) -> u32;

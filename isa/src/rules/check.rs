@@ -735,6 +735,15 @@ impl Cx<'_> {
                     };
                     found.push((slot as u8, at, first, None));
                     piece.push_str(&sample);
+                    // `$dst=$v` at a tied operand: the result written
+                    // where the source `$v` is read, one register.
+                    if let Some((tied, to)) = self.tied_source(b, text, span, end) {
+                        let at = Span::new(span.file, span.start + end + 1, span.start + to);
+                        found.push((tied as u8, at, first, None));
+                        out.push_str(&sample);
+                        i = to;
+                        continue;
+                    }
                 }
                 out.push_str(&sample);
                 i = end;
@@ -754,6 +763,35 @@ impl Cx<'_> {
             registers: found,
             pieces,
         })
+    }
+
+    /// The slot of `$v` in `=$v` at byte `at` of `text`, and the byte
+    /// after it.
+    fn tied_source(
+        &mut self,
+        b: &Builder,
+        text: &str,
+        span: Span,
+        at: usize,
+    ) -> Option<(usize, usize)> {
+        let rest = text.get(at..)?.strip_prefix("=$")?;
+        let len = rest
+            .bytes()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == b'_')
+            .count();
+        let name = &rest[..len];
+        let to = at + 2 + len;
+        match b.slots.iter().position(|s| s.name == name) {
+            Some(k) if !matches!(b.slots[k].kind, SlotKind::Literal { .. }) => Some((k, to)),
+            _ => {
+                let where_ = Span::new(span.file, span.start + at + 1, span.start + to);
+                self.err(
+                    where_,
+                    format!("`${name}` is no register bound by the pattern or a `let`"),
+                );
+                None
+            }
+        }
     }
 
     fn template(

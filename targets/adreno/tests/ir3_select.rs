@@ -596,6 +596,40 @@ b0:
   store_output slot=10 comp=0 %16
   ret
 ",
+        // Storage-buffer atomics (atomic.b, the operand's register tied to
+        // the result): operands that die at the atomic and ones that live
+        // on (%0, %2, read again later), every op but cmpxchg.
+        "shader compute
+b0:
+  %0:u32 = load_sysval sv=local_invocation_id comp=0
+  %1:u32 = const 4
+  %2:u32 = imul %0, %1
+  %3:u32 = const 8
+  %4:u32 = ssbo_atomic binding=0 op=add %3, %0
+  %5:u32 = ssbo_atomic binding=0 op=umax %2, %1
+  %6:i32 = const -3
+  %7:i32 = ssbo_atomic binding=0 op=imin %2, %6
+  %8:i32 = const 509
+  %9:i32 = ssbo_atomic binding=0 op=imax %3, %8
+  %10:u32 = ssbo_atomic binding=0 op=and %2, %0
+  %11:u32 = ssbo_atomic binding=0 op=or %3, %2
+  %12:u32 = ssbo_atomic binding=0 op=xor %2, %1
+  %13:u32 = const 12
+  %14:u32 = ssbo_atomic binding=0 op=umin %13, %1
+  %15:u32 = ssbo_atomic binding=0 op=xchg %2, %0
+  %16:u32 = iadd %0, %4
+  %17:u32 = iadd %2, %15
+  store_output slot=0 comp=0 %16
+  store_output slot=1 comp=0 %5
+  store_output slot=2 comp=0 %7
+  store_output slot=3 comp=0 %9
+  store_output slot=4 comp=0 %10
+  store_output slot=5 comp=0 %11
+  store_output slot=6 comp=0 %12
+  store_output slot=7 comp=0 %14
+  store_output slot=8 comp=0 %17
+  ret
+",
     ];
     for text in cases {
         let arena = lathe_ir::Bump::new();

@@ -325,12 +325,26 @@ fn role_fields(isa: &Isa, leaf: EncId, word: u64) -> Vec<RoleField<'_>> {
                     lathe_isa::ast::MetaValue::Ident(s) => Some(s.clone()),
                     _ => None,
                 });
+            // A tied destination is read too (`tied = true`).
+            let tied = role.as_deref() == Some("dst")
+                && field.meta.iter().any(|(k, v)| {
+                    k == "tied" && matches!(v, lathe_isa::ast::MetaValue::Ident(b) if b == "true")
+                });
             if let Some(role) = role {
                 out.push((
                     field.name.clone(),
                     &field.ty,
                     field.extract(word),
                     role,
+                    file.clone(),
+                ));
+            }
+            if tied {
+                out.push((
+                    field.name.clone(),
+                    &field.ty,
+                    field.extract(word),
+                    "src".to_string(),
                     file,
                 ));
             }

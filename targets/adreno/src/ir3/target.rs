@@ -350,6 +350,11 @@ impl TargetFacts<MachineOp> for Ir3Target {
         )
     }
 
+    /// A destination field the spec marks `tied` (atomic.b's SRC1).
+    fn tied_operand(&self, op: &Op<MachineOp>) -> Option<usize> {
+        Self::op_info(op)?.tied_source()
+    }
+
     fn operand_forms(&self, op: &Op<MachineOp>, operand: usize) -> OperandForms {
         let Some(o) = Self::op_info(op).and_then(|m| m.source(operand)) else {
             return OperandForms::default();
