@@ -182,7 +182,10 @@ fn a_tied_operand_is_written_as_the_result_and_its_source() {
     // Naming only the result leaves the source out.
     let text = "rules ir3 gen a6xx..;\ntype u32 = gpr \"u32\" 32;\nrule t: ssbo_atomic[binding=$b, op=add](off: u32, v: u32): u32 => { atomic.b.add.untyped.1d.u32.1.uniform $dst, $off, $off; }\n";
     let file = lathe_isa::rules::parse_str("t.rules", text).unwrap();
-    let e = check(&ir3(), &file).err().expect("checked clean").0[0].headline();
+    let e = match check(&ir3(), &file) {
+        Ok(_) => panic!("checked clean"),
+        Err(e) => e.0[0].headline(),
+    };
     assert!(
         e.contains("has 4 register operand(s) but the template names 3"),
         "{e}"
