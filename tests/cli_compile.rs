@@ -121,12 +121,12 @@ fn print_after_names_the_stage_and_rejects_unknown_ones() {
 fn what_the_backend_does_not_cover_fails_with_unsupported() {
     let dir = std::env::temp_dir().join(format!("lathe-cli-compile-ubo-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let shader = dir.join("atomic.wgsl");
-    // A storage-buffer atomic: neither backend's selection covers them yet.
+    let shader = dir.join("image.wgsl");
+    // An image store: neither backend's selection covers them yet.
     std::fs::write(
         &shader,
-        "struct B { n: atomic<u32> }\n@group(0) @binding(0) var<storage, read_write> b: B;\n\
-         @compute @workgroup_size(1) fn main() { atomicAdd(&b.n, 1u); }\n",
+        "@group(0) @binding(0) var img: texture_storage_2d<rgba8unorm, write>;\n\
+         @compute @workgroup_size(1) fn main() { textureStore(img, vec2<i32>(0, 0), vec4<f32>(1.0)); }\n",
     )
     .unwrap();
     let out = lathe(&["compile", "--gpu", "a630", shader.to_str().unwrap()]);
