@@ -976,7 +976,7 @@ pub const IO_EFFECTS: &[(&str, &[IoArg], &str)] = {
                 Value,
                 Value,
             ],
-            "message(KIND, DST, [N], SRC, [M], A, B, C): a message to a fixed-function unit: M registers from SRC go out, N registers from DST come back (either group may be `none`); KIND is attribute (A index, B vertex, C instance), atest (A coverage, B alpha as f32 bits, C the ATEST datum), blend (A render target, B coverage; SRC the colour), frag_coord (the fragment's x, y, z, 1/w from component A) or point_coord (the point-sprite x, y)",
+            "message(KIND, DST, [N], SRC, [M], A, B, C): a message to a fixed-function unit: M registers from SRC go out, N registers from DST come back (either group may be `none`); KIND is attribute (A index, B vertex, C instance), atest (A coverage, B alpha as f32 bits, C the ATEST datum), blend (A render target, B coverage; SRC the colour), frag_coord (the fragment's x, y, z, 1/w from component A), point_coord (the point-sprite x, y), texel_address (three words: the 64-bit address and the conversion word of the texel at 16-bit coordinates A (x, y) and B (z or sample, layer) of image descriptor C) convert_store (SRC stored at the 64-bit address A as conversion word B says) or texel_load (the texel at A, B of image descriptor C as texel_address addresses it)",
         ),
         (
             "output",

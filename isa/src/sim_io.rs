@@ -97,15 +97,28 @@ pub enum MsgKind {
     FragCoord,
     /// The point-sprite coordinate (x, y as f32).
     PointCoord,
+    /// The 64-bit address (low, high word) and the conversion word of
+    /// the texel at 16-bit coordinates `a` (x, y) and `b` (z or sample,
+    /// layer) of image descriptor `c` (see [`GpuIo::texel_address`]).
+    TexelAddress,
+    /// The input group stored at 64-bit address `a` converted as
+    /// conversion word `b` says (see [`GpuIo::convert_store`]).
+    ConvertStore,
+    /// The texel at 16-bit coordinates `a`, `b` (as [`MsgKind::TexelAddress`])
+    /// of image descriptor `c`, up to four 32-bit components.
+    TexelLoad,
 }
 
 impl MsgKind {
-    pub const ALL: [MsgKind; 5] = [
+    pub const ALL: [MsgKind; 8] = [
         MsgKind::Attribute,
         MsgKind::Atest,
         MsgKind::Blend,
         MsgKind::FragCoord,
         MsgKind::PointCoord,
+        MsgKind::TexelAddress,
+        MsgKind::ConvertStore,
+        MsgKind::TexelLoad,
     ];
     /// The keyword of the semantics language.
     pub fn name(self) -> &'static str {
@@ -115,6 +128,9 @@ impl MsgKind {
             MsgKind::Blend => "blend",
             MsgKind::FragCoord => "frag_coord",
             MsgKind::PointCoord => "point_coord",
+            MsgKind::TexelAddress => "texel_address",
+            MsgKind::ConvertStore => "convert_store",
+            MsgKind::TexelLoad => "texel_load",
         }
     }
 }
@@ -416,6 +432,43 @@ pub trait GpuIo: std::any::Any + fmt::Debug {
     fn point_coord(&mut self, lane: usize) -> Result<[u32; 2], IoError> {
         let _ = lane;
         Err(IoError::unsupported("point coordinates"))
+    }
+    /// Where texel `(x, y, z or sample, layer)` of image `descriptor`
+    /// lives (an ISA's resource-table encoding): its 64-bit address (low,
+    /// high word) and a conversion word that [`GpuIo::convert_store`]
+    /// reads back. What the word holds is the I/O side's (the hardware's
+    /// is not documented).
+    fn texel_address(
+        &mut self,
+        lane: usize,
+        coords: [u32; 4],
+        descriptor: u32,
+    ) -> Result<[u32; 3], IoError> {
+        let _ = (lane, coords, descriptor);
+        Err(IoError::unsupported("image texel addresses"))
+    }
+    /// Texel `(x, y, z or sample, layer)` of image `descriptor` (as
+    /// [`GpuIo::texel_address`]) as 32-bit register values.
+    fn texel_load(
+        &mut self,
+        lane: usize,
+        coords: [u32; 4],
+        descriptor: u32,
+    ) -> Result<[u32; 4], IoError> {
+        let _ = (lane, coords, descriptor);
+        Err(IoError::unsupported("image loads"))
+    }
+    /// Stores `data` (32-bit register values) at `address` converted to
+    /// the format conversion word `conversion` names.
+    fn convert_store(
+        &mut self,
+        lane: usize,
+        address: u64,
+        conversion: u32,
+        data: &[u32],
+    ) -> Result<(), IoError> {
+        let _ = (lane, address, conversion, data);
+        Err(IoError::unsupported("converting stores"))
     }
 }
 
@@ -1232,6 +1285,19 @@ impl Machine {
                 .frag_coord(lane)
                 .map(|v| v.get(a32 as usize..).unwrap_or_default().to_vec()),
             MsgKind::PointCoord => self.io.point_coord(lane).map(|v| v.to_vec()),
+            MsgKind::TexelAddress | MsgKind::TexelLoad => {
+                let half = |w: u32, k: u32| (w >> (16 * k)) & 0xffff;
+                let coords = [half(a32, 0), half(a32, 1), half(b32, 0), half(b32, 1)];
+                if kind == MsgKind::TexelLoad {
+                    self.io.texel_load(lane, coords, c32).map(|v| v.to_vec())
+                } else {
+                    self.io.texel_address(lane, coords, c32).map(|v| v.to_vec())
+                }
+            }
+            MsgKind::ConvertStore => self
+                .io
+                .convert_store(lane, a, b32, &data)
+                .map(|()| Vec::new()),
         }
         .map_err(|e| Machine::io_err(pc, e))?;
         if let Some((o, n)) = dst {

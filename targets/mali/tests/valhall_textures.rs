@@ -392,3 +392,51 @@ b0:
     assert!(listing.contains("RSHIFT_OR"), "{listing}");
     assert_eq!(compared, 12, "{listing}");
 }
+
+/// Storage images: each thread loads the texel at its pixel (distinct
+/// per thread), scales it and stores it to another image, through
+/// LD_TEX_IMM and LEA_TEX_IMM + ST_CVT; the verifier compares both
+/// images word by word, so a texel addressed, loaded or stored wrongly
+/// (or an image named by another descriptor) fails.
+#[test]
+fn image_loads_and_stores_verify() {
+    for (ty, scale) in [
+        (
+            "f32",
+            "%k:f32 = const 2.0\n  %r:f32x4 = collect %a0, %a1, %a2, %a3",
+        ),
+        ("u32", "%r:u32x4 = collect %t0, %t1, %t2, %t3"),
+    ] {
+        let mut text = format!(
+            "shader fragment
+b0:
+  %fx:f32 = load_sysval sv=frag_coord comp=0
+  %fy:f32 = load_sysval sv=frag_coord comp=1
+  %x:i32 = cvt %fx
+  %y:i32 = cvt %fy
+  %c:i32x2 = collect %x, %y
+  %t:{ty}x4 = image_load image=0 %c
+"
+        );
+        for k in 0..4 {
+            text += &format!("  %t{k}:{ty} = split lane={k} %t\n");
+        }
+        if ty == "f32" {
+            for k in 0..4 {
+                text += &format!("  %a{k}:f32 = fmul %t{k}, %k\n");
+            }
+        }
+        text += &format!("  {scale}\n  image_store image=1 %c, %r\n  ret\n");
+        let text = text.replace("%k:f32 = const 2.0\n  %r", "%r").replacen(
+            "  %t:",
+            "  %k:f32 = const 2.0\n  %t:",
+            usize::from(ty == "f32"),
+        );
+        let (listing, compared) = check(&text);
+        assert!(listing.contains("LD_TEX_IMM.v4"), "{listing}");
+        assert!(listing.contains("LEA_TEX_IMM.slot"), "{listing}");
+        assert!(listing.contains(".v4.auto"), "{listing}");
+        // Two 4×4 images of four words.
+        assert_eq!(compared, 2 * 64, "{text}\n{listing}");
+    }
+}

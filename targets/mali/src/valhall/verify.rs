@@ -37,7 +37,7 @@ use lathe_isa::sim_io::{
     Access, AtomicOp, GpuIo, Harness, Interp, IoError, Space, TexRequest, Texture,
 };
 
-use super::abi::textures::{SIZE_WORDS, SizeWords, SizedResource};
+use super::abi::textures::{IMAGE_TABLE, SIZE_WORDS, SizeWords, SizedResource};
 use super::abi::{BufferKind, DriverValue, Io, Preload};
 use super::compile::Output;
 use super::select::Port;
@@ -69,6 +69,9 @@ impl<'c> ValhallProgram<'c> {
 #[derive(Debug, Default)]
 pub struct ShaderIo {
     pub harness: Harness,
+    /// The storage images, by index, each in global memory at
+    /// [`image_base`].
+    images: Vec<lathe_ir::Image>,
     /// Per lane, varying component slot (`4 * location + component`) or
     /// attribute `(location, component)` → bits as the load delivers them.
     inputs: Vec<HashMap<(u16, u8), u32>>,
@@ -112,6 +115,7 @@ impl ShaderIo {
             .collect();
         ShaderIo {
             harness: Harness::default(),
+            images: Vec::new(),
             inputs,
             positions,
         }
@@ -180,6 +184,84 @@ impl GpuIo for ShaderIo {
     fn texture(&mut self, lane: usize, req: &TexRequest) -> Result<[u32; 4], IoError> {
         self.harness.texture(lane, req)
     }
+    /// Image `index` of table [`IMAGE_TABLE`] (Mesa's resource handle):
+    /// texel `(x, y, z or sample, layer)` at [`image_base`] plus 16 bytes
+    /// per texel in the interpreter's order (sample fastest, then x, y, z,
+    /// layer); the conversion word is the image's words per texel.
+    fn texel_address(
+        &mut self,
+        _lane: usize,
+        [x, y, third, layer]: [u32; 4],
+        descriptor: u32,
+    ) -> Result<[u32; 3], IoError> {
+        let (table, index) = (descriptor >> 24, descriptor & 0xff_ffff);
+        let image = self
+            .images
+            .get(index as usize)
+            .filter(|_| table == IMAGE_TABLE)
+            .ok_or_else(|| IoError(format!("no image {index} in resource table {table}")))?;
+        let (z, sample) = if image.samples > 1 {
+            (0, third)
+        } else {
+            (third, 0)
+        };
+        let inside = x < image.width
+            && y < image.height
+            && z < image.depth.max(1)
+            && layer < image.layers.max(1)
+            && sample < image.samples.max(1);
+        if !inside {
+            return Err(IoError(format!(
+                "texel ({x}, {y}, {third}, {layer}) is outside image {index}"
+            )));
+        }
+        let texel = (((u64::from(layer) * u64::from(image.depth.max(1)) + u64::from(z))
+            * u64::from(image.height)
+            + u64::from(y))
+            * u64::from(image.width)
+            + u64::from(x))
+            * u64::from(image.samples.max(1))
+            + u64::from(sample);
+        let address = image_base(index as usize) + TEXEL_BYTES * texel;
+        Ok([
+            address as u32,
+            (address >> 32) as u32,
+            u32::from(image.channels),
+        ])
+    }
+    /// The texel [`ShaderIo::texel_address`] addresses, its words read
+    /// back from global memory (the verifier's images hold 32-bit words).
+    fn texel_load(
+        &mut self,
+        lane: usize,
+        coords: [u32; 4],
+        descriptor: u32,
+    ) -> Result<[u32; 4], IoError> {
+        let [lo, hi, _] = self.texel_address(lane, coords, descriptor)?;
+        let at = u64::from(lo) | (u64::from(hi) << 32);
+        Ok(std::array::from_fn(|c| {
+            self.harness.word(Space::Global, 0, lane, at + 4 * c as u64)
+        }))
+    }
+    /// The words of a texel the conversion word's count says (the
+    /// verifier's images hold 32-bit words).
+    fn convert_store(
+        &mut self,
+        _lane: usize,
+        address: u64,
+        conversion: u32,
+        data: &[u32],
+    ) -> Result<(), IoError> {
+        if conversion == 0 || conversion > 4 {
+            return Err(IoError(format!(
+                "conversion word {conversion} was not made by LEA_TEX"
+            )));
+        }
+        let n = (conversion as usize).min(data.len());
+        self.harness
+            .write_words(Space::Global, 0, address, &data[..n]);
+        Ok(())
+    }
     fn frag_coord(&mut self, lane: usize) -> Result<[u32; 4], IoError> {
         self.position(lane).map(|p| p.0)
     }
@@ -216,6 +298,15 @@ impl GpuIo for ShaderIo {
 fn buffer_base(k: usize) -> u64 {
     (k as u64 + 1) << 32
 }
+
+/// The base address of storage image `k` (windows above the buffers').
+fn image_base(k: usize) -> u64 {
+    (k as u64 + 0x100) << 32
+}
+
+/// Bytes per texel of an image in global memory (four 32-bit words,
+/// whatever the format stores).
+const TEXEL_BYTES: u64 = 16;
 
 /// The size words the driver pushes for `resource`
 /// ([`SizeWords::words`]): level 0 of the texture or image the
@@ -378,6 +469,17 @@ impl Executor for ValhallProgram<'_> {
                     .write_words(Space::Global, 0, buffer_base(k), words);
             }
         }
+        for (k, image) in memory.images.iter().enumerate() {
+            for (n, texel) in image.texels.iter().enumerate() {
+                io.harness.write_words(
+                    Space::Global,
+                    0,
+                    image_base(k) + TEXEL_BYTES * n as u64,
+                    texel,
+                );
+            }
+        }
+        io.images = memory.images.clone();
         io.harness.textures = shared
             .map_or(&[][..], |i| &i.textures)
             .iter()
@@ -450,6 +552,15 @@ impl Executor for ValhallProgram<'_> {
                     *w = io
                         .harness
                         .word(Space::Global, 0, 0, buffer_base(k) + 4 * n as u64);
+                }
+            }
+        }
+        for (k, image) in memory.images.iter_mut().enumerate() {
+            let words = usize::from(image.channels).min(4);
+            for (n, texel) in image.texels.iter_mut().enumerate() {
+                for (c, w) in texel.iter_mut().enumerate().take(words) {
+                    let at = image_base(k) + TEXEL_BYTES * n as u64 + 4 * c as u64;
+                    *w = io.harness.word(Space::Global, 0, 0, at);
                 }
             }
         }

@@ -29,6 +29,12 @@ use lathe_isa::select::SelectError;
 pub const TEXTURE_TABLE: u32 = 4;
 /// The resource table of sampler descriptors (Mesa's `PAN_TABLE_SAMPLER`).
 pub const SAMPLER_TABLE: u32 = 3;
+/// The resource table of storage image descriptors (Mesa's
+/// `PAN_TABLE_IMAGE`): image `n` of the generic IR is its descriptor `n`,
+/// which `LEA_TEX_IMM` names by table and index (the `table:0x5` of the
+/// image rules in `valhall.rules`; the verifier's I/O side refuses
+/// another table).
+pub const IMAGE_TABLE: u32 = 5;
 
 /// One texture/sampler pair's handle, pushed into a FAU word.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
