@@ -122,7 +122,8 @@ fn what_the_backend_does_not_cover_fails_with_unsupported() {
     let dir = std::env::temp_dir().join(format!("lathe-cli-compile-ubo-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let shader = dir.join("image.wgsl");
-    // An image store: neither backend's selection covers them yet.
+    // An image store: ir3's selection does not cover them yet (Valhall's
+    // does: LEA_TEX_IMM + ST_CVT).
     std::fs::write(
         &shader,
         "@group(0) @binding(0) var img: texture_storage_2d<rgba8unorm, write>;\n\
