@@ -33,9 +33,9 @@
 //! relative). Which outputs are approximate follows data flow (phis
 //! included, and arrays: a load from an array that any approximate value
 //! was stored into is approximate; not control dependence); integers are
-//! always exact. Storage buffers too: a buffer any approximate float was
-//! stored into has its words that are floats (zero or normal, in both
-//! runs) compared within the tolerance.
+//! always exact. Storage buffers and images too: one any approximate
+//! float was stored into has its words that are floats (zero or normal,
+//! in both runs) compared within the tolerance.
 //!
 //! ```
 //! use lathe_ir::verify::{self, ExecError, Executor, Options};
@@ -352,7 +352,7 @@ fn compare(
     Ok(compared)
 }
 
-/// Compares storage buffers and images word by word. A buffer an
+/// Compares storage buffers and images word by word. A buffer or image an
 /// approximate float was stored into has its float words compared within
 /// the approximate tolerance; words that are not normal floats (the
 /// integers below 2^23 a buffer of mixed fields holds, say) stay exact.
@@ -361,14 +361,7 @@ fn compare_memory(approx: &Approximate, want: &Memory, got: &Memory) -> Result<u
     for (binding, (w, g)) in want.ssbos.iter().zip(&got.ssbos).enumerate() {
         let float = approx.ssbos.get(&(binding as u8)).copied();
         for (word, (&expected, &got)) in w.iter().zip(g).enumerate() {
-            let approximate = float.is_some_and(|s| {
-                let ty = Type::scalar(s);
-                plain_float(ty, expected) && plain_float(ty, got)
-            });
-            let ty = match float {
-                Some(s) if approximate => Type::scalar(s),
-                _ => Type::U32,
-            };
+            let (ty, approximate) = word_type(float, expected, got);
             if !agree(ty, expected, got, approximate) {
                 return Err(VerifyError::Mismatch {
                     what: format!("ssbo {binding} word {word}"),
@@ -383,16 +376,18 @@ fn compare_memory(approx: &Approximate, want: &Memory, got: &Memory) -> Result<u
         }
     }
     for (index, (w, g)) in want.images.iter().zip(&got.images).enumerate() {
+        let float = approx.images.get(&(index as u8)).copied();
         for (texel, (e, t)) in w.texels.iter().zip(&g.texels).enumerate() {
             for c in 0..w.channels as usize {
-                if e[c] != t[c] {
+                let (ty, approximate) = word_type(float, e[c], t[c]);
+                if !agree(ty, e[c], t[c], approximate) {
                     return Err(VerifyError::Mismatch {
                         what: format!("image {index} texel {texel} channel {c}"),
                         thread: 0,
-                        ty: Type::U32,
+                        ty,
                         expected: e[c],
                         got: t[c],
-                        approximate: false,
+                        approximate,
                     });
                 }
                 compared += 1;
@@ -400,6 +395,18 @@ fn compare_memory(approx: &Approximate, want: &Memory, got: &Memory) -> Result<u
         }
     }
     Ok(compared)
+}
+
+/// How to compare a memory word: as a float within the tolerance when its
+/// buffer or image had approximate floats of that type stored into it and
+/// both words are plain floats, else as exact bits.
+fn word_type(float: Option<Scalar>, want: u32, got: u32) -> (Type, bool) {
+    match float {
+        Some(s) if plain_float(Type::scalar(s), want) && plain_float(Type::scalar(s), got) => {
+            (Type::scalar(s), true)
+        }
+        _ => (Type::U32, false),
+    }
 }
 
 /// Zero or a normal number of float type `ty` (not an integer's bits
@@ -470,6 +477,7 @@ impl std::fmt::Display for Key {
 struct Approximate {
     outputs: BTreeSet<Key>,
     ssbos: BTreeMap<u8, Scalar>,
+    images: BTreeMap<u8, Scalar>,
 }
 
 /// The outputs computed (through data flow, phis included) from an
@@ -481,6 +489,7 @@ fn approximate(shader: &Shader<'_, GenericOp>) -> Approximate {
     // their loads are too (binding by binding, not word by word).
     let mut tainted_arrays = BTreeSet::new();
     let mut ssbos = BTreeMap::new();
+    let mut images = BTreeMap::new();
     // Phis may read values defined later in the layout (loops): iterate
     // to a fixed point.
     loop {
@@ -499,11 +508,20 @@ fn approximate(shader: &Shader<'_, GenericOp>) -> Approximate {
             {
                 changed |= ssbos.insert(binding, shader.value_type(v).scalar).is_none();
             }
+            // The texel is the store's last operand.
+            if let Op::Opcode(ImageStore { image, .. }) = d.op
+                && let Some(&v) = d.args.last()
+                && tainted[v.index()]
+                && shader.value_type(v).scalar.is_float()
+            {
+                changed |= images.insert(image, shader.value_type(v).scalar).is_none();
+            }
             let Some(r) = d.result else { continue };
             let source = match d.op {
                 Op::Opcode(Rcp | Rsqrt | Sqrt | FDiv | Exp2 | Log2 | Sin | Cos) => true,
                 Op::Opcode(ArrayLoad { array, .. }) => tainted_arrays.contains(&array.0),
                 Op::Opcode(LoadSsbo { binding }) => ssbos.contains_key(&binding),
+                Op::Opcode(ImageLoad { image, .. }) => images.contains_key(&image),
                 _ => false,
             };
             let t = source || d.operands().any(|v| tainted[v.index()]);
@@ -528,7 +546,11 @@ fn approximate(shader: &Shader<'_, GenericOp>) -> Approximate {
             outputs.insert(key);
         }
     }
-    Approximate { outputs, ssbos }
+    Approximate {
+        outputs,
+        ssbos,
+        images,
+    }
 }
 
 /// Deterministic pseudo-random numbers (splitmix64).
@@ -1175,6 +1197,49 @@ b0:
         let err = verify(&shader, &int_off, &options).unwrap_err();
         assert!(matches!(err, VerifyError::Mismatch { .. }), "{err}");
         let far_off = Nudged(&shader, |b| b[0] ^= 1 << 22);
+        let err = verify(&shader, &far_off, &options).unwrap_err();
+        assert!(matches!(err, VerifyError::Mismatch { .. }), "{err}");
+    }
+
+    /// An executor that runs the interpreter, then changes image 0.
+    struct NudgedImage<'s, 'a>(&'s Shader<'a, GenericOp>, fn(&mut [u32; 4]));
+
+    impl Executor for NudgedImage<'_, '_> {
+        fn execute(
+            &self,
+            threads: &[Invocation],
+            memory: &mut Memory,
+        ) -> Result<Vec<Outcome>, ExecError> {
+            let out = Interpreter(self.0).execute(threads, memory)?;
+            (self.1)(&mut memory.images[0].texels[0]);
+            Ok(out)
+        }
+    }
+
+    /// Sascha Willems' tonemapper and probability map: texels computed with
+    /// approximate operations stored to a storage image.
+    #[test]
+    fn approximate_floats_stored_to_images_agree_within_the_tolerance() {
+        let text = "shader compute
+b0:
+  %0:u32 = const 0
+  %1:f32 = load_ssbo binding=0 %0
+  %2:f32 = rsqrt %1
+  %3:i32 = const 0
+  %4:i32x2 = collect %3, %3
+  %5:f32x4 = collect %2, %2, %2, %2
+  image_store image=0 %4, %5
+  ret
+";
+        let arena = crate::Bump::new();
+        let shader = crate::parse::<GenericOp>(&arena, text).unwrap();
+        let options = Options {
+            workgroup_size: Some([1, 1, 1]),
+            ..Options::default()
+        };
+        let ulp_off = NudgedImage(&shader, |t| t[0] ^= 1);
+        verify(&shader, &ulp_off, &options).unwrap();
+        let far_off = NudgedImage(&shader, |t| t[1] ^= 1 << 22);
         let err = verify(&shader, &far_off, &options).unwrap_err();
         assert!(matches!(err, VerifyError::Mismatch { .. }), "{err}");
     }
