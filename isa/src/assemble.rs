@@ -190,6 +190,9 @@ struct Asm<'a> {
     past_mnemonic: Cell<bool>,
     /// Farthest position where an instruction's `{NAME}` was tried.
     mnemonic_pos: Cell<Option<usize>>,
+    /// Whether readings record why they stop, for the error message (a
+    /// caller that only wants the word skips that work).
+    diagnose: bool,
     farthest: RefCell<Farthest>,
 }
 
@@ -215,19 +218,24 @@ fn describe_expected(isa: &Isa, ty: &FieldType, name: &str) -> Vec<String> {
 }
 
 impl<'a> Asm<'a> {
-    fn new(isa: &'a Isa, generation: u32) -> Self {
+    fn new(isa: &'a Isa, generation: u32, diagnose: bool) -> Self {
         Asm {
             isa,
             generation,
             depth: Cell::new(0),
             past_mnemonic: Cell::new(false),
             mnemonic_pos: Cell::new(None),
+            diagnose,
             farthest: RefCell::new(Farthest::default()),
         }
     }
 
     /// Records why a reading stopped at `pos`; only the farthest count.
-    fn fail(&self, pos: usize, f: Failure) {
+    fn fail(&self, pos: usize, f: impl FnOnce() -> Failure) {
+        if !self.diagnose {
+            return;
+        }
+        let f = f();
         let mut far = self.farthest.borrow_mut();
         if pos > far.pos {
             far.pos = pos;
@@ -240,20 +248,20 @@ impl<'a> Asm<'a> {
 
     /// A value of type `ty` for `name` could not be read at `pos`.
     fn fail_value(&self, pos: usize, name: &str, ty: &FieldType, here: &str, width: u32) {
+        if !self.diagnose {
+            return;
+        }
         if let Some(number) = out_of_range(ty, here, width) {
             let signed = matches!(ty, FieldType::Int | FieldType::Branch | FieldType::Offset);
-            self.fail(
-                pos,
-                Failure::Range {
-                    field: name.to_string(),
-                    number: number.to_string(),
-                    bits: width,
-                    signed,
-                },
-            );
+            self.fail(pos, || Failure::Range {
+                field: name.to_string(),
+                number: number.to_string(),
+                bits: width,
+                signed,
+            });
         } else {
             for e in describe_expected(self.isa, ty, name) {
-                self.fail(pos, Failure::Expected(e));
+                self.fail(pos, || Failure::Expected(e));
             }
         }
     }
@@ -421,7 +429,7 @@ impl<'a> Asm<'a> {
                 if here.starts_with(s.as_str()) {
                     self.match_pieces(leaf, var, rest, text, pos + s.len(), acc, params, out);
                 } else {
-                    self.fail(pos, Failure::Expected(format!("`{s}`")));
+                    self.fail(pos, || Failure::Expected(format!("`{s}`")));
                 }
             }
             Piece::Mnemonic => {
@@ -436,7 +444,7 @@ impl<'a> Asm<'a> {
                     if top && self.mnemonic_pos.get().is_none_or(|p| p < pos) {
                         self.mnemonic_pos.set(Some(pos));
                     }
-                    self.fail(pos, Failure::Expected(format!("`{m}`")));
+                    self.fail(pos, || Failure::Expected(format!("`{m}`")));
                 }
             }
             Piece::Field(name, _) => {
@@ -492,14 +500,11 @@ impl<'a> Asm<'a> {
                         self.match_pieces(leaf, var, rest, text, pos + n, p, params, out);
                     } else {
                         let earlier = f.extract(acc.value);
-                        self.fail(
-                            pos,
-                            Failure::Conflict {
-                                field: f.name.clone(),
-                                earlier,
-                                here: v,
-                            },
-                        );
+                        self.fail(pos, || Failure::Conflict {
+                            field: f.name.clone(),
+                            earlier,
+                            here: v,
+                        });
                     }
                 }
             }
@@ -609,14 +614,11 @@ impl<'a> Asm<'a> {
                 Some(Resolved::Item(ItemRef::Field(cf))) => {
                     let earlier = cf.extract(p.value);
                     if !p.set(cf.mask(), cf.insert(0, *v)) {
-                        self.fail(
-                            pos,
-                            Failure::Conflict {
-                                field: cf.name.clone(),
-                                earlier,
-                                here: *v,
-                            },
-                        );
+                        self.fail(pos, || Failure::Conflict {
+                            field: cf.name.clone(),
+                            earlier,
+                            here: *v,
+                        });
                         return false;
                     }
                 }
@@ -859,25 +861,41 @@ fn next_combination(combo: &mut [usize], n: usize) -> bool {
     false
 }
 
+/// The word of a `raw N` line (decimal, or hex after `0x`).
+fn parse_raw(raw: &str) -> Option<u64> {
+    let r = raw.trim();
+    match r.strip_prefix("0x").or_else(|| r.strip_prefix("0X")) {
+        Some(h) => u64::from_str_radix(h, 16).ok(),
+        None => r.parse::<u64>().ok(),
+    }
+}
+
 impl Isa {
     /// Assembles one instruction's text at generation `generation`.
     pub fn assemble(&self, text: &str, generation: u32) -> Result<u64, AsmError> {
         if let Some(raw) = text.strip_prefix("raw ") {
-            let r = raw.trim();
-            let v = match r.strip_prefix("0x").or_else(|| r.strip_prefix("0X")) {
-                Some(h) => u64::from_str_radix(h, 16),
-                None => r.parse::<u64>(),
-            };
-            return v.map_err(|_| AsmError::BadRaw(text.to_string()));
+            return parse_raw(raw).ok_or_else(|| AsmError::BadRaw(text.to_string()));
         }
         // Fast pass over the leaves whose mnemonic occurs in the text; if
         // it fails, a full pass gives the diagnostics every template sees.
-        match self.assemble_pass(text, generation, true) {
+        match self.assemble_pass(text, generation, true, true) {
             Ok(w) => Ok(w),
             Err(None) => self
-                .assemble_pass(text, generation, false)
-                .map_err(|e| e.unwrap_or_else(|| Asm::new(self, generation).diagnose(text))),
+                .assemble_pass(text, generation, false, true)
+                .map_err(|e| e.unwrap_or_else(|| Asm::new(self, generation, true).diagnose(text))),
             Err(Some(e)) => Err(e),
+        }
+    }
+
+    /// The word [`Isa::assemble`] finds for `text`, or `None` without
+    /// saying why: a caller that tries texts until one reads (instruction
+    /// selection) skips the work that only serves the error message (the
+    /// full pass over every leaf, the record of where readings stop). The
+    /// mnemonic filter cannot lose a reading, so the word is the same.
+    pub fn assemble_word(&self, text: &str, generation: u32) -> Option<u64> {
+        match text.strip_prefix("raw ") {
+            Some(raw) => parse_raw(raw),
+            None => self.assemble_pass(text, generation, true, false).ok(),
         }
     }
 
@@ -903,14 +921,17 @@ impl Isa {
     }
 
     /// One pass over the instructions. `Err(None)`: nothing read the whole
-    /// text and some leaves were skipped by the mnemonic filter.
+    /// text and some leaves were skipped by the mnemonic filter. Without
+    /// `diagnose` the readings do not record why they stop (the error
+    /// then says little).
     fn assemble_pass(
         &self,
         text: &str,
         generation: u32,
         filter: bool,
+        diagnose: bool,
     ) -> Result<u64, Option<AsmError>> {
-        let asm = Asm::new(self, generation);
+        let asm = Asm::new(self, generation, diagnose);
         let mut skipped = false;
         let mut search = Search {
             isa: self,
@@ -935,7 +956,7 @@ impl Isa {
                 let readings = asm.match_leaf(leaf, &var, text, 0, &[]);
                 for (end, p) in readings {
                     if end != text.len() {
-                        asm.fail(end, Failure::Expected("end of instruction".into()));
+                        asm.fail(end, || Failure::Expected("end of instruction".into()));
                         continue;
                     }
                     let mut units: Vec<Unit> = Vec::new();

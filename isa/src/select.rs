@@ -122,8 +122,9 @@ pub trait SelectTarget<S: MachineSpec> {
     /// Assembles one line with the generated assembler alone: fast, and
     /// `None` when it cannot read or confirm the text.
     fn assemble_generated(&self, text: &str) -> Option<u64>;
-    /// Assembles one line of the ISA's assembly, asking the spec engine
-    /// (slow) when the generated assembler cannot tell.
+    /// Assembles one line with the spec engine (slow), for the texts the
+    /// generated assembler cannot tell; `None` without diagnostics
+    /// ([`crate::Isa::assemble_word`]).
     fn assemble(&self, text: &str) -> Option<u64>;
 }
 

@@ -41,6 +41,27 @@ fn assembles_and_verifies() {
 }
 
 #[test]
+fn assemble_word_finds_what_assemble_finds() {
+    let isa = tiny();
+    for (text, generation) in [
+        ("ld.ne r1, [r2-1]", 2),
+        ("ld.ne r1, [r2-1]", 1),
+        ("add r3, r2", 1),
+        ("add r3, r16", 1),
+        ("ld.ne r1, [r2+4]", 2),
+        ("sub r1, r2", 1),
+        ("raw 0xffff", 1),
+        ("raw zz", 1),
+    ] {
+        assert_eq!(
+            isa.assemble_word(text, generation),
+            isa.assemble(text, generation).ok(),
+            "`{text}` at {generation}"
+        );
+    }
+}
+
+#[test]
 fn every_word_round_trips() {
     let isa = tiny();
     let mut decoded = 0;

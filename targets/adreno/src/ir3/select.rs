@@ -72,8 +72,7 @@ impl SelectTarget<Spec> for Ir3Target {
     }
 
     fn assemble(&self, text: &str) -> Option<u64> {
-        let g = self.generation_id();
-        asm::assemble(text, g).or_else(|| Spec::isa().assemble(text, g).ok())
+        Spec::isa().assemble_word(text, self.generation_id())
     }
 }
 

@@ -70,7 +70,10 @@ impl SelectTarget<Spec> for ValhallTarget {
     }
 
     fn assemble(&self, text: &str) -> Option<u64> {
-        super::assemble(text, self.model().arch()).ok()
+        // A word the generated decoder also reads, as `Instr::assemble` gives.
+        let g = self.generation_id();
+        let word = super::isa().assemble_word(text, g)?;
+        super::Instr::decode(word, g).map(|_| word)
     }
 }
 
