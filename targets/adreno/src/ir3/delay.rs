@@ -74,7 +74,8 @@ struct Node {
     repeat: u32,
     nops: u32,
     dsts: Vec<RegUse>,
-    srcs: Vec<(String, RegUse)>,
+    /// The operand field each source is read through.
+    srcs: Vec<(&'static str, RegUse)>,
 }
 
 /// Delay slots needed immediately before the last word of `program`,
@@ -91,7 +92,12 @@ pub(crate) struct Decoded {
 }
 
 impl Decoded {
-    fn get(&mut self, isa: &Isa, word: u64, generation: Generation) -> Result<&Node, Error> {
+    fn get(
+        &mut self,
+        isa: &'static Isa,
+        word: u64,
+        generation: Generation,
+    ) -> Result<&Node, Error> {
         Ok(match self.nodes.entry(word) {
             std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
             std::collections::hash_map::Entry::Vacant(e) => e.insert(node(isa, word, generation)?),
@@ -200,7 +206,7 @@ fn pair_delay(
 }
 
 /// Decodes `word` into the calculator's view.
-fn node(isa: &Isa, word: u64, generation: Generation) -> Result<Node, Error> {
+fn node(isa: &'static Isa, word: u64, generation: Generation) -> Result<Node, Error> {
     let gen_id = generation.gpu_id();
     let leaf = isa
         .decode(word, gen_id)
@@ -208,8 +214,8 @@ fn node(isa: &Isa, word: u64, generation: Generation) -> Result<Node, Error> {
     let scope = Scope::new(isa, leaf, word, gen_id, None);
     let value = |name: &str| scope.value_of(name);
     let class_name = match isa.meta(leaf, "latency") {
-        Some(lathe_isa::ast::MetaValue::Ident(c)) => c.clone(),
-        _ => String::new(),
+        Some(lathe_isa::ast::MetaValue::Ident(c)) => c.as_str(),
+        _ => "",
     };
     let class_of = |name: &str| {
         isa.latency
@@ -234,12 +240,12 @@ fn node(isa: &Isa, word: u64, generation: Generation) -> Result<Node, Error> {
     let mut writes_address = false;
     for (name, field_ty, field_value, role, file) in role_fields(isa, leaf, word) {
         let gpr = match file {
-            Some(file) => predicate_of(isa, &file, field_value),
+            Some(file) => predicate_of(isa, file, field_value),
             None => gpr_of(isa, field_ty, field_value, gen_id, &scope),
         };
         // A register group (texture coordinates, a load's vector) covers
         // as many registers as the spec's semantics give it.
-        let group = groups.size(&name);
+        let group = groups.size(name);
         let Some(gpr) = gpr else {
             continue;
         };
@@ -280,9 +286,9 @@ fn node(isa: &Isa, word: u64, generation: Generation) -> Result<Node, Error> {
     let class = if writes_address {
         class_of("addr")?
     } else {
-        class_of(&class_name)?
+        class_of(class_name)?
     };
-    let counts_as_cycle = matches!(class_name.as_str(), "alu" | "mad" | "flow");
+    let counts_as_cycle = matches!(class_name, "alu" | "mad" | "flow");
     Ok(Node {
         class,
         counts_as_cycle,
@@ -296,33 +302,33 @@ fn node(isa: &Isa, word: u64, generation: Generation) -> Result<Node, Error> {
 /// A role field: name, type, value, role, and the register file its own
 /// `regfile` metadata names (plain register-number fields such as a
 /// branch's predicate component).
-type RoleField<'i> = (String, &'i FieldType, u64, String, Option<String>);
+type RoleField<'i> = (&'i str, &'i FieldType, u64, &'i str, Option<&'i str>);
 
 /// The leaf's fields carrying `role` metadata, nearest definition first (a
 /// child's field shadows its parent's).
 fn role_fields(isa: &Isa, leaf: EncId, word: u64) -> Vec<RoleField<'_>> {
-    let mut seen: Vec<String> = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
     let mut out = Vec::new();
     for enc in isa.chain(leaf) {
         for field in &isa.encodings[enc].plain.fields {
-            if seen.contains(&field.name) {
+            if seen.contains(&field.name.as_str()) {
                 continue;
             }
-            seen.push(field.name.clone());
+            seen.push(&field.name);
             let role = field
                 .meta
                 .iter()
                 .find(|(k, _)| k == "role")
                 .map(|(_, v)| match v {
-                    lathe_isa::ast::MetaValue::Ident(s) => s.clone(),
-                    _ => String::new(),
+                    lathe_isa::ast::MetaValue::Ident(s) => s.as_str(),
+                    _ => "",
                 });
             let file = field
                 .meta
                 .iter()
                 .find(|(k, _)| k == "regfile")
                 .and_then(|(_, v)| match v {
-                    lathe_isa::ast::MetaValue::Ident(s) => Some(s.clone()),
+                    lathe_isa::ast::MetaValue::Ident(s) => Some(s.as_str()),
                     _ => None,
                 });
             // A tied destination is read too (`tied = true`).
@@ -332,19 +338,19 @@ fn role_fields(isa: &Isa, leaf: EncId, word: u64) -> Vec<RoleField<'_>> {
                 });
             if let Some(role) = role {
                 out.push((
-                    field.name.clone(),
+                    field.name.as_str(),
                     &field.ty,
                     field.extract(word),
                     role,
-                    file.clone(),
+                    file,
                 ));
             }
             if tied {
                 out.push((
-                    field.name.clone(),
+                    field.name.as_str(),
                     &field.ty,
                     field.extract(word),
-                    "src".to_string(),
+                    "src",
                     file,
                 ));
             }
@@ -441,9 +447,14 @@ pub(crate) fn facts(word: u64, generation: Generation) -> Result<WordFacts, Erro
     })
 }
 
-/// The `(nopN)` slots `word` carries after itself.
-pub(crate) fn nop_slots(word: u64, generation: Generation) -> Result<u32, Error> {
-    Ok(node(spec()?, word, generation)?.nops)
+/// The `(nopN)` slots `word` carries after itself, decoded through `cache`
+/// (the legaliser asks about the words it has just measured).
+pub(crate) fn nop_slots(
+    word: u64,
+    generation: Generation,
+    cache: &mut Decoded,
+) -> Result<u32, Error> {
+    Ok(cache.get(spec()?, word, generation)?.nops)
 }
 
 /// The GPR an operand value names, following sub-encodings down to an

@@ -1043,7 +1043,7 @@ impl Legaliser<'_> {
             return Ok(0);
         };
         let g = self.target.generation_id();
-        let have = delay::nop_slots(w.encode(g), self.generation)?;
+        let have = delay::nop_slots(w.encode(g), self.generation, &mut self.decoded.borrow_mut())?;
         let fields = nop_fields();
         if fields.is_empty() {
             return Ok(0);
@@ -1066,7 +1066,12 @@ impl Legaliser<'_> {
             dests: w.dests,
         };
         // Only a word the decoder reads back as (nop`total`) is a fold.
-        if delay::nop_slots(word.encode(g), self.generation)? != total {
+        let slots = delay::nop_slots(
+            word.encode(g),
+            self.generation,
+            &mut self.decoded.borrow_mut(),
+        )?;
+        if slots != total {
             return Ok(0);
         }
         shader.inst_mut(prev).op = Op::Opcode(m);
