@@ -711,6 +711,17 @@ fn active_variants(isa: &Isa, leaf: EncId, word: u64, generation: u32) -> Vec<(E
 /// an operand inside them is part of the instruction (mova's `a0.x`),
 /// not a register number the allocator chooses.
 pub(crate) fn asserted_bits(isa: &Isa, leaf: EncId, word: u64, generation: u32) -> u64 {
+    // Most instructions have no `when` that asserts anything: no need to
+    // find which are active (a display scope's worth of evaluation).
+    let asserting = isa.chain(leaf).take(crate::display::MAX_DEPTH).any(|enc| {
+        isa.encodings[enc]
+            .whens
+            .iter()
+            .any(|w| !w.level.asserts.is_empty())
+    });
+    if !asserting {
+        return 0;
+    }
     active_variants(isa, leaf, word, generation)
         .into_iter()
         .flat_map(|(enc, j)| isa.encodings[enc].whens[j].level.asserts.iter())
