@@ -988,7 +988,10 @@ impl Gen<'_> {
         // Shared-memory atomics: every invocation adds, then all read the sum.
         let add = self.expr(Ty::U, 1);
         self.line("workgroupBarrier();");
-        self.line("atomicStore(&wg_count, 0u);");
+        // One invocation resets the counter: the frontend lowers
+        // `atomicStore` to a plain store, and the interpreter calls plain
+        // stores from two invocations with no barrier between a data race.
+        self.line("if (lidx == 0u) { atomicStore(&wg_count, 0u); }");
         self.line("workgroupBarrier();");
         self.line(&format!("atomicAdd(&wg_count, {add});"));
         self.line("workgroupBarrier();");
