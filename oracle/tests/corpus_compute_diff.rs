@@ -68,8 +68,12 @@ fn max_steps(lanes: u64) -> u64 {
         .unwrap_or(4_000_000u64);
     budget / lanes.max(1)
 }
-/// The corpus has 31 compute entry points; 21 are compared.
-const MIN_COMPARED: usize = 20;
+/// The corpus has 31 compute entry points; 18 are compared. Since the
+/// interpreter reports data races as undefined behaviour, computecloth's
+/// `cloth.comp` and gameOfLife's `compute.wgsl` are not fed: on these
+/// random inputs two invocations store to one word with no barrier
+/// between them.
+const MIN_COMPARED: usize = 18;
 
 struct Setup {
     resources: Vec<ResourceBinding>,
