@@ -166,6 +166,9 @@ pub fn compile_body(data: &[u8]) -> Result<CompileOutcome, String> {
         return Ok(CompileOutcome::default());
     };
     let mut generic = generated.shader;
+    // Compared bit for bit: the optimiser must keep signed zeros,
+    // infinities and NaNs.
+    generic.preserve_float_specials = true;
     let original = lathe_ir::print(&generic);
     Registry::<lathe_ir::GenericOp>::standard()
         .pipeline(&["flatten", "copy-prop", "dce"])
