@@ -332,7 +332,7 @@ fn role_fields(isa: &Isa, leaf: EncId, word: u64) -> Vec<RoleField<'_>> {
                     _ => None,
                 });
             // A tied destination is read too (`tied = true`).
-            let tied = role.as_deref() == Some("dst")
+            let tied = role == Some("dst")
                 && field.meta.iter().any(|(k, v)| {
                     k == "tied" && matches!(v, lathe_isa::ast::MetaValue::Ident(b) if b == "true")
                 });
