@@ -1153,9 +1153,9 @@ b3:
         assert!(skipped > 0, "no draw stepped by 0 or less");
     }
 
-    /// The interpreter, then `nudge` on the storage buffers it wrote (a
-    /// compiled program one ulp off).
-    struct Nudged<'s, 'a>(&'s Shader<'a, GenericOp>, fn(&mut Vec<u32>));
+    /// The interpreter, then a change to the memory it wrote (a compiled
+    /// program one ulp off).
+    struct Nudged<'s, 'a>(&'s Shader<'a, GenericOp>, fn(&mut Memory));
 
     impl Executor for Nudged<'_, '_> {
         fn execute(
@@ -1164,7 +1164,7 @@ b3:
             memory: &mut Memory,
         ) -> Result<Vec<Outcome>, ExecError> {
             let out = Interpreter(self.0).execute(threads, memory)?;
-            (self.1)(&mut memory.ssbos[1]);
+            (self.1)(memory);
             Ok(out)
         }
     }
@@ -1191,29 +1191,14 @@ b0:
             workgroup_size: Some([1, 1, 1]),
             ..Options::default()
         };
-        let ulp_off = Nudged(&shader, |b| b[0] ^= 1);
+        let ulp_off = Nudged(&shader, |m| m.ssbos[1][0] ^= 1);
         verify(&shader, &ulp_off, &options).unwrap();
-        let int_off = Nudged(&shader, |b| b[1] += 1);
+        let int_off = Nudged(&shader, |m| m.ssbos[1][1] += 1);
         let err = verify(&shader, &int_off, &options).unwrap_err();
         assert!(matches!(err, VerifyError::Mismatch { .. }), "{err}");
-        let far_off = Nudged(&shader, |b| b[0] ^= 1 << 22);
+        let far_off = Nudged(&shader, |m| m.ssbos[1][0] ^= 1 << 22);
         let err = verify(&shader, &far_off, &options).unwrap_err();
         assert!(matches!(err, VerifyError::Mismatch { .. }), "{err}");
-    }
-
-    /// An executor that runs the interpreter, then changes image 0.
-    struct NudgedImage<'s, 'a>(&'s Shader<'a, GenericOp>, fn(&mut [u32; 4]));
-
-    impl Executor for NudgedImage<'_, '_> {
-        fn execute(
-            &self,
-            threads: &[Invocation],
-            memory: &mut Memory,
-        ) -> Result<Vec<Outcome>, ExecError> {
-            let out = Interpreter(self.0).execute(threads, memory)?;
-            (self.1)(&mut memory.images[0].texels[0]);
-            Ok(out)
-        }
     }
 
     /// Sascha Willems' tonemapper and probability map: texels computed with
@@ -1237,9 +1222,9 @@ b0:
             workgroup_size: Some([1, 1, 1]),
             ..Options::default()
         };
-        let ulp_off = NudgedImage(&shader, |t| t[0] ^= 1);
+        let ulp_off = Nudged(&shader, |m| m.images[0].texels[0][0] ^= 1);
         verify(&shader, &ulp_off, &options).unwrap();
-        let far_off = NudgedImage(&shader, |t| t[1] ^= 1 << 22);
+        let far_off = Nudged(&shader, |m| m.images[0].texels[0][1] ^= 1 << 22);
         let err = verify(&shader, &far_off, &options).unwrap_err();
         assert!(matches!(err, VerifyError::Mismatch { .. }), "{err}");
     }
