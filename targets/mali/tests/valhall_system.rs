@@ -7,8 +7,9 @@
 
 use std::rc::Rc;
 
-use lathe_ir::GenericOp;
-use lathe_ir::verify::{Options, verify};
+use lathe_ir::interp::run;
+use lathe_ir::verify::{Executor, Options, verify};
+use lathe_ir::{GenericOp, Invocation, Limits, Memory};
 use lathe_mali::valhall::compile::{CompileOptions, compile_with};
 use lathe_mali::valhall::{target::ValhallTarget, verify::ValhallProgram};
 
@@ -232,4 +233,42 @@ b0:
 ",
     );
     assert!(listing.contains("IMUL"), "{listing}");
+}
+
+#[test]
+fn the_view_index_comes_from_a_pushed_word() {
+    // The verifier's draws are all view 0, so run views 0 to 3 here.
+    let text = "shader fragment
+b0:
+  %0:i32 = load_sysval sv=view_index
+  %1:i32 = const 7
+  %2:i32 = imul %0, %1
+  store_output slot=0 comp=0 %2
+  ret
+";
+    check(text);
+    for gpu in ["g57", "g610"] {
+        let arena = lathe_ir::Bump::new();
+        let generic = lathe_ir::parse::<GenericOp>(&arena, text).unwrap();
+        let target = Rc::new(ValhallTarget::new(gpu.parse().unwrap()));
+        let out = compile_with(&generic, &target, &CompileOptions::default()).unwrap();
+        // One draw per view: the index is the same for every thread.
+        for view in 0..4 {
+            let mut inv = Invocation::default();
+            inv.sysvals.view_index = view;
+            let threads = vec![inv; 4];
+            let got = ValhallProgram::new(&out)
+                .execute(&threads, &mut Memory::default())
+                .unwrap_or_else(|e| panic!("{gpu}: {e}\n{}", out.compiled.listing()));
+            let want = run(&generic, &threads[0], Limits::default()).unwrap();
+            for outcome in &got {
+                assert_eq!(
+                    outcome.outputs,
+                    want.outputs,
+                    "{gpu} view {view}\n{}",
+                    out.compiled.listing()
+                );
+            }
+        }
+    }
 }

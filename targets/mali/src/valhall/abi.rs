@@ -1134,6 +1134,14 @@ pub enum DriverValue {
     WorkgroupSize(u8),
     /// Component 0..=2 of the dispatch size in workgroups.
     NumWorkgroups(u8),
+    /// The multiview view index of a vertex or fragment shader. Mesa's
+    /// panvk pushes it (its `layer_id` system value) where the hardware
+    /// has no register for it (v6 to v8) and draws once per view; on v9
+    /// and later Mesa's compiler reads the low byte of a preloaded
+    /// "frame argument" register instead (`bi_emit_intrinsic`,
+    /// `BI_PRELOAD_FRAME_ARG`), whose number and other bytes the spec
+    /// does not record, so Lathe takes the pushed word on every version.
+    ViewIndex,
 }
 
 /// One [`DriverValue`] and the FAU word `fau` that holds it.
@@ -1147,9 +1155,9 @@ pub struct DriverWord {
 /// pushes for it.
 pub type Pushed<'a> = (Shader<'a, GenericOp>, Vec<DriverWord>);
 
-/// Reads the compute system values no register holds from FAU words the
-/// driver pushes, from word `first_free` on: `num_workgroups` is its
-/// word; `local_invocation_index` is x + size.x * (y + size.y * z) over
+/// Reads the system values no register holds from FAU words the driver
+/// pushes, from word `first_free` on: `num_workgroups` of a compute
+/// shader and `view_index` of a vertex or fragment one are their words; `local_invocation_index` is x + size.x * (y + size.y * z) over
 /// the local id (unpacked from r55 and r56 as [`unpack_preloads`] does)
 /// and the workgroup size's words, as NIR lowers it for Mesa. `None`
 /// when the shader reads neither; `unsupported:` when the words do not
@@ -1159,15 +1167,22 @@ pub fn push_driver_words<'a>(
     first_free: u32,
     fau_words: u32,
 ) -> Result<Option<Pushed<'a>>, SelectError> {
-    let wanted = |s: &Shader<'_, GenericOp>, i: Inst| {
-        s.stage == Stage::Compute
-            && matches!(
-                s.inst(i).op,
-                Op::Opcode(GenericOp::LoadSysval {
-                    sysval: Sysval::NumWorkgroups | Sysval::LocalInvocationIndex,
-                    ..
-                })
-            )
+    let wanted = |s: &Shader<'_, GenericOp>, i: Inst| match (s.stage, s.inst(i).op) {
+        (
+            Stage::Compute,
+            Op::Opcode(GenericOp::LoadSysval {
+                sysval: Sysval::NumWorkgroups | Sysval::LocalInvocationIndex,
+                ..
+            }),
+        ) => true,
+        (
+            Stage::Vertex | Stage::Fragment,
+            Op::Opcode(GenericOp::LoadSysval {
+                sysval: Sysval::ViewIndex,
+                comp: 0,
+            }),
+        ) => true,
+        _ => false,
     };
     if !generic.insts_in_order().any(|(_, i)| wanted(generic, i)) {
         return Ok(None);
@@ -1214,6 +1229,10 @@ pub fn push_driver_words<'a>(
             match sysval {
                 Sysval::NumWorkgroups if comp < 3 && wanted(&copy, i) => {
                     let index = word(DriverValue::NumWorkgroups(comp))?;
+                    copy.inst_mut(i).op = Op::Opcode(GenericOp::LoadUniform { index });
+                }
+                Sysval::ViewIndex if wanted(&copy, i) => {
+                    let index = word(DriverValue::ViewIndex)?;
                     copy.inst_mut(i).op = Op::Opcode(GenericOp::LoadUniform { index });
                 }
                 Sysval::LocalInvocationIndex if wanted(&copy, i) => {

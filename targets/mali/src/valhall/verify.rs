@@ -396,6 +396,7 @@ impl Executor for ValhallProgram<'_> {
                 let bits = match w.value {
                     DriverValue::WorkgroupSize(c) => workgroup[usize::from(c)],
                     DriverValue::NumWorkgroups(c) => inv.sysvals.num_workgroups[usize::from(c)],
+                    DriverValue::ViewIndex => inv.sysvals.view_index,
                 };
                 let (file, half, n) = register(&m, &format!("u{}", w.fau))?;
                 m.set(file, half, n, lane, bits);
