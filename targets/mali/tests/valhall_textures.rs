@@ -440,3 +440,35 @@ b0:
         assert_eq!(compared, 2 * 64, "{text}\n{listing}");
     }
 }
+
+/// Storage image atomics: each thread exchanges, adds to and
+/// compare-and-swaps the texel at its own pixel (distinct per thread) of
+/// three images through LEA_TEX_IMM and ATOM_RETURN, and outputs the old
+/// words; the verifier compares the outputs and the images, so a texel
+/// addressed wrongly, an operation confused with another or operands
+/// staged in the wrong order fails.
+#[test]
+fn image_atomics_return_the_old_texel_word() {
+    let text = "shader fragment
+b0:
+  %fx:f32 = load_sysval sv=frag_coord comp=0
+  %fy:f32 = load_sysval sv=frag_coord comp=1
+  %x:i32 = cvt %fx
+  %y:i32 = cvt %fy
+  %c:i32x2 = collect %x, %y
+  %v:i32 = load_uniform index=0
+  %w:i32 = iadd %v, %x
+  %a:i32 = image_atomic image=0 op=xchg %c, %w
+  %b:i32 = image_atomic image=1 op=add %c, %w
+  %d:i32 = image_atomic image=2 op=cmpxchg %c, %w, %a
+  store_output slot=0 comp=0 %a
+  store_output slot=0 comp=1 %b
+  store_output slot=0 comp=2 %d
+  ret
+";
+    let (listing, compared) = check(text);
+    assert!(listing.contains("LEA_TEX_IMM.slot"), "{listing}");
+    assert!(listing.contains(".compare.axchg"), "{listing}");
+    // Three outputs of four threads and three 4×4 images of four words.
+    assert_eq!(compared, 12 + 3 * 64, "{listing}");
+}
