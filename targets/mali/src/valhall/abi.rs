@@ -1167,22 +1167,23 @@ pub fn push_driver_words<'a>(
     first_free: u32,
     fau_words: u32,
 ) -> Result<Option<Pushed<'a>>, SelectError> {
-    let wanted = |s: &Shader<'_, GenericOp>, i: Inst| match (s.stage, s.inst(i).op) {
-        (
-            Stage::Compute,
-            Op::Opcode(GenericOp::LoadSysval {
-                sysval: Sysval::NumWorkgroups | Sysval::LocalInvocationIndex,
-                ..
-            }),
-        ) => true,
-        (
-            Stage::Vertex | Stage::Fragment,
-            Op::Opcode(GenericOp::LoadSysval {
-                sysval: Sysval::ViewIndex,
-                comp: 0,
-            }),
-        ) => true,
-        _ => false,
+    let wanted = |s: &Shader<'_, GenericOp>, i: Inst| {
+        matches!(
+            (s.stage, s.inst(i).op),
+            (
+                Stage::Compute,
+                Op::Opcode(GenericOp::LoadSysval {
+                    sysval: Sysval::NumWorkgroups | Sysval::LocalInvocationIndex,
+                    ..
+                }),
+            ) | (
+                Stage::Vertex | Stage::Fragment,
+                Op::Opcode(GenericOp::LoadSysval {
+                    sysval: Sysval::ViewIndex,
+                    comp: 0,
+                }),
+            )
+        )
     };
     if !generic.insts_in_order().any(|(_, i)| wanted(generic, i)) {
         return Ok(None);
