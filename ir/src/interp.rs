@@ -62,10 +62,11 @@
 //! therefore comparable with a parallel driver.
 
 use crate::attrs::{AtomicOp, DerivMode, LodMode, Sysval};
+use crate::exactness::{Exactness, Taint, Written};
 use crate::generic::GenericOp;
 use crate::opcode::Op;
 use crate::printer::{Names, write_inst};
-use crate::races::{Accesses, Accessor, Kind, Word};
+use crate::races::{Accesses, Accessor, AtomicEffect, Kind, Word};
 use crate::scalar_ops::{self, float_value, int_value, mask, round_to};
 use crate::shader::{Block, Inst, Shader, Value};
 use crate::texture::{self, Image, LodInput, SampleRequest, Sampler};
@@ -108,6 +109,8 @@ pub struct Memory {
     /// Who touched which word, to report data races between the runs on
     /// this memory (see [`crate::races`]).
     pub accesses: Accesses,
+    /// The type and exactness of every word and texel written.
+    pub written: Written,
 }
 
 /// The system values of one invocation (all zero / false by default).
@@ -170,6 +173,11 @@ pub struct Outcome {
     pub meta_outputs: BTreeMap<u32, (Type, u32)>,
     /// The invocation was discarded (its outputs are then empty).
     pub discarded: bool,
+    /// The outputs whose value is not exact (see [`crate::exactness`]);
+    /// the others are exact.
+    pub inexact: BTreeMap<(u16, u8), Exactness>,
+    /// The meta outputs whose value is not exact.
+    pub inexact_meta: BTreeMap<u32, Exactness>,
 }
 
 /// Why an invocation could not produce an outcome.
@@ -264,6 +272,7 @@ pub fn run_placed(
         .max()
         .unwrap_or(0);
     m.values = vec![None; slots];
+    m.taints = vec![Taint::EXACT; slots];
     m.widths = vec![0; slots];
     m.places = Some(places);
     let mut out = Group::new(vec![m], GroupKind::Single).run(&mut Memory::default(), limits)?;
@@ -360,6 +369,32 @@ pub fn dispatch(
     Ok(())
 }
 
+/// Runs `run` (the runs of some invocations on `memory`) and, when an
+/// atomic's result turned out to depend on the order of other
+/// invocations' atomics, runs it again from the same memory: an atomic
+/// learns only of the atomics run before it, so the first run leaves the
+/// results of those that ran first defined; the second knows all of the
+/// first's atomics ([`crate::races`]). Both runs take the same path up to
+/// the first undefined value, and branching on one or addressing with
+/// one is undefined behaviour, so the second run's atomics are the
+/// first's.
+pub fn run_in_hindsight<T>(
+    memory: &mut Memory,
+    mut run: impl FnMut(&mut Memory) -> Result<T, InterpError>,
+) -> Result<T, InterpError> {
+    let start = memory.clone();
+    let out = run(memory)?;
+    if !memory.accesses.ordered() {
+        return Ok(out);
+    }
+    let first = std::mem::take(&mut memory.accesses);
+    *memory = Memory {
+        accesses: Accesses::in_hindsight(&start.accesses, first),
+        ..start
+    };
+    run(memory)
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum GroupKind {
     /// One invocation standing for a quad of copies of itself.
@@ -434,6 +469,8 @@ impl<'m, 'a> Group<'m, 'a> {
                 if lane.helper {
                     lane.out.outputs.clear();
                     lane.out.meta_outputs.clear();
+                    lane.out.inexact.clear();
+                    lane.out.inexact_meta.clear();
                     lane.out.discarded = true;
                 }
                 lane.out
@@ -441,33 +478,43 @@ impl<'m, 'a> Group<'m, 'a> {
             .collect())
     }
 
-    /// Every lane waits at `at`, having synchronised equally often: run
-    /// the instruction for all of them together.
+    /// Lanes wait at `at` (the first waiting lane's instruction): when
+    /// every lane does, having synchronised equally often, run it for all
+    /// of them together. Otherwise a control barrier is undefined
+    /// behaviour, and a derivative (or implicit-LOD sample) is run for the
+    /// lanes that wait at the earliest such instruction in layout order
+    /// (a branch's body precedes where it joins) with an undefined result.
     fn synchronise(&mut self, at: Inst) -> Result<(), InterpError> {
         let first = 0;
         let syncs = self.lanes[first].syncs;
+        let mut uniform = true;
         for (k, state) in self.states.iter().enumerate() {
-            let uniform = match state {
+            uniform &= match state {
                 LaneState::Waiting(i) => *i == at && self.lanes[k].syncs == syncs,
                 LaneState::Dead(e) => return Err(e.clone()),
                 _ => false,
             };
-            if !uniform {
-                let what = if self.kind == GroupKind::Workgroup {
-                    "control barrier"
-                } else {
-                    "derivative"
-                };
-                return Err(self.lanes[first].ub(
-                    at,
-                    format!("{what} in non-uniform control flow (invocation {k} is elsewhere)"),
-                ));
-            }
         }
         let op = match self.lanes[first].shader.inst(at).op {
             Op::Opcode(op) => op,
             _ => return Err(InterpError::Malformed("synchronising a meta op".into())),
         };
+        if !uniform {
+            if self.kind == GroupKind::Workgroup {
+                let k = self
+                    .states
+                    .iter()
+                    .position(|s| !matches!(s, LaneState::Waiting(i) if *i == at))
+                    .unwrap_or(0);
+                return Err(self.lanes[first].ub(
+                    at,
+                    format!(
+                        "control barrier in non-uniform control flow (invocation {k} is elsewhere)"
+                    ),
+                ));
+            }
+            return self.diverged();
+        }
         let results: Vec<Option<Val>> = match op {
             GenericOp::ControlBarrier => vec![None; self.lanes.len()],
             _ if self.kind == GroupKind::Workgroup => {
@@ -510,7 +557,45 @@ impl<'m, 'a> Group<'m, 'a> {
             if op == GenericOp::ControlBarrier {
                 lane.who.epoch += 1;
             }
-            lane.finish_sync(at, val)?;
+            lane.finish_sync(at, val, true)?;
+            *state = LaneState::Running;
+        }
+        Ok(())
+    }
+
+    /// A quad's lanes wait at different derivatives (or some have ended):
+    /// those at the one earliest in layout run it alone, with an
+    /// undefined result (the derivative of values some lanes of the quad
+    /// do not compute).
+    fn diverged(&mut self) -> Result<(), InterpError> {
+        let shader = self.lanes[0].shader;
+        let order: HashMap<Inst, usize> = shader
+            .insts_in_order()
+            .enumerate()
+            .map(|(k, (_, i))| (i, k))
+            .collect();
+        let earliest = self
+            .states
+            .iter()
+            .filter_map(|s| match s {
+                LaneState::Waiting(i) => Some(*i),
+                _ => None,
+            })
+            .min_by_key(|i| order.get(i).copied().unwrap_or(usize::MAX))
+            .ok_or_else(|| InterpError::Malformed("no lane waits".into()))?;
+        let op = match shader.inst(earliest).op {
+            Op::Opcode(op) => op,
+            _ => return Err(InterpError::Malformed("synchronising a meta op".into())),
+        };
+        for (lane, state) in self.lanes.iter_mut().zip(&mut self.states) {
+            if !matches!(state, LaneState::Waiting(i) if *i == earliest) {
+                continue;
+            }
+            let val = match op {
+                GenericOp::Sample { .. } => lane.texture(earliest, op, None)?,
+                _ => Val::S(0),
+            };
+            lane.finish_sync(earliest, Some(val), false)?;
             *state = LaneState::Running;
         }
         Ok(())
@@ -590,11 +675,17 @@ struct Machine<'m, 'a> {
     sysvals: SysVals,
     /// By value, or by slot when `places` is set.
     values: Vec<Option<Val>>,
+    /// The exactness of each of `values`.
+    taints: Vec<Taint>,
+    /// What the current memory or texture read read: the exactness of
+    /// the data, joined into its result's.
+    loaded: Taint,
     /// Register mode ([`run_placed`]): each value's slots, and the width
     /// of the value last written at each slot.
     places: Option<&'m [Option<Placement>]>,
     widths: Vec<u32>,
-    arrays: Vec<Vec<Option<u32>>>,
+    /// Array elements and their exactness (`None` until written).
+    arrays: Vec<Vec<Option<(u32, Taint)>>>,
     out: Outcome,
     /// Where execution stands: block, index in it, the block before.
     block: Option<Block>,
@@ -617,6 +708,8 @@ impl<'m, 'a> Machine<'m, 'a> {
             helper: sysvals.helper_invocation,
             sysvals,
             values: vec![None; shader.value_capacity()],
+            taints: vec![Taint::EXACT; shader.value_capacity()],
+            loaded: Taint::EXACT,
             places: None,
             widths: Vec::new(),
             arrays: shader
@@ -662,8 +755,9 @@ impl<'m, 'a> Machine<'m, 'a> {
         }
     }
 
-    /// Write `v`, clobbering whatever overlaps its slots in register mode.
-    fn store(&mut self, v: Value, val: Val) -> Result<(), InterpError> {
+    /// Write `v` (of exactness `taint`), clobbering whatever overlaps its
+    /// slots in register mode.
+    fn store(&mut self, v: Value, val: Val, taint: Taint) -> Result<(), InterpError> {
         let s = self.slot(v)?;
         if let Some(places) = self.places {
             let width = places[v.index()].map_or(1, |p| p.width) as usize;
@@ -679,6 +773,24 @@ impl<'m, 'a> Machine<'m, 'a> {
             self.widths[s] = width as u32;
         }
         self.values[s] = Some(val);
+        self.taints[s] = taint;
+        Ok(())
+    }
+
+    /// The exactness of `v`'s lanes.
+    fn taint(&self, v: Value) -> Taint {
+        self.slot(v)
+            .ok()
+            .and_then(|s| self.taints.get(s).copied())
+            .unwrap_or_default()
+    }
+
+    /// Undefined behaviour unless `v` is defined: what a branch decides on
+    /// and what addresses memory cannot be poison.
+    fn defined(&self, i: Inst, v: Value, what: &str) -> Result<(), InterpError> {
+        if self.taint(v).whole() == Exactness::Undefined {
+            return Err(self.ub(i, format!("{what} is an undefined value")));
+        }
         Ok(())
     }
 
@@ -771,27 +883,42 @@ impl<'m, 'a> Machine<'m, 'a> {
                 .args
                 .get(k)
                 .ok_or_else(|| InterpError::Malformed("phi arity".into()))?;
-            phi_vals.push((d.result, self.get(*v)?.clone()));
+            phi_vals.push((d.result, self.get(*v)?.clone(), self.taint(*v)));
         }
-        for (r, v) in phi_vals {
+        for (r, v, t) in phi_vals {
             if let Some(r) = r {
-                self.store(r, v)?;
+                self.store(r, v, t)?;
             }
         }
         self.pos = phi_count;
         Ok(())
     }
 
-    /// Complete the synchronising instruction `at` with its result.
-    fn finish_sync(&mut self, at: Inst, val: Option<Val>) -> Result<(), InterpError> {
+    /// Complete the synchronising instruction `at` with its result, which
+    /// is undefined when the group did not execute it together (and then
+    /// the lanes have not synchronised).
+    fn finish_sync(
+        &mut self,
+        at: Inst,
+        val: Option<Val>,
+        uniform: bool,
+    ) -> Result<(), InterpError> {
         if let Some(val) = val {
-            let r = self.shader.inst(at).result.ok_or_else(|| {
+            let d = self.shader.inst(at);
+            let r = d.result.ok_or_else(|| {
                 InterpError::Malformed("value-producing instruction without a result".into())
             })?;
-            self.store(r, val)?;
+            let lanes = self.shader.value_type(r).lanes as usize;
+            let operands = d.operands().map(|v| self.taint(v).whole()).max();
+            let e = if uniform {
+                operands.unwrap_or_default()
+            } else {
+                Exactness::Undefined
+            };
+            self.store(r, val, Taint::splat(e, lanes))?;
         }
         self.pos += 1;
-        self.syncs += 1;
+        self.syncs += u64::from(uniform);
         Ok(())
     }
 
@@ -808,11 +935,12 @@ impl<'m, 'a> Machine<'m, 'a> {
                     .ok_or_else(|| InterpError::Malformed("jump without target".into()));
             }
             Op::Branch => {
-                let c = self.scalar(
-                    *d.args
-                        .first()
-                        .ok_or_else(|| InterpError::Malformed("branch".into()))?,
-                )?;
+                let cond = *d
+                    .args
+                    .first()
+                    .ok_or_else(|| InterpError::Malformed("branch".into()))?;
+                self.defined(i, cond, "the branch condition")?;
+                let c = self.scalar(cond)?;
                 let k = if c & 1 == 1 { 0 } else { 1 };
                 return d
                     .targets
@@ -829,8 +957,9 @@ impl<'m, 'a> Machine<'m, 'a> {
                 // Read both before writing either: in register mode the
                 // results overwrite the operands' registers.
                 let (vx, vy) = (self.get(*x)?.clone(), self.get(*y)?.clone());
-                self.store(a, vx)?;
-                self.store(b, vy)?;
+                let (tx, ty) = (self.taint(*x), self.taint(*y));
+                self.store(a, vx, tx)?;
+                self.store(b, vy, ty)?;
                 return Ok(Flow::Continue);
             }
             Op::Collect => {
@@ -869,16 +998,52 @@ impl<'m, 'a> Machine<'m, 'a> {
                 let ty = s.value_type(a);
                 let bits = self.scalar(a)?;
                 self.out.meta_outputs.insert(index, (ty, bits));
+                match self.taint(a).whole() {
+                    Exactness::Exact => self.out.inexact_meta.remove(&index),
+                    e => self.out.inexact_meta.insert(index, e),
+                };
                 return Ok(Flow::Continue);
             }
-            Op::Opcode(op) => match self.generic(i, op, result_ty, memory)? {
-                Some(Generic::Value(v)) => v,
-                Some(Generic::Flow(f)) => return Ok(f),
-                None => return Ok(Flow::Continue),
-            },
+            Op::Opcode(op) => {
+                for (v, what) in addresses(op, d) {
+                    self.defined(i, v, what)?;
+                }
+                self.loaded = Taint::EXACT;
+                match self.generic(i, op, result_ty, memory)? {
+                    Some(Generic::Value(v)) => v,
+                    Some(Generic::Flow(f)) => return Ok(f),
+                    None => return Ok(Flow::Continue),
+                }
+            }
+        };
+        let taint = match d.op {
+            Op::Collect => (0..).zip(d.args.iter()).fold(Taint::EXACT, |t, (k, &a)| {
+                t.with_lane(k, self.taint(a).lane(0))
+            }),
+            Op::Split { lane } => {
+                let a = self.taint(d.args[0]).lane(lane as usize);
+                Taint::splat(a, 1)
+            }
+            Op::Opcode(op) => {
+                let source = if approximate(op) {
+                    Exactness::Approximate
+                } else {
+                    Exactness::Exact
+                };
+                let operands = d.operands().map(|v| self.taint(v).whole());
+                let e = operands.fold(source, Exactness::max);
+                let lanes = result_ty.map_or(1, |t| t.lanes as usize);
+                let loaded = std::mem::take(&mut self.loaded);
+                let mut t = Taint::splat(e, lanes);
+                for k in 0..lanes {
+                    t = t.with_lane(k, loaded.lane(k));
+                }
+                t
+            }
+            _ => Taint::EXACT,
         };
         match d.result {
-            Some(r) => self.store(r, val)?,
+            Some(r) => self.store(r, val, taint)?,
             None => {
                 return Err(InterpError::Malformed(
                     "value-producing instruction without a result".into(),
@@ -979,6 +1144,10 @@ impl<'m, 'a> Machine<'m, 'a> {
                 let ty = self.arg_type_full(i, 0)?;
                 let bits = self.arg(i, 0)?;
                 self.out.outputs.insert((slot, comp), (ty, bits));
+                match self.taint(self.arg_value(i, 0)?).whole() {
+                    Exactness::Exact => self.out.inexact.remove(&(slot, comp)),
+                    e => self.out.inexact.insert((slot, comp), e),
+                };
                 Ok(None)
             }
             LoadUniform { index } => {
@@ -1014,7 +1183,10 @@ impl<'m, 'a> Machine<'m, 'a> {
                     .get(array.index())
                     .and_then(|a| usize::try_from(at).ok().and_then(|k| a.get(k)));
                 match slot {
-                    Some(Some(v)) => s(*v),
+                    Some(&Some((v, taint))) => {
+                        self.loaded = taint;
+                        s(v)
+                    }
                     Some(None) => {
                         Err(self.ub(i, format!("element {at} is read before it is written")))
                     }
@@ -1027,7 +1199,8 @@ impl<'m, 'a> Machine<'m, 'a> {
                 let len = self.arrays.get(array.index()).map_or(0, |a| a.len());
                 match usize::try_from(at).ok().filter(|&k| k < len) {
                     Some(k) => {
-                        self.arrays[array.index()][k] = Some(v);
+                        let taint = self.taint(self.arg_value(i, 0)?);
+                        self.arrays[array.index()][k] = Some((v, taint));
                         Ok(None)
                     }
                     None => Err(self.ub(i, format!("element {at} is out of bounds"))),
@@ -1045,8 +1218,12 @@ impl<'m, 'a> Machine<'m, 'a> {
                 for (slot, &v) in operands.iter_mut().zip(args.iter()) {
                     *slot = (self.shader.value_type(v).scalar, self.scalar(v)?);
                 }
+                let poison = args.iter().any(|&v| self.taint(v).whole() == Exactness::Undefined);
                 match scalar_ops::eval(op, ty, &operands[..args.len()]) {
                     Ok(bits) => s(bits),
+                    // An undefined operand may be any value: the result
+                    // is undefined, not the behaviour.
+                    Err(scalar_ops::EvalError::Undefined(_)) if poison => s(0),
                     Err(scalar_ops::EvalError::Undefined(reason)) => Err(self.ub(i, reason)),
                     Err(scalar_ops::EvalError::NotScalar) => Err(InterpError::Malformed(format!("{op:?} on these operands"))),
                 }
@@ -1222,7 +1399,7 @@ impl<'m, 'a> Machine<'m, 'a> {
 
     /// Storage images. `None` for a store.
     fn image(
-        &self,
+        &mut self,
         i: Inst,
         op: GenericOp,
         memory: &mut Memory,
@@ -1248,9 +1425,17 @@ impl<'m, 'a> Machine<'m, 'a> {
         } else {
             (0, 1)
         };
-        let idx = img
-            .index(shape, &coord, sample)
-            .map_err(|r| self.ub(i, r))?;
+        let idx = match img.index(shape, &coord, sample) {
+            Ok(idx) => idx,
+            // Without robust image access an out-of-bounds load gives an
+            // undefined value (Vulkan's texel coordinate validation); a
+            // store or atomic may write anywhere in the image.
+            Err(_) if matches!(op, GenericOp::ImageLoad { .. }) => {
+                self.loaded = Taint::splat(Exactness::Undefined, 4);
+                return Ok(Some(Val::V(vec![0; 4])));
+            }
+            Err(r) => return Err(self.ub(i, r)),
+        };
         let kind = match op {
             GenericOp::ImageLoad { .. } => Kind::Read,
             GenericOp::ImageStore { .. } => Kind::Write,
@@ -1261,6 +1446,8 @@ impl<'m, 'a> Machine<'m, 'a> {
             texel: idx as u32,
         };
         self.access(i, &mut memory.accesses, texel, kind)?;
+        let word = texel;
+        let stored = memory.written.get(word).map_or(Taint::EXACT, |(_, t)| t);
         let img = &mut memory.images[image as usize];
         let channels = img.channels.min(4) as usize;
         let texel = &mut img.texels[idx];
@@ -1287,12 +1474,20 @@ impl<'m, 'a> Machine<'m, 'a> {
                         }
                     })
                     .collect();
+                self.loaded =
+                    (0..channels).fold(Taint::EXACT, |t, c| t.with_lane(c, stored.lane(c)));
                 Ok(Some(Val::V(lanes)))
             }
             GenericOp::ImageStore { .. } => {
                 let value = operand(0)?;
                 if !self.helper {
                     texel[..channels].copy_from_slice(&value[..channels]);
+                    let v =
+                        *self.shader.inst(i).args.get(rest).ok_or_else(|| {
+                            InterpError::Malformed("missing image operand".into())
+                        })?;
+                    let ty = self.shader.value_type(v).scalar;
+                    memory.written.set(word, ty, self.taint(v));
                 }
                 Ok(None)
             }
@@ -1308,6 +1503,24 @@ impl<'m, 'a> Machine<'m, 'a> {
                 }
                 let old = texel[0];
                 texel[0] = atomic(a, old, v, cmp);
+                let args = &self.shader.inst(i).args[rest..];
+                let operands = args
+                    .iter()
+                    .map(|&v| self.taint(v).whole())
+                    .fold(Exactness::Exact, Exactness::max);
+                let ty = args
+                    .first()
+                    .map_or(Scalar::U32, |&v| self.shader.value_type(v).scalar);
+                let (read, left) = self.atomic_taints(
+                    word,
+                    AtomicEffect::of(a),
+                    Taint::splat(operands, 1),
+                    (&mut memory.accesses, &memory.written),
+                );
+                self.loaded = read;
+                memory
+                    .written
+                    .set(word, ty, stored.with_lane(0, left.lane(0)));
                 Ok(Some(Val::S(old)))
             }
             _ => Err(InterpError::Malformed(format!("{op:?} is not an image op"))),
@@ -1316,7 +1529,7 @@ impl<'m, 'a> Machine<'m, 'a> {
 
     /// Storage buffers and shared memory. `None` for a store.
     fn buffer(
-        &self,
+        &mut self,
         i: Inst,
         op: GenericOp,
         memory: &mut Memory,
@@ -1354,9 +1567,9 @@ impl<'m, 'a> Machine<'m, 'a> {
                 let w = &mut memory.ssbos[binding as usize][at];
                 // Storage buffers are always initialised.
                 let mut cell = Some(*w);
-                let result = self.memory_op(i, op, &mut cell)?;
+                let result = self.memory_op(i, op, word, &mut cell, memory_parts(memory))?;
                 if let Some(v) = cell {
-                    *w = v;
+                    memory.ssbos[binding as usize][at] = v;
                 }
                 Ok(result)
             }
@@ -1367,7 +1580,10 @@ impl<'m, 'a> Machine<'m, 'a> {
                     word: at as u32,
                 };
                 self.access(i, &mut memory.accesses, word, kind)?;
-                self.memory_op(i, op, &mut memory.shared[at])
+                let mut cell = memory.shared[at];
+                let result = self.memory_op(i, op, word, &mut cell, memory_parts(memory))?;
+                memory.shared[at] = cell;
+                Ok(result)
             }
         }
     }
@@ -1389,21 +1605,54 @@ impl<'m, 'a> Machine<'m, 'a> {
             .map_err(|race| self.ub(i, race))
     }
 
-    /// One load, store or atomic on a memory word (`None`: never written).
-    fn memory_op(
+    /// The exactness an atomic reads from `word` (its old value's, or
+    /// undefined when the order of other invocations' atomics decides
+    /// it), and the exactness it leaves there given the operands'.
+    fn atomic_taints(
         &self,
+        word: Word,
+        effect: AtomicEffect,
+        operands: Taint,
+        (accesses, written): (&mut Accesses, &Written),
+    ) -> (Taint, Taint) {
+        let old = written.get(word).map_or(Taint::EXACT, |(_, t)| t);
+        let order = accesses.atomic(word, self.who, effect);
+        let undefined = |yes: bool, t: Taint| {
+            if yes {
+                Taint::splat(Exactness::Undefined, 1)
+            } else {
+                t
+            }
+        };
+        let new = Taint::splat(old.whole().max(operands.whole()), 1);
+        (undefined(order.result, old), undefined(order.word, new))
+    }
+
+    /// One load, store or atomic on memory word `word` (`cell`: its value,
+    /// `None` if never written).
+    fn memory_op(
+        &mut self,
         i: Inst,
         op: GenericOp,
-        word: &mut Option<u32>,
+        word: Word,
+        cell: &mut Option<u32>,
+        (accesses, written): (&mut Accesses, &mut Written),
     ) -> Result<Option<Val>, InterpError> {
         use GenericOp::*;
         let uninit = || self.ub(i, "shared memory read before it is written");
         match op {
-            LoadSsbo { .. } | LoadShared => Ok(Some(Val::S(word.ok_or_else(uninit)?))),
+            LoadSsbo { .. } | LoadShared => {
+                let v = cell.ok_or_else(uninit)?;
+                self.loaded = written.get(word).map_or(Taint::EXACT, |(_, t)| t);
+                Ok(Some(Val::S(v)))
+            }
             StoreSsbo { .. } | StoreShared => {
                 let v = self.arg(i, 1)?;
                 if !self.helper {
-                    *word = Some(v);
+                    let value = self.arg_value(i, 1)?;
+                    let ty = self.shader.value_type(value).scalar;
+                    written.set(word, ty, self.taint(value));
+                    *cell = Some(v);
                 }
                 Ok(None)
             }
@@ -1414,16 +1663,72 @@ impl<'m, 'a> Machine<'m, 'a> {
                 } else {
                     0
                 };
-                let old = word.ok_or_else(uninit)?;
+                let old = cell.ok_or_else(uninit)?;
                 if self.helper {
                     return Ok(Some(Val::S(0)));
                 }
-                *word = Some(atomic(a, old, v, cmp));
+                let value = self.arg_value(i, 1)?;
+                let operands = self.shader.inst(i).args[1..]
+                    .iter()
+                    .map(|&v| self.taint(v))
+                    .fold(Taint::EXACT, |t, o| {
+                        Taint::splat(t.whole().max(o.whole()), 1)
+                    });
+                let (read, left) =
+                    self.atomic_taints(word, AtomicEffect::of(a), operands, (accesses, written));
+                self.loaded = read;
+                written.set(word, self.shader.value_type(value).scalar, left);
+                *cell = Some(atomic(a, old, v, cmp));
                 Ok(Some(Val::S(old)))
             }
             _ => Err(InterpError::Malformed(format!("{op:?} is not a memory op"))),
         }
     }
+}
+
+/// The parts of `memory` an access updates besides the word itself.
+fn memory_parts(memory: &mut Memory) -> (&mut Accesses, &mut Written) {
+    (&mut memory.accesses, &mut memory.written)
+}
+
+/// The operands of `op` that address memory or decide which texel is
+/// read: undefined behaviour when undefined.
+fn addresses(
+    op: GenericOp,
+    d: &crate::shader::InstData<'_, GenericOp>,
+) -> Vec<(Value, &'static str)> {
+    use GenericOp::*;
+    let mut out: Vec<(Value, &'static str)> =
+        d.address.iter().map(|&a| (a, "the address")).collect();
+    let first = match op {
+        LoadUbo { .. }
+        | LoadSsbo { .. }
+        | StoreSsbo { .. }
+        | SsboAtomic { .. }
+        | LoadShared
+        | StoreShared
+        | SharedAtomic { .. } => 1,
+        TexelFetch { .. } => 2,
+        TextureSize { shape, .. } if !shape.ms => 1,
+        ImageLoad { shape, .. } | ImageStore { shape, .. } | ImageAtomic { shape, .. } => {
+            1 + usize::from(shape.ms)
+        }
+        _ => 0,
+    };
+    out.extend(
+        d.args
+            .iter()
+            .take(first)
+            .map(|&a| (a, "a memory or texel address")),
+    );
+    out
+}
+
+/// An operation whose result IEEE does not pin, or that GPUs compute in
+/// their special-function units.
+fn approximate(op: GenericOp) -> bool {
+    use GenericOp::*;
+    matches!(op, Rcp | Rsqrt | Sqrt | FDiv | Exp2 | Log2 | Sin | Cos)
 }
 
 enum Flow {

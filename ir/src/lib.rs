@@ -109,6 +109,7 @@
 pub mod attrs;
 pub mod builder;
 pub mod cfg;
+pub mod exactness;
 pub mod f16;
 pub mod generic;
 pub mod interp;

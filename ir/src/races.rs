@@ -9,8 +9,20 @@
 //! result undefined and no thread order is the right one. [`Accesses`]
 //! remembers who touched each word so the interpreter reports such a
 //! race as undefined behaviour instead of inventing one order's result.
+//!
+//! Atomics do not race, but what one returns depends on the order of the
+//! concurrent invocations' atomics that change its word, and so does the
+//! word's final value unless all of those are the same commutative
+//! operation (adds, say). [`Accesses::atomic`] says which, so the
+//! interpreter makes such a value undefined (see [`crate::exactness`]).
+//! An atomic learns only of the atomics that ran before it; a second run
+//! with the first's atomics in hindsight
+//! ([`crate::interp::run_in_hindsight`]) learns of those after it too.
 
 use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::attrs::AtomicOp;
 
 /// A memory word: a storage-buffer word, a shared-memory word of one
 /// workgroup, or a storage-image texel.
@@ -73,12 +85,51 @@ impl Accessor {
     }
 }
 
+/// How an atomic changes its word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AtomicEffect {
+    /// An atomic load: no change.
+    Reads,
+    /// A read-modify-write that commutes with others of the same
+    /// operation (`add`, the min/max family, `and`, `or`, `xor`).
+    Commutes(AtomicOp),
+    /// The word's new value depends on its old one in a way that does not
+    /// commute (`xchg`, `cmpxchg`, an atomic store).
+    Replaces,
+}
+
+impl AtomicEffect {
+    pub(crate) fn of(op: AtomicOp) -> AtomicEffect {
+        match op {
+            AtomicOp::Exchange | AtomicOp::CompareExchange => AtomicEffect::Replaces,
+            op => AtomicEffect::Commutes(op),
+        }
+    }
+}
+
+/// What the order of concurrent invocations' atomics decides about one
+/// atomic.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Order {
+    /// The value it returns (or loads).
+    pub result: bool,
+    /// The value it leaves in the word.
+    pub word: bool,
+}
+
+type AtomicLog = HashMap<Word, Vec<(Accessor, AtomicEffect)>>;
+
 /// The accesses to each memory word so far, across every run on one
 /// [`Memory`](crate::interp::Memory).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Accesses {
     words: HashMap<Word, Vec<(Accessor, Kind)>>,
     next_thread: u32,
+    atomics: AtomicLog,
+    /// The atomics of an earlier run of the same invocations.
+    hindsight: Option<Arc<AtomicLog>>,
+    /// An atomic's result depended on the order of others'.
+    ordered: bool,
 }
 
 impl Accesses {
@@ -87,6 +138,50 @@ impl Accesses {
         let first = self.next_thread;
         self.next_thread = self.next_thread.wrapping_add(n as u32);
         first
+    }
+
+    /// Records an atomic on `word` by `who`; what the order of the
+    /// concurrent invocations' atomics decides about it.
+    pub(crate) fn atomic(&mut self, word: Word, who: Accessor, effect: AtomicEffect) -> Order {
+        let earlier = self.hindsight.as_ref().and_then(|h| h.get(&word));
+        let changes: Vec<AtomicEffect> = self
+            .atomics
+            .get(&word)
+            .into_iter()
+            .chain(earlier)
+            .flatten()
+            .filter(|(a, e)| who.concurrent(a) && *e != AtomicEffect::Reads)
+            .map(|&(_, e)| e)
+            .collect();
+        let order = Order {
+            result: !changes.is_empty(),
+            word: match effect {
+                AtomicEffect::Reads => false,
+                AtomicEffect::Replaces => !changes.is_empty(),
+                own => changes.iter().any(|&e| e != own),
+            },
+        };
+        self.ordered |= order.result;
+        let log = self.atomics.entry(word).or_default();
+        if !log.contains(&(who, effect)) {
+            log.push((who, effect));
+        }
+        order
+    }
+
+    /// Whether some atomic's result depended on the order of others' (a
+    /// run in hindsight may find more).
+    pub(crate) fn ordered(&self) -> bool {
+        self.ordered
+    }
+
+    /// A fresh record for a second run of the invocations that made
+    /// `self` from `start`, knowing all of their atomics.
+    pub(crate) fn in_hindsight(start: &Accesses, first: Accesses) -> Accesses {
+        Accesses {
+            hindsight: Some(Arc::new(first.atomics)),
+            ..start.clone()
+        }
     }
 
     /// Records `kind` on `word` by `who`; the race, described, when it

@@ -26,16 +26,20 @@
 //! and the others are compared).
 //!
 //! Tolerance: bits must be equal, except that any two NaNs agree, and
-//! that a float output computed from an approximate operation (`rcp`,
-//! `rsqrt`, `sqrt`, `fdiv`, `exp2`, `log2`, `sin`, `cos`, whose results
-//! IEEE does not pin or that GPUs compute in their special-function units)
-//! agrees within [`F32_TOLERANCE`] / [`F16_TOLERANCE`] (absolute +
-//! relative). Which outputs are approximate follows data flow (phis
-//! included, and arrays: a load from an array that any approximate value
-//! was stored into is approximate; not control dependence); integers are
-//! always exact. Storage buffers and images too: one any approximate
-//! float was stored into has its words that are floats (zero or normal,
-//! in both runs) compared within the tolerance.
+//! that each output, storage-buffer word and
+//! image channel is compared as exact as the interpreter found it
+//! ([`crate::exactness`], through data flow, arrays and memory): a float
+//! computed from an approximate operation (`rcp`, `rsqrt`, `sqrt`,
+//! `fdiv`, `exp2`, `log2`, `sin`, `cos`, whose results IEEE does not pin
+//! or that GPUs compute in their special-function units) agrees within
+//! [`F32_TOLERANCE`] / [`F16_TOLERANCE`] (absolute + relative), integers
+//! are always exact, and an undefined value (an out-of-bounds image load,
+//! a derivative in non-uniform control flow, an atomic whose result the
+//! order of other invocations' atomics decides) is not compared. Memory
+//! words are compared as the type last stored to them. Of the defined
+//! draws, the first with no undefined value is compared, else the one
+//! with the fewest; a run whose every value is undefined verifies
+//! nothing and fails ([`VerifyError::NoDefinedOutput`]).
 //!
 //! ```
 //! use lathe_ir::verify::{self, ExecError, Executor, Options};
@@ -61,6 +65,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::attrs::{Dim, TexShape};
+use crate::exactness::Exactness;
 use crate::f16;
 use crate::generic::GenericOp;
 use crate::interp::{self, Invocation, Limits, Memory, Outcome, SysVals};
@@ -134,8 +139,10 @@ impl Default for Options {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Report {
     pub threads: usize,
-    /// Output components and buffer words compared.
+    /// Output components, buffer words and image channels compared.
     pub compared: usize,
+    /// Those left out as undefined values.
+    pub undefined: usize,
     /// The draw (0-based) whose inputs were defined.
     pub draw: u32,
 }
@@ -166,6 +173,10 @@ pub enum VerifyError {
         "no defined run: every one of {draws} input draws is undefined behaviour or does not end (last: {last})"
     )]
     Undefined { draws: u32, last: String },
+    #[error(
+        "no defined output: every one of the {undefined} values the interpreter computed is undefined, so nothing was compared"
+    )]
+    NoDefinedOutput { undefined: usize },
 }
 
 impl VerifyError {
@@ -193,8 +204,10 @@ pub fn verify(
     exec: &dyn Executor,
     options: &Options,
 ) -> Result<Report, VerifyError> {
-    let approx = approximate(shader);
+    let rules = Rules {};
     let mut last = String::new();
+    // The defined draw with the fewest undefined values so far.
+    let mut best: Option<Interpreted> = None;
     for draw in 0..options.draws.max(1) {
         let seed = options
             .seed
@@ -204,32 +217,135 @@ pub fn verify(
         let bounded = draw >= options.draws.max(1) / 2;
         let (threads, memory) = draw_inputs(shader, seed, options, bounded);
         let mut want_memory = memory.clone();
-        let want = match interpret(shader, &threads, &mut want_memory) {
-            Ok(w) => w,
-            // A run past the step limit does not end on these inputs (a
-            // loop stepping by a uniform that is 0 or negative, a sample
-            // count in the billions): like undefined behaviour, nothing
-            // to compare, so the next draw is tried.
-            Err(e) if e.is_undefined() || matches!(e, interp::InterpError::StepLimit(_)) => {
-                last = e.to_string();
-                continue;
-            }
-            Err(e) => return Err(VerifyError::Interpreter(e.to_string())),
-        };
-        let mut got_memory = memory;
-        let got = exec.execute(&threads, &mut got_memory)?;
-        let compared =
-            compare(&approx, &want, &got)? + compare_memory(&approx, &want_memory, &got_memory)?;
-        return Ok(Report {
-            threads: threads.len(),
-            compared,
+        let want =
+            match interp::run_in_hindsight(&mut want_memory, |m| interpret(shader, &threads, m)) {
+                Ok(w) => w,
+                // A run past the step limit does not end on these inputs (a
+                // loop stepping by a uniform that is 0 or negative, a sample
+                // count in the billions): like undefined behaviour, nothing
+                // to compare, so the next draw is tried.
+                Err(e) if e.is_undefined() || matches!(e, interp::InterpError::StepLimit(_)) => {
+                    last = e.to_string();
+                    continue;
+                }
+                Err(e) => return Err(VerifyError::Interpreter(e.to_string())),
+            };
+        let run = Interpreted {
+            undefined: undefined_values(&want, &want_memory),
             draw,
+            threads,
+            memory,
+            want,
+            want_memory,
+        };
+        let done = run.undefined == 0;
+        if best.as_ref().is_none_or(|b| run.undefined < b.undefined) {
+            best = Some(run);
+        }
+        if done {
+            break;
+        }
+    }
+    let Some(run) = best else {
+        return Err(VerifyError::Undefined {
+            draws: options.draws.max(1),
+            last,
+        });
+    };
+    let mut got_memory = run.memory;
+    let got = exec.execute(&run.threads, &mut got_memory)?;
+    let counts =
+        compare(rules, &run.want, &got)? + compare_memory(rules, &run.want_memory, &got_memory)?;
+    if counts.compared == 0 && counts.undefined > 0 {
+        return Err(VerifyError::NoDefinedOutput {
+            undefined: counts.undefined,
         });
     }
-    Err(VerifyError::Undefined {
-        draws: options.draws.max(1),
-        last,
+    Ok(Report {
+        threads: run.threads.len(),
+        compared: counts.compared,
+        undefined: counts.undefined,
+        draw: run.draw,
     })
+}
+
+/// A defined draw: its inputs and what the interpreter made of them.
+struct Interpreted {
+    draw: u32,
+    threads: Vec<Invocation>,
+    memory: Memory,
+    want: Vec<Option<Outcome>>,
+    want_memory: Memory,
+    /// Outputs, buffer words and image channels it left undefined.
+    undefined: usize,
+}
+
+/// How many of a run's outputs and written memory words are undefined.
+fn undefined_values(want: &[Option<Outcome>], memory: &Memory) -> usize {
+    let outputs: usize = want
+        .iter()
+        .flatten()
+        .map(|o| {
+            let undefined = |e: &Exactness| *e == Exactness::Undefined;
+            o.inexact.values().filter(|e| undefined(e)).count()
+                + o.inexact_meta.values().filter(|e| undefined(e)).count()
+        })
+        .sum();
+    outputs + memory.written.undefined()
+}
+
+/// How values are compared beyond their [`Exactness`].
+#[derive(Clone, Copy, Debug)]
+struct Rules {}
+
+/// Values compared and values left out as undefined.
+#[derive(Clone, Copy, Debug, Default)]
+struct Counts {
+    compared: usize,
+    undefined: usize,
+}
+
+impl std::ops::Add for Counts {
+    type Output = Counts;
+    fn add(self, o: Counts) -> Counts {
+        Counts {
+            compared: self.compared + o.compared,
+            undefined: self.undefined + o.undefined,
+        }
+    }
+}
+
+impl Counts {
+    /// Compares one value of type `ty` as `exactness` says: counts it, or
+    /// the mismatch (`what` names it for the message).
+    fn value(
+        &mut self,
+        rules: Rules,
+        (ty, exactness): (Type, Exactness),
+        (expected, got): (u32, u32),
+        what: impl FnOnce() -> (String, usize),
+    ) -> Result<(), VerifyError> {
+        let approximate = match exactness {
+            Exactness::Undefined => {
+                self.undefined += 1;
+                return Ok(());
+            }
+            e => e == Exactness::Approximate,
+        };
+        if !agree(rules, ty, expected, got, approximate) {
+            let (what, thread) = what();
+            return Err(VerifyError::Mismatch {
+                what,
+                thread,
+                ty,
+                expected,
+                got,
+                approximate,
+            });
+        }
+        self.compared += 1;
+        Ok(())
+    }
 }
 
 /// The interpreter's outcomes for `threads` as the stage groups them;
@@ -293,12 +409,8 @@ fn independent_threads(shader: &Shader<'_, GenericOp>) -> bool {
         .any(|(_, i)| shader.inst(i).op.effects().barrier.intersects(writes))
 }
 
-/// Compares outcomes thread by thread; the number of values compared.
-fn compare(
-    approx: &Approximate,
-    want: &[Option<Outcome>],
-    got: &[Outcome],
-) -> Result<usize, VerifyError> {
+/// Compares outcomes thread by thread.
+fn compare(rules: Rules, want: &[Option<Outcome>], got: &[Outcome]) -> Result<Counts, VerifyError> {
     if want.len() != got.len() {
         return Err(ExecError::Failed(format!(
             "{} outcomes for {} threads",
@@ -307,7 +419,7 @@ fn compare(
         ))
         .into());
     }
-    let mut compared = 0;
+    let mut counts = Counts::default();
     for (thread, (w, g)) in want.iter().zip(got).enumerate() {
         let Some(w) = w else { continue };
         if w.discarded != g.discarded {
@@ -321,113 +433,58 @@ fn compare(
             });
         }
         let slots = w.outputs.iter().map(|(&(s, c), &v)| {
-            let key = Key::Slot(s, c);
-            (key, v, g.outputs.get(&(s, c)).copied())
+            let e = w.inexact.get(&(s, c)).copied().unwrap_or_default();
+            (Key::Slot(s, c), v, e, g.outputs.get(&(s, c)).copied())
         });
-        let metas = w
-            .meta_outputs
-            .iter()
-            .map(|(&k, &v)| (Key::Meta(k), v, g.meta_outputs.get(&k).copied()));
-        for (key, (ty, expected), got) in slots.chain(metas) {
-            let approximate = approx.outputs.contains(&key);
-            let what = key.to_string();
+        let metas = w.meta_outputs.iter().map(|(&k, &v)| {
+            let e = w.inexact_meta.get(&k).copied().unwrap_or_default();
+            (Key::Meta(k), v, e, g.meta_outputs.get(&k).copied())
+        });
+        for (key, (ty, expected), exactness, got) in slots.chain(metas) {
             let Some((_, got)) = got else {
                 return Err(
-                    ExecError::Failed(format!("{what} of thread {thread} not written")).into(),
+                    ExecError::Failed(format!("{key} of thread {thread} not written")).into(),
                 );
             };
-            if !agree(ty, expected, got, approximate) {
-                return Err(VerifyError::Mismatch {
-                    what,
-                    thread,
-                    ty,
-                    expected,
-                    got,
-                    approximate,
-                });
-            }
-            compared += 1;
+            counts.value(rules, (ty, exactness), (expected, got), || {
+                (key.to_string(), thread)
+            })?;
         }
     }
-    Ok(compared)
+    Ok(counts)
 }
 
-/// Compares storage buffers and images word by word. A buffer or image an
-/// approximate float was stored into has its float words compared within
-/// the approximate tolerance; words that are not normal floats (the
-/// integers below 2^23 a buffer of mixed fields holds, say) stay exact.
-fn compare_memory(approx: &Approximate, want: &Memory, got: &Memory) -> Result<usize, VerifyError> {
-    let mut compared = 0;
+/// Compares storage buffers and images word by word, each as the type
+/// and exactness of its last write (a word never written is exact bits).
+fn compare_memory(rules: Rules, want: &Memory, got: &Memory) -> Result<Counts, VerifyError> {
+    let mut counts = Counts::default();
+    let as_written = |w: Option<(Scalar, Exactness)>| {
+        w.map_or((Type::U32, Exactness::Exact), |(s, e)| (Type::scalar(s), e))
+    };
     for (binding, (w, g)) in want.ssbos.iter().zip(&got.ssbos).enumerate() {
-        let float = approx.ssbos.get(&(binding as u8)).copied();
         for (word, (&expected, &got)) in w.iter().zip(g).enumerate() {
-            let (ty, approximate) = word_type(float, expected, got);
-            if !agree(ty, expected, got, approximate) {
-                return Err(VerifyError::Mismatch {
-                    what: format!("ssbo {binding} word {word}"),
-                    thread: 0,
-                    ty,
-                    expected,
-                    got,
-                    approximate,
-                });
-            }
-            compared += 1;
+            let written = want.written.ssbo(binding as u8, word as u32);
+            counts.value(rules, as_written(written), (expected, got), || {
+                (format!("ssbo {binding} word {word}"), 0)
+            })?;
         }
     }
     for (index, (w, g)) in want.images.iter().zip(&got.images).enumerate() {
-        let float = approx.images.get(&(index as u8)).copied();
         for (texel, (e, t)) in w.texels.iter().zip(&g.texels).enumerate() {
             for c in 0..w.channels as usize {
-                let (ty, approximate) = word_type(float, e[c], t[c]);
-                if !agree(ty, e[c], t[c], approximate) {
-                    return Err(VerifyError::Mismatch {
-                        what: format!("image {index} texel {texel} channel {c}"),
-                        thread: 0,
-                        ty,
-                        expected: e[c],
-                        got: t[c],
-                        approximate,
-                    });
-                }
-                compared += 1;
+                let written = want.written.texel(index as u8, texel as u32, c);
+                counts.value(rules, as_written(written), (e[c], t[c]), || {
+                    (format!("image {index} texel {texel} channel {c}"), 0)
+                })?;
             }
         }
     }
-    Ok(compared)
+    Ok(counts)
 }
 
-/// How to compare a memory word: as a float within the tolerance when its
-/// buffer or image had approximate floats of that type stored into it and
-/// both words are plain floats, else as exact bits.
-fn word_type(float: Option<Scalar>, want: u32, got: u32) -> (Type, bool) {
-    match float {
-        Some(s) if plain_float(Type::scalar(s), want) && plain_float(Type::scalar(s), got) => {
-            (Type::scalar(s), true)
-        }
-        _ => (Type::U32, false),
-    }
-}
-
-/// Zero or a normal number of float type `ty` (not an integer's bits
-/// read as a subnormal, nor an infinity or NaN).
-fn plain_float(ty: Type, bits: u32) -> bool {
-    match ty.scalar {
-        Scalar::F32 => {
-            let f = f32::from_bits(bits);
-            f == 0.0 || f.is_normal()
-        }
-        Scalar::F16 => {
-            let f = f16::to_f64(bits as u16);
-            f == 0.0 || (f.is_finite() && f.abs() >= f16::to_f64(0x0400))
-        }
-        _ => false,
-    }
-}
-
-/// Equal bits, both NaN, or (approximate floats) within tolerance.
-/// 16-bit types compare their low 16 bits.
-fn agree(ty: Type, want: u32, got: u32, approximate: bool) -> bool {
+/// Equal bits, both NaN, or (approximate floats) within tolerance. 16-bit types compare their
+/// low 16 bits.
+fn agree(_rules: Rules, ty: Type, want: u32, got: u32, approximate: bool) -> bool {
     let mask = if ty.scalar.bits() <= 16 {
         0xffff
     } else {
@@ -456,7 +513,7 @@ fn agree(ty: Type, want: u32, got: u32, approximate: bool) -> bool {
     approximate && (w - g).abs() <= abs + rel * w.abs().max(g.abs())
 }
 
-/// An output, for messages and the approximate set.
+/// An output, for messages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Key {
     Slot(u16, u8),
@@ -469,87 +526,6 @@ impl std::fmt::Display for Key {
             Key::Slot(s, c) => write!(f, "output slot {s} comp {c}"),
             Key::Meta(k) => write!(f, "meta output {k}"),
         }
-    }
-}
-
-/// Which outputs carry an approximate result, and which storage buffers
-/// (with the float type stored) had one stored into them.
-struct Approximate {
-    outputs: BTreeSet<Key>,
-    ssbos: BTreeMap<u8, Scalar>,
-    images: BTreeMap<u8, Scalar>,
-}
-
-/// The outputs computed (through data flow, phis included) from an
-/// approximate operation.
-fn approximate(shader: &Shader<'_, GenericOp>) -> Approximate {
-    use GenericOp::*;
-    let mut tainted = vec![false; shader.value_capacity()];
-    // Arrays and storage buffers an approximate value was stored into:
-    // their loads are too (binding by binding, not word by word).
-    let mut tainted_arrays = BTreeSet::new();
-    let mut ssbos = BTreeMap::new();
-    let mut images = BTreeMap::new();
-    // Phis may read values defined later in the layout (loops): iterate
-    // to a fixed point.
-    loop {
-        let mut changed = false;
-        for (_, i) in shader.insts_in_order() {
-            let d = shader.inst(i);
-            if let Op::Opcode(ArrayStore { array, .. }) = d.op
-                && d.args.iter().any(|v| tainted[v.index()])
-            {
-                changed |= tainted_arrays.insert(array.0);
-            }
-            if let Op::Opcode(StoreSsbo { binding }) = d.op
-                && let Some(&v) = d.args.get(1)
-                && tainted[v.index()]
-                && shader.value_type(v).scalar.is_float()
-            {
-                changed |= ssbos.insert(binding, shader.value_type(v).scalar).is_none();
-            }
-            // The texel is the store's last operand.
-            if let Op::Opcode(ImageStore { image, .. }) = d.op
-                && let Some(&v) = d.args.last()
-                && tainted[v.index()]
-                && shader.value_type(v).scalar.is_float()
-            {
-                changed |= images.insert(image, shader.value_type(v).scalar).is_none();
-            }
-            let Some(r) = d.result else { continue };
-            let source = match d.op {
-                Op::Opcode(Rcp | Rsqrt | Sqrt | FDiv | Exp2 | Log2 | Sin | Cos) => true,
-                Op::Opcode(ArrayLoad { array, .. }) => tainted_arrays.contains(&array.0),
-                Op::Opcode(LoadSsbo { binding }) => ssbos.contains_key(&binding),
-                Op::Opcode(ImageLoad { image, .. }) => images.contains_key(&image),
-                _ => false,
-            };
-            let t = source || d.operands().any(|v| tainted[v.index()]);
-            if t && !tainted[r.index()] {
-                tainted[r.index()] = true;
-                changed = true;
-            }
-        }
-        if !changed {
-            break;
-        }
-    }
-    let mut outputs = BTreeSet::new();
-    for (_, i) in shader.insts_in_order() {
-        let d = shader.inst(i);
-        let key = match d.op {
-            Op::Opcode(StoreOutput { slot, comp }) => Key::Slot(slot, comp),
-            Op::Output { index } => Key::Meta(index),
-            _ => continue,
-        };
-        if d.args.iter().any(|v| tainted[v.index()]) {
-            outputs.insert(key);
-        }
-    }
-    Approximate {
-        outputs,
-        ssbos,
-        images,
     }
 }
 
@@ -1286,5 +1262,67 @@ b0:
             };
             verify(&shader, &Interpreter(&shader), &options).unwrap();
         }
+    }
+
+    /// The interpreter, then a change to every thread's outcome.
+    struct Changed<'s, 'a>(&'s Shader<'a, GenericOp>, fn(&mut Outcome));
+
+    impl Executor for Changed<'_, '_> {
+        fn execute(
+            &self,
+            threads: &[Invocation],
+            memory: &mut Memory,
+        ) -> Result<Vec<Outcome>, ExecError> {
+            let mut out = Interpreter(self.0).execute(threads, memory)?;
+            out.iter_mut().for_each(self.1);
+            Ok(out)
+        }
+    }
+
+    /// A fragment shader whose left column takes `ddx` and right column
+    /// `ddy` of an input: each in non-uniform control flow, so undefined;
+    /// with `defined`, it outputs the input too.
+    fn divergent_derivatives(defined: bool) -> String {
+        format!(
+            "shader fragment
+b0:
+  %0:f32 = load_input slot=0 comp=0 interp=smooth
+  %1:f32 = load_sysval sv=frag_coord comp=0
+  %2:f32 = const 1.0
+  %3:bool = flt %1, %2
+  branch %3, b1, b2
+b1:
+  %4:f32 = ddx %0
+  jump b3
+b2:
+  %5:f32 = ddy %0
+  jump b3
+b3:
+  %6:f32 = phi [%4, b1], [%5, b2]
+  store_output slot=0 comp=0 %6
+{}  ret
+",
+            if defined {
+                "  store_output slot=0 comp=1 %0\n"
+            } else {
+                ""
+            }
+        )
+    }
+
+    #[test]
+    fn undefined_outputs_are_not_compared_but_some_output_must_be_defined() {
+        let garbage: fn(&mut Outcome) = |o| {
+            if let Some((_, bits)) = o.outputs.get_mut(&(0, 0)) {
+                *bits ^= 0x1234_5678;
+            }
+        };
+        let arena = crate::Bump::new();
+        let shader = crate::parse::<GenericOp>(&arena, &divergent_derivatives(true)).unwrap();
+        let report = verify(&shader, &Changed(&shader, garbage), &Options::default()).unwrap();
+        assert_eq!((report.compared, report.undefined), (4, 4));
+        let shader = crate::parse::<GenericOp>(&arena, &divergent_derivatives(false)).unwrap();
+        let err = verify(&shader, &Changed(&shader, garbage), &Options::default()).unwrap_err();
+        assert_eq!(err, VerifyError::NoDefinedOutput { undefined: 4 });
     }
 }

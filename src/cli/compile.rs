@@ -300,8 +300,13 @@ fn verify(
     };
     match lathe_ir::verify::verify(&lowered.shader, program, &options) {
         Ok(r) => {
+            let undefined = if r.undefined > 0 {
+                format!(" ({} undefined, not compared)", r.undefined)
+            } else {
+                String::new()
+            };
             eprintln!(
-                "verify: ok ({} values over {} threads, seed {}, draw {})",
+                "verify: ok ({} values{undefined} over {} threads, seed {}, draw {})",
                 r.compared, r.threads, args.seed, r.draw
             );
             Ok(())

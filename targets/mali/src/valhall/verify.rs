@@ -139,6 +139,48 @@ impl ShaderIo {
                 ))
             })
     }
+
+    /// Image `index` of table [`IMAGE_TABLE`]: texel `(x, y, z or sample,
+    /// layer)`'s address and the image's words per texel; `None` out of
+    /// bounds.
+    fn texel(
+        &self,
+        [x, y, third, layer]: [u32; 4],
+        descriptor: u32,
+    ) -> Result<Option<[u32; 3]>, IoError> {
+        let (table, index) = (descriptor >> 24, descriptor & 0xff_ffff);
+        let image = self
+            .images
+            .get(index as usize)
+            .filter(|_| table == IMAGE_TABLE)
+            .ok_or_else(|| IoError(format!("no image {index} in resource table {table}")))?;
+        let (z, sample) = if image.samples > 1 {
+            (0, third)
+        } else {
+            (third, 0)
+        };
+        let inside = x < image.width
+            && y < image.height
+            && z < image.depth.max(1)
+            && layer < image.layers.max(1)
+            && sample < image.samples.max(1);
+        if !inside {
+            return Ok(None);
+        }
+        let texel = (((u64::from(layer) * u64::from(image.depth.max(1)) + u64::from(z))
+            * u64::from(image.height)
+            + u64::from(y))
+            * u64::from(image.width)
+            + u64::from(x))
+            * u64::from(image.samples.max(1))
+            + u64::from(sample);
+        let address = image_base(index as usize) + TEXEL_BYTES * texel;
+        Ok(Some([
+            address as u32,
+            (address >> 32) as u32,
+            u32::from(image.channels),
+        ]))
+    }
 }
 
 impl GpuIo for ShaderIo {
@@ -191,53 +233,30 @@ impl GpuIo for ShaderIo {
     fn texel_address(
         &mut self,
         _lane: usize,
-        [x, y, third, layer]: [u32; 4],
+        coords: [u32; 4],
         descriptor: u32,
     ) -> Result<[u32; 3], IoError> {
-        let (table, index) = (descriptor >> 24, descriptor & 0xff_ffff);
-        let image = self
-            .images
-            .get(index as usize)
-            .filter(|_| table == IMAGE_TABLE)
-            .ok_or_else(|| IoError(format!("no image {index} in resource table {table}")))?;
-        let (z, sample) = if image.samples > 1 {
-            (0, third)
-        } else {
-            (third, 0)
-        };
-        let inside = x < image.width
-            && y < image.height
-            && z < image.depth.max(1)
-            && layer < image.layers.max(1)
-            && sample < image.samples.max(1);
-        if !inside {
-            return Err(IoError(format!(
+        let [x, y, third, layer] = coords;
+        self.texel(coords, descriptor)?.ok_or_else(|| {
+            let index = descriptor & 0xff_ffff;
+            IoError(format!(
                 "texel ({x}, {y}, {third}, {layer}) is outside image {index}"
-            )));
-        }
-        let texel = (((u64::from(layer) * u64::from(image.depth.max(1)) + u64::from(z))
-            * u64::from(image.height)
-            + u64::from(y))
-            * u64::from(image.width)
-            + u64::from(x))
-            * u64::from(image.samples.max(1))
-            + u64::from(sample);
-        let address = image_base(index as usize) + TEXEL_BYTES * texel;
-        Ok([
-            address as u32,
-            (address >> 32) as u32,
-            u32::from(image.channels),
-        ])
+            ))
+        })
     }
     /// The texel [`ShaderIo::texel_address`] addresses, its words read
     /// back from global memory (the verifier's images hold 32-bit words).
+    /// Out of bounds it gives zeros: without robust image access the value
+    /// is undefined, and the interpreter does not compare it.
     fn texel_load(
         &mut self,
         lane: usize,
         coords: [u32; 4],
         descriptor: u32,
     ) -> Result<[u32; 4], IoError> {
-        let [lo, hi, _] = self.texel_address(lane, coords, descriptor)?;
+        let Some([lo, hi, _]) = self.texel(coords, descriptor)? else {
+            return Ok([0; 4]);
+        };
         let at = u64::from(lo) | (u64::from(hi) << 32);
         Ok(std::array::from_fn(|c| {
             self.harness.word(Space::Global, 0, lane, at + 4 * c as u64)
