@@ -25,8 +25,10 @@
 //! a vertex index past a constant table, is left out of the comparison
 //! and the others are compared).
 //!
-//! Tolerance: bits must be equal, except that any two NaNs agree, and
-//! that each output, storage-buffer word and
+//! Tolerance: bits must be equal, except that any two NaNs agree, that
+//! +0 and -0 agree unless the shader preserves float specials
+//! ([`Shader::preserve_float_specials`]: otherwise an optimiser may fold
+//! `(x - x) * y` to +0), and that each output, storage-buffer word and
 //! image channel is compared as exact as the interpreter found it
 //! ([`crate::exactness`], through data flow, arrays and memory): a float
 //! computed from an approximate operation (`rcp`, `rsqrt`, `sqrt`,
@@ -204,7 +206,9 @@ pub fn verify(
     exec: &dyn Executor,
     options: &Options,
 ) -> Result<Report, VerifyError> {
-    let rules = Rules {};
+    let rules = Rules {
+        signed_zeros: shader.preserve_float_specials,
+    };
     let mut last = String::new();
     // The defined draw with the fewest undefined values so far.
     let mut best: Option<Interpreted> = None;
@@ -296,7 +300,10 @@ fn undefined_values(want: &[Option<Outcome>], memory: &Memory) -> usize {
 
 /// How values are compared beyond their [`Exactness`].
 #[derive(Clone, Copy, Debug)]
-struct Rules {}
+struct Rules {
+    /// +0 and -0 differ (the shader preserves float specials).
+    signed_zeros: bool,
+}
 
 /// Values compared and values left out as undefined.
 #[derive(Clone, Copy, Debug, Default)]
@@ -482,9 +489,10 @@ fn compare_memory(rules: Rules, want: &Memory, got: &Memory) -> Result<Counts, V
     Ok(counts)
 }
 
-/// Equal bits, both NaN, or (approximate floats) within tolerance. 16-bit types compare their
+/// Equal bits, both NaN, both zeros (unless `rules` keep signed zeros),
+/// or (approximate floats) within tolerance. 16-bit types compare their
 /// low 16 bits.
-fn agree(_rules: Rules, ty: Type, want: u32, got: u32, approximate: bool) -> bool {
+fn agree(rules: Rules, ty: Type, want: u32, got: u32, approximate: bool) -> bool {
     let mask = if ty.scalar.bits() <= 16 {
         0xffff
     } else {
@@ -508,6 +516,9 @@ fn agree(_rules: Rules, ty: Type, want: u32, got: u32, approximate: bool) -> boo
         _ => return false,
     };
     if w.is_nan() && g.is_nan() {
+        return true;
+    }
+    if w == 0.0 && g == 0.0 && !rules.signed_zeros {
         return true;
     }
     approximate && (w - g).abs() <= abs + rel * w.abs().max(g.abs())
@@ -1276,6 +1287,31 @@ b0:
             let mut out = Interpreter(self.0).execute(threads, memory)?;
             out.iter_mut().for_each(self.1);
             Ok(out)
+        }
+    }
+
+    /// The optimiser folds `(x - x) * y` to +0 where the interpreter gives
+    /// -0 for a negative `y`: Vulkan allows it unless the shader preserves
+    /// float specials.
+    #[test]
+    fn zeros_of_either_sign_agree_unless_the_shader_preserves_specials() {
+        let positive_zero: fn(&mut Outcome) = |o| {
+            for (_, bits) in o.outputs.values_mut() {
+                *bits &= 0x7fff_ffff;
+            }
+        };
+        for (header, agrees) in [("", true), (" preserve_float_specials", false)] {
+            let text = format!(
+                "shader fragment{header}\nb0:\n  %0:f32 = const 0x80000000\n  store_output slot=0 comp=0 %0\n  ret\n"
+            );
+            let arena = crate::Bump::new();
+            let shader = crate::parse::<GenericOp>(&arena, &text).unwrap();
+            let result = verify(
+                &shader,
+                &Changed(&shader, positive_zero),
+                &Options::default(),
+            );
+            assert_eq!(result.is_ok(), agrees, "{header}: {result:?}");
         }
     }
 
