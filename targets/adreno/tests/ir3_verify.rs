@@ -480,3 +480,70 @@ b13:
         }
     }
 }
+
+#[test]
+fn a_compare_read_only_by_its_branch_writes_p0_itself() {
+    // %2 is read by the branch alone: the compare writes p0.x, no second
+    // compare turns a boolean register into the predicate, and the empty
+    // edge block b2 is jumped over without a `jump` to the next word.
+    let once = "shader fragment
+b0:
+  %0:f32 = load_input slot=0 comp=0 interp=smooth
+  %1:f32 = load_uniform index=1
+  %2:bool = flt %0, %1
+  branch %2, b1, b2
+b1:
+  %3:f32 = fmul %0, %1
+  jump b3
+b2:
+  jump b3
+b3:
+  %4:f32 = phi [%3, b1], [%1, b2]
+  store_output slot=0 comp=0 %4
+  ret
+";
+    agrees_everywhere(once);
+    let arena = lathe_ir::Bump::new();
+    let generic = lathe_ir::parse::<GenericOp>(&arena, once).unwrap();
+    for model in ["a630", "a740"] {
+        let gpu: GpuModel = model.parse().unwrap();
+        let out = compiled(&generic, gpu);
+        let asm = &out.compiled.asm;
+        assert!(asm.contains("cmps.f.lt p0.x, "), "{asm}");
+        assert!(!asm.contains("cmps.s.ne p0.x"), "{asm}");
+        assert!(!asm.contains("jump #1\n"), "{asm}");
+        // The condition really steers the flow: the opposite compare is
+        // caught.
+        let flipped = patched(&out, gpu, "cmps.f.lt", |l| l.replace(".lt ", ".ge "));
+        let program = Ir3Program::new(&flipped.compiled, &flipped.ports, gpu);
+        let caught = (0..4).any(|seed| {
+            let options = Options {
+                seed,
+                ..Default::default()
+            };
+            matches!(
+                verify(&generic, &program, &options),
+                Err(VerifyError::Mismatch { .. })
+            )
+        });
+        assert!(caught, "{model}: a flipped branch condition was not caught");
+    }
+    // Read twice (the branch and an output), the boolean keeps its
+    // register and the predicate is compared from it.
+    agrees_everywhere(
+        "shader fragment
+b0:
+  %0:f32 = load_input slot=0 comp=0 interp=smooth
+  %1:f32 = load_uniform index=1
+  %2:bool = flt %0, %1
+  %5:f32 = sel %2, %1, %0
+  branch %2, b1, b2
+b1:
+  store_output slot=0 comp=1 %5
+  jump b2
+b2:
+  store_output slot=0 comp=0 %0
+  ret
+",
+    );
+}

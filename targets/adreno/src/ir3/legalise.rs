@@ -7,12 +7,14 @@
 //! - control flow: each block's terminator is preceded by the flow
 //!   instructions it becomes (the spec's idioms `branch`, `jump`, `end`;
 //!   a condition held in a general register is first compared into p0
-//!   with `predicate16`/`predicate32`); a jump to the next block in the
-//!   layout is a fall-through; the IR terminators stay as the CFG's
-//!   skeleton and emit nothing, as do inputs, outputs, phis (ra already
-//!   placed their copies) and collects/splits whose registers agree; a
-//!   split whose lane ra put elsewhere is the target's copy from the
-//!   vector's lane register (one word);
+//!   with `predicate16`/`predicate32`, unless the compare that made it is
+//!   read only there and may write p0 itself, the spec's
+//!   `writes_predicate`); a jump to the next block in the layout, or
+//!   over blocks that emit no word, is a fall-through; the IR terminators
+//!   stay as the CFG's skeleton and emit nothing, as do inputs, outputs,
+//!   phis (ra already placed their copies) and collects/splits whose
+//!   registers agree; a split whose lane ra put elsewhere is the target's
+//!   copy from the vector's lane register (one word);
 //! - `(ei)` on the last varying fetch of a fragment shader (the spec's
 //!   `varying_fetch` metadata);
 //! - `(ss)`/`(sy)` on the first instruction that reads or overwrites a
@@ -167,6 +169,30 @@ pub fn check(shader: &Shader<'_, MachineOp>, target: &Ir3Target) -> Result<(), L
         }
     }
     Ok(())
+}
+
+/// Whether execution leaving `layout[k]` at its end reaches `to` without
+/// a jump: `to` follows it, with only blocks between that run no
+/// instruction and jump to their own next block (edge blocks whose
+/// copies ra did not need), which emit no word.
+fn falls_into(shader: &Shader<'_, MachineOp>, layout: &[Block], k: usize, to: Block) -> bool {
+    for (j, &b) in layout.iter().enumerate().skip(k + 1) {
+        if b == to {
+            return true;
+        }
+        let insts = shader.block_insts(b);
+        let runs = insts
+            .iter()
+            .any(|&i| matches!(shader.inst(i).op, Op::Opcode(_) | Op::Swap));
+        let jumps_to_next = insts.last().is_some_and(|&i| {
+            let d = shader.inst(i);
+            matches!(d.op, Op::Jump) && d.targets.first() == layout.get(j + 1)
+        });
+        if runs || !jumps_to_next {
+            return false;
+        }
+    }
+    false
 }
 
 /// The hardware preloads inputs before the first instruction: each must
@@ -530,8 +556,8 @@ impl Legaliser<'_> {
             .files()
             .iter()
             .position(|f| f.kind == FileKind::Predicate);
+        let uses = lathe_ir::uses::Uses::compute(shader);
         for (k, &b) in layout.iter().enumerate() {
-            let next = layout.get(k + 1).copied();
             let mut insts: Vec<Inst> = Vec::new();
             for i in shader.block_insts(b).to_vec() {
                 if let Op::Opcode(op) = shader.inst(i).op {
@@ -550,8 +576,13 @@ impl Legaliser<'_> {
                         .collect();
                     for (unit, &n) in reads.iter().enumerate() {
                         let Some(&cond) = args.get(n) else { continue };
-                        let (compare, p) =
-                            self.predicate(shader, predicate_file, cond, unit as u16)?;
+                        let (compare, p) = self.predicate(
+                            shader,
+                            predicate_file,
+                            (cond, uses.of(cond).len()),
+                            &insts,
+                            unit as u16,
+                        )?;
                         insts.extend(compare);
                         args[n] = p;
                     }
@@ -575,16 +606,23 @@ impl Legaliser<'_> {
                     self.ends.insert(i);
                     new.push(i);
                 }
-                Op::Jump if targets.first().copied() != next => {
+                Op::Jump if !falls_into(shader, layout, k, targets[0]) => {
                     new.push(self.jump(shader, targets[0])?);
                 }
                 Op::Branch => {
                     let (then, other) = (targets[0], targets[1]);
-                    let (compare, pred) = self.predicate(shader, predicate_file, args[0], 0)?;
+                    let before = shader.block_insts(b).to_vec();
+                    let (compare, pred) = self.predicate(
+                        shader,
+                        predicate_file,
+                        (args[0], uses.of(args[0]).len()),
+                        &before[..before.len() - 1],
+                        0,
+                    )?;
                     new.extend(compare);
-                    let (taken, invert, after) = if Some(other) == next {
+                    let (taken, invert, after) = if falls_into(shader, layout, k, other) {
                         (then, false, None)
-                    } else if Some(then) == next {
+                    } else if falls_into(shader, layout, k, then) {
                         (other, true, None)
                     } else {
                         (then, false, Some(other))
@@ -612,14 +650,18 @@ impl Legaliser<'_> {
         Ok(())
     }
 
-    /// `cond` in the predicate file: itself when it is there, else the
-    /// compare (the spec's `predicate16`/`predicate32`) that writes it to
-    /// the predicate's component `unit`, and its result.
+    /// `cond` in the predicate file: itself when it is there; the compare
+    /// that computed it, now writing the predicate's component `unit`
+    /// (see [`compare_into_predicate`](Self::compare_into_predicate));
+    /// else the compare (the spec's `predicate16`/`predicate32`) that
+    /// writes it there, and its result. `cond` comes with its number of
+    /// uses, `before` is what runs before its reader in the block.
     fn predicate(
         &self,
         shader: &mut Shader<'_, MachineOp>,
         predicate_file: Option<usize>,
-        cond: Value,
+        (cond, uses): (Value, usize),
+        before: &[Inst],
         unit: u16,
     ) -> Result<(Option<Inst>, Value), LegaliseError> {
         let reg = reg_of(shader, cond)?;
@@ -628,6 +670,14 @@ impl Legaliser<'_> {
         }
         let file = predicate_file
             .ok_or_else(|| LegaliseError::Spec(Error::Spec("no predicate register file".into())))?;
+        let p0 = Reg {
+            file: file as u8,
+            unit,
+        };
+        if uses == 1 && self.compare_into_predicate(shader, file, cond, before) {
+            shader.set_value_reg(cond, Some(p0));
+            return Ok((None, cond));
+        }
         let bits = shader.value_type(cond).scalar.bits();
         let idiom = if bits <= 16 {
             "predicate16"
@@ -640,14 +690,56 @@ impl Legaliser<'_> {
             .inst(i)
             .result
             .ok_or_else(|| LegaliseError::Malformed("compare without a result".into()))?;
-        shader.set_value_reg(
-            p,
-            Some(Reg {
-                file: file as u8,
-                unit,
-            }),
-        );
+        shader.set_value_reg(p, Some(p0));
         Ok((Some(i), p))
+    }
+
+    /// Whether the compare that computes `cond` (a leaf the spec marks
+    /// `writes_predicate`) can write the predicate register itself, as
+    /// Mesa's ir3 does for a condition read only once: it runs in the
+    /// same block before the reader (`before`), and nothing between them
+    /// reads or writes the predicate file. On success the compare is
+    /// rewritten without its destination conversion: a predicate has no
+    /// precision, and the hardware's own words write p0.x with the
+    /// sources' precision (Mesa's vector `cmps.s.eq p0.x, r1.x, 1`).
+    fn compare_into_predicate(
+        &self,
+        shader: &mut Shader<'_, MachineOp>,
+        predicate_file: usize,
+        cond: Value,
+        before: &[Inst],
+    ) -> bool {
+        let def = shader.value_def(cond);
+        let Some(at) = before.iter().position(|&i| i == def) else {
+            return false;
+        };
+        let Op::Opcode(op) = shader.inst(def).op else {
+            return false;
+        };
+        if !matches!(op.meta("writes_predicate"), Some(MetaValue::Ident(v)) if v == "true") {
+            return false;
+        }
+        let in_predicate = |v: &Value| {
+            shader
+                .value_reg(*v)
+                .is_some_and(|r| usize::from(r.file) == predicate_file)
+        };
+        let touches_predicate = before[at + 1..].iter().any(|&i| {
+            let d = shader.inst(i);
+            d.args.iter().any(in_predicate)
+                || d.result
+                    .iter()
+                    .chain(d.second_result.iter())
+                    .any(in_predicate)
+        });
+        if touches_predicate {
+            return false;
+        }
+        let Some(plain) = op.with_modifier("dst_conv", 0) else {
+            return false;
+        };
+        shader.inst_mut(def).op = Op::Opcode(plain);
+        true
     }
 
     fn jump(
