@@ -223,6 +223,17 @@ b0:
     }
 }
 
+/// The size of a multisampled texture (no LOD operand: level 0).
+#[test]
+fn multisampled_sizes_agree() {
+    let mut text = String::from("shader fragment\nb0:\n  %s:i32x2 = texture_size texture=0 ms\n");
+    for c in 0..2 {
+        text += &format!("  %s{c}:i32 = split lane={c} %s\n  store_output slot=0 comp={c} %s{c}\n");
+    }
+    text += "  ret\n";
+    check(&text);
+}
+
 /// A fragment shader comparing the reference `fract(input)` with the
 /// texel of `op` (a `compare` sample) at `coords` float inputs (the
 /// first `fracted` ones in [0, 1)), writing the one result.
