@@ -375,6 +375,16 @@ fn operand_stmts(scope: &mut Scope, body: &[Stmt]) -> TokenStream {
 type Alias = (String, Vec<(Option<Expr>, Ty)>);
 
 /// What the per-instruction generator collects from a leaf's chain.
+/// A register group an instruction reads: operand field, count, the
+/// `[…]` argument the count comes from, and the field conditions under
+/// which the semantics read it.
+struct GroupRead {
+    field: String,
+    count: GroupCount,
+    upto: Option<Expr>,
+    conds: Vec<(Expr, bool)>,
+}
+
 struct Leaf<'a> {
     /// Type aliases in force: name, condition, choices.
     aliases: Vec<Alias>,
@@ -388,7 +398,10 @@ struct Leaf<'a> {
     mods: Vec<(String, Mod, Expr)>,
     /// Register groups of I/O effects: operand, count, the `[…]` argument
     /// the count comes from.
-    group_reads: Vec<(String, GroupCount, Option<Expr>)>,
+    group_reads: Vec<GroupRead>,
+    /// The field conditions (`if` statements and values, with the branch
+    /// taken) around the statement being scanned.
+    conds: Vec<(Expr, bool)>,
     group_writes: Vec<(String, GroupCount, Option<Expr>)>,
     waits: Vec<(String, Expr)>,
     /// `signal(KIND, [E])`: the writes stay pending on KIND where E holds.
@@ -445,9 +458,12 @@ impl<'a> Leaf<'a> {
                         _ => self.stall = Some(e),
                     }
                 }
-                Stmt::If { then, els, .. } => {
+                Stmt::If { cond, then, els } => {
+                    self.conds.push((cond.clone(), true));
                     self.scan(then);
+                    self.conds.last_mut().expect("pushed").1 = false;
                     self.scan(els);
+                    self.conds.pop();
                     if top {
                         self.body.push(s);
                     }
@@ -498,7 +514,14 @@ impl<'a> Leaf<'a> {
                                 if matches!(sig[i], IoArg::Out(_)) {
                                     self.group_writes.push(group);
                                 } else {
-                                    self.group_reads.push(group);
+                                    let (field, count, upto) = group;
+                                    let conds = self.conds.clone();
+                                    self.group_reads.push(GroupRead {
+                                        field,
+                                        count,
+                                        upto,
+                                        conds,
+                                    });
                                 }
                             }
                             (_, SArg::Value(v)) => self.scan_value(v),
@@ -537,8 +560,12 @@ impl<'a> Leaf<'a> {
             }
             SExprKind::Member { field, index, .. } => {
                 self.operand(&field.node);
-                self.group_reads
-                    .push((field.node.clone(), GroupCount::Next, Some(upto(index))));
+                self.group_reads.push(GroupRead {
+                    field: field.node.clone(),
+                    count: GroupCount::Next,
+                    upto: Some(upto(index)),
+                    conds: self.conds.clone(),
+                });
             }
             SExprKind::Call(name, args) => {
                 self.cross_lane |= matches!(name.node.as_str(), "shuffle" | "ballot");
@@ -553,9 +580,12 @@ impl<'a> Leaf<'a> {
                 self.scan_value(b);
                 self.scan_value(c);
             }
-            SExprKind::Static(_, a, b) => {
+            SExprKind::Static(cond, a, b) => {
+                self.conds.push((cond.clone(), true));
                 self.scan_value(a);
+                self.conds.last_mut().expect("pushed").1 = false;
                 self.scan_value(b);
+                self.conds.pop();
             }
             _ => {}
         }
@@ -1112,6 +1142,7 @@ fn exec_fn(isa: &Isa, leaf_id: EncId, class: Option<usize>, sync: u8) -> TokenSt
         reg_reads: Vec::new(),
         mods: Vec::new(),
         group_reads: Vec::new(),
+        conds: Vec::new(),
         group_writes: Vec::new(),
         waits: Vec::new(),
         signals: Vec::new(),
@@ -1273,10 +1304,10 @@ fn exec_fn(isa: &Isa, leaf_id: EncId, class: Option<usize>, sync: u8) -> TokenSt
     let group_checks = leaf
         .group_reads
         .iter()
-        .map(|(r, c, e)| {
-            let id = op_ident(r);
-            let n = count(*c, e);
-            let needed = needed(Some(r));
+        .map(|g| {
+            let id = op_ident(&g.field);
+            let n = count(g.count, &g.upto);
+            let needed = needed(Some(&g.field));
             quote! { m.check_group(&#id, #n, rep, pc, #needed)?; }
         })
         .collect::<Vec<_>>();
@@ -1289,6 +1320,24 @@ fn exec_fn(isa: &Isa, leaf_id: EncId, class: Option<usize>, sync: u8) -> TokenSt
             quote! { m.stamp_group(&#id, #n, rep, pc, #stamp_class, sync)?; }
         })
         .collect::<Vec<_>>();
+    // A group is checked only where the word takes the branch that
+    // reads it.
+    let group_checks: Vec<_> = leaf
+        .group_reads
+        .iter()
+        .zip(group_checks)
+        .map(|(g, check)| {
+            let conds: Vec<_> = g
+                .conds
+                .iter()
+                .map(|(c, taken)| {
+                    let v = scope.expr(c);
+                    quote! { (((#v) != 0) == #taken) }
+                })
+                .collect();
+            quote! { if true #(&& #conds)* { #check } }
+        })
+        .collect();
     // Predication effects run in every thread; the rest skip threads a
     // predicated region switched off.
     let skip = if body_has_effect(&leaf.body, &["predicate", "predicate_end"]) {

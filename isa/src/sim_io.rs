@@ -107,10 +107,25 @@ pub enum MsgKind {
     /// The texel at 16-bit coordinates `a`, `b` (as [`MsgKind::TexelAddress`])
     /// of image descriptor `c`, up to four 32-bit components.
     TexelLoad,
+    /// The components of the texel at 32-bit coordinates `a` (x low, y
+    /// high word) and `b` (the depth slice of a 3D image, else the layer)
+    /// of storage image `c` (see [`GpuIo::image_load`]).
+    ImageLoad,
+    /// The input group stored at the texel `a`, `b` of storage image `c`
+    /// (as [`MsgKind::ImageLoad`]; see [`GpuIo::image_store`]).
+    ImageStore,
+    /// The read-modify-write of component 0 of the texel `a`, `b` of
+    /// storage image `c` (as [`MsgKind::ImageLoad`]) with the first input
+    /// register (then the comparison value for `cmpxchg`): the old value
+    /// comes back (see [`GpuIo::image_atomic`]).
+    ImageAtomic(AtomicOp),
+    /// Width, height and depth (a 3D image) or layer count of storage
+    /// image `c` (see [`GpuIo::image_size`]).
+    ImageSize,
 }
 
 impl MsgKind {
-    pub const ALL: [MsgKind; 8] = [
+    pub const ALL: [MsgKind; 24] = [
         MsgKind::Attribute,
         MsgKind::Atest,
         MsgKind::Blend,
@@ -119,6 +134,22 @@ impl MsgKind {
         MsgKind::TexelAddress,
         MsgKind::ConvertStore,
         MsgKind::TexelLoad,
+        MsgKind::ImageLoad,
+        MsgKind::ImageStore,
+        MsgKind::ImageSize,
+        MsgKind::ImageAtomic(AtomicOp::Add),
+        MsgKind::ImageAtomic(AtomicOp::Sub),
+        MsgKind::ImageAtomic(AtomicOp::Xchg),
+        MsgKind::ImageAtomic(AtomicOp::Inc),
+        MsgKind::ImageAtomic(AtomicOp::Dec),
+        MsgKind::ImageAtomic(AtomicOp::CmpXchg),
+        MsgKind::ImageAtomic(AtomicOp::MinU),
+        MsgKind::ImageAtomic(AtomicOp::MaxU),
+        MsgKind::ImageAtomic(AtomicOp::MinS),
+        MsgKind::ImageAtomic(AtomicOp::MaxS),
+        MsgKind::ImageAtomic(AtomicOp::And),
+        MsgKind::ImageAtomic(AtomicOp::Or),
+        MsgKind::ImageAtomic(AtomicOp::Xor),
     ];
     /// The keyword of the semantics language.
     pub fn name(self) -> &'static str {
@@ -131,6 +162,24 @@ impl MsgKind {
             MsgKind::TexelAddress => "texel_address",
             MsgKind::ConvertStore => "convert_store",
             MsgKind::TexelLoad => "texel_load",
+            MsgKind::ImageLoad => "image_load",
+            MsgKind::ImageStore => "image_store",
+            MsgKind::ImageSize => "image_size",
+            MsgKind::ImageAtomic(op) => match op {
+                AtomicOp::Add => "image_atomic_add",
+                AtomicOp::Sub => "image_atomic_sub",
+                AtomicOp::Xchg => "image_atomic_xchg",
+                AtomicOp::Inc => "image_atomic_inc",
+                AtomicOp::Dec => "image_atomic_dec",
+                AtomicOp::CmpXchg => "image_atomic_cmpxchg",
+                AtomicOp::MinU => "image_atomic_min_u",
+                AtomicOp::MaxU => "image_atomic_max_u",
+                AtomicOp::MinS => "image_atomic_min_s",
+                AtomicOp::MaxS => "image_atomic_max_s",
+                AtomicOp::And => "image_atomic_and",
+                AtomicOp::Or => "image_atomic_or",
+                AtomicOp::Xor => "image_atomic_xor",
+            },
         }
     }
 }
@@ -458,6 +507,54 @@ pub trait GpuIo: std::any::Any + fmt::Debug {
         let _ = (lane, coords, descriptor);
         Err(IoError::unsupported("image loads"))
     }
+    /// The components of texel `coords` (x, y, then the depth slice of a
+    /// 3D image or the layer of any other) of storage image `image` (an
+    /// ISA's image slot) as 32-bit register values, as many as its format
+    /// has.
+    fn image_load(
+        &mut self,
+        lane: usize,
+        coords: [u32; 3],
+        image: u32,
+    ) -> Result<Vec<u32>, IoError> {
+        let _ = (lane, coords, image);
+        Err(IoError::unsupported("storage image loads"))
+    }
+    /// Stores `data` (32-bit register values) at texel `coords` of storage
+    /// image `image` (as [`GpuIo::image_load`]); the components past the
+    /// format's are dropped.
+    fn image_store(
+        &mut self,
+        lane: usize,
+        coords: [u32; 3],
+        image: u32,
+        data: &[u32],
+    ) -> Result<(), IoError> {
+        let _ = (lane, coords, image, data);
+        Err(IoError::unsupported("storage image stores"))
+    }
+    /// Atomic read-modify-write of component 0 of texel `coords` of
+    /// storage image `image` (as [`GpuIo::image_load`]); returns the old
+    /// value.
+    #[allow(clippy::too_many_arguments)]
+    fn image_atomic(
+        &mut self,
+        lane: usize,
+        coords: [u32; 3],
+        image: u32,
+        op: AtomicOp,
+        data: u32,
+        compare: u32,
+    ) -> Result<u32, IoError> {
+        let _ = (lane, coords, image, op, data, compare);
+        Err(IoError::unsupported("storage image atomics"))
+    }
+    /// Width, height and the depth of a 3D image or the layer count of
+    /// any other (cube faces count as layers) of storage image `image`.
+    fn image_size(&mut self, lane: usize, image: u32) -> Result<[u32; 3], IoError> {
+        let _ = (lane, image);
+        Err(IoError::unsupported("storage image sizes"))
+    }
     /// Stores `data` (32-bit register values) at `address` converted to
     /// the format conversion word `conversion` names.
     fn convert_store(
@@ -601,9 +698,50 @@ pub struct Harness {
     /// Coverage masks of every blend, `(lane, target)` → coverage; the
     /// colour of a covered blend lands in [`Harness::outputs`].
     pub blends: BTreeMap<(usize, u32), u32>,
+    /// Storage images by slot, texels of 32-bit words as the IR's images
+    /// hold them (their format is the driver's: the verifier's images
+    /// store each component as a word). A 3D image (depth above 1) is
+    /// addressed by slice, any other by layer.
+    pub images: BTreeMap<u32, lathe_ir::Image>,
 }
 
 impl Harness {
+    /// Storage image `slot` and the index of its texel `[x, y, z]` (z the
+    /// slice of a 3D image, else the layer; sample 0), or why there is
+    /// none.
+    fn image_texel(
+        &mut self,
+        slot: u32,
+        [x, y, z]: [u32; 3],
+    ) -> Result<(&mut lathe_ir::Image, usize), IoError> {
+        let image = self
+            .images
+            .get_mut(&slot)
+            .ok_or_else(|| IoError(format!("no storage image in slot {slot}")))?;
+        let depth = image.depth.max(1);
+        let (slice, layer) = if depth > 1 { (z, 0) } else { (0, z) };
+        let inside =
+            x < image.width && y < image.height && slice < depth && layer < image.layers.max(1);
+        if !inside {
+            return Err(IoError(format!(
+                "texel ({x}, {y}, {z}) is outside storage image {slot}"
+            )));
+        }
+        let texel = ((u64::from(layer) * u64::from(depth) + u64::from(slice))
+            * u64::from(image.height)
+            + u64::from(y))
+            * u64::from(image.width)
+            + u64::from(x);
+        let index = (texel * u64::from(image.samples.max(1))) as usize;
+        if index >= image.texels.len() {
+            return Err(IoError(format!(
+                "storage image {slot} has {} texels, texel {index} wanted",
+                image.texels.len()
+            )));
+        }
+        Ok((image, index))
+    }
+
     fn key(at: Access, lane: usize, byte: u64) -> (Space, u32, usize, u64) {
         let lane = if at.space == Space::Private { lane } else { 0 };
         (at.space, at.binding, lane, at.addr.wrapping_add(byte))
@@ -847,6 +985,54 @@ impl GpuIo for Harness {
             // One level, one sample; the format fields are not modelled.
             TexOp::Levels => [0, 0, 1, 1],
         })
+    }
+    fn image_load(
+        &mut self,
+        _lane: usize,
+        coords: [u32; 3],
+        image: u32,
+    ) -> Result<Vec<u32>, IoError> {
+        let (img, k) = self.image_texel(image, coords)?;
+        let channels = usize::from(img.channels).min(4);
+        Ok(img.texels[k][..channels].to_vec())
+    }
+    fn image_store(
+        &mut self,
+        _lane: usize,
+        coords: [u32; 3],
+        image: u32,
+        data: &[u32],
+    ) -> Result<(), IoError> {
+        let (img, k) = self.image_texel(image, coords)?;
+        let n = usize::from(img.channels).min(4).min(data.len());
+        img.texels[k][..n].copy_from_slice(&data[..n]);
+        Ok(())
+    }
+    fn image_atomic(
+        &mut self,
+        _lane: usize,
+        coords: [u32; 3],
+        image: u32,
+        op: AtomicOp,
+        data: u32,
+        compare: u32,
+    ) -> Result<u32, IoError> {
+        let (img, k) = self.image_texel(image, coords)?;
+        let old = img.texels[k][0];
+        img.texels[k][0] = op.apply(old, data, compare);
+        Ok(old)
+    }
+    fn image_size(&mut self, _lane: usize, image: u32) -> Result<[u32; 3], IoError> {
+        let img = self
+            .images
+            .get(&image)
+            .ok_or_else(|| IoError(format!("no storage image in slot {image}")))?;
+        let depth = img.depth.max(1);
+        Ok([
+            img.width,
+            img.height,
+            if depth > 1 { depth } else { img.layers.max(1) },
+        ])
     }
     fn barrier(&mut self, lane: usize) -> Result<(), IoError> {
         *self.barriers.entry(lane).or_default() += 1;
@@ -1298,6 +1484,25 @@ impl Machine {
                 .io
                 .convert_store(lane, a, b32, &data)
                 .map(|()| Vec::new()),
+            MsgKind::ImageLoad => self.io.image_load(lane, [a32, (a >> 32) as u32, b32], c32),
+            MsgKind::ImageStore => self
+                .io
+                .image_store(lane, [a32, (a >> 32) as u32, b32], c32, &data)
+                .map(|()| Vec::new()),
+            MsgKind::ImageAtomic(op) => {
+                let operand = |k: usize| data.get(k).copied().unwrap_or(0);
+                self.io
+                    .image_atomic(
+                        lane,
+                        [a32, (a >> 32) as u32, b32],
+                        c32,
+                        op,
+                        operand(0),
+                        operand(1),
+                    )
+                    .map(|v| vec![v])
+            }
+            MsgKind::ImageSize => self.io.image_size(lane, c32).map(|v| v.to_vec()),
         }
         .map_err(|e| Machine::io_err(pc, e))?;
         if let Some((o, n)) = dst {

@@ -297,10 +297,21 @@ impl Cx<'_> {
         });
         self.node(&mut b, &r.pattern);
         for s in &r.stmts {
-            if let Stmt::Let { name, ty, .. } = s {
+            if let Stmt::Let { name, ty, parts } = s {
                 let Some(ty) = self.ty(bind, ty) else {
                     continue;
                 };
+                // `let dst: T = collect(…)` groups lanes into the result
+                // (an instruction writing a longer group than the result).
+                if name.text == "dst" && !parts.is_empty() {
+                    if Some(ty) != result {
+                        self.err(
+                            name.span,
+                            "`$dst` collected as another type than the result",
+                        );
+                    }
+                    continue;
+                }
                 self.add_slot(&mut b, name, SlotKind::Temp, ty);
             }
         }

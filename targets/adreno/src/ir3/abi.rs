@@ -23,6 +23,10 @@
 //!   but take only small integer immediates, so a float constant read from
 //!   the const file saves the move that would put it in a register.
 //!
+//! - **Storage images in the IBO table.** Image `k` is IBO slot
+//!   [`ConstLayout::image_ibo_base`]` + k`, after the storage buffers;
+//!   its operations name the slot (`image=` becomes the slot number).
+//!
 //! The const file is laid out as the shader's own uniforms (push
 //! constants, words `0..uniform_words`), then each used driver parameter,
 //! then the UBO ranges, each range starting on a vec4, then the float
@@ -146,6 +150,11 @@ pub struct ConstLayout {
     /// Float constants the shader reads from the const file: `(const
     /// word, bits)`, the same for every draw.
     pub immediates: Vec<(u32, u32)>,
+    /// The IBO slot of storage image 0: storage buffer `b` is IBO slot
+    /// `b` and image `k` slot `image_ibo_base + k`, images after the
+    /// shader's storage buffers as Mesa numbers them on a6xx
+    /// (`ir3_image_to_ibo`: the image index plus `num_ssbos`).
+    pub image_ibo_base: u32,
 }
 
 impl ConstLayout {
@@ -336,6 +345,8 @@ impl Plan {
         let mut floats: Vec<u32> = Vec::new();
         // Per fragment input slot, its components in use (up to the last).
         let mut inputs: BTreeMap<u16, u8> = BTreeMap::new();
+        // Storage buffers (IBO slots 0..ssbos).
+        let mut ssbos = 0;
         for (_, i) in g.insts_in_order() {
             let d = g.inst(i);
             match d.op {
@@ -367,11 +378,17 @@ impl Plan {
                 {
                     floats.push(bits);
                 }
-                Op::Opcode(GenericOp::SsboSize { binding })
-                    if !params.contains(&DriverParam::SsboSize(binding)) =>
-                {
-                    params.push(DriverParam::SsboSize(binding));
+                Op::Opcode(GenericOp::SsboSize { binding }) => {
+                    ssbos = ssbos.max(u32::from(binding) + 1);
+                    if !params.contains(&DriverParam::SsboSize(binding)) {
+                        params.push(DriverParam::SsboSize(binding));
+                    }
                 }
+                Op::Opcode(
+                    GenericOp::LoadSsbo { binding }
+                    | GenericOp::StoreSsbo { binding }
+                    | GenericOp::SsboAtomic { binding, .. },
+                ) => ssbos = ssbos.max(u32::from(binding) + 1),
                 Op::Opcode(GenericOp::LoadSysval { sysval, comp }) => {
                     let needed: Vec<DriverParam> = match source(sysval) {
                         Some(Source::Param(p) | Source::PreloadPlus(p)) => {
@@ -397,6 +414,7 @@ impl Plan {
         let mut next = uniform_words;
         let mut layout = ConstLayout {
             uniform_words,
+            image_ibo_base: ssbos,
             ..ConstLayout::default()
         };
         for p in params {
@@ -490,6 +508,38 @@ fn straight_prefix(g: &Shader<'_, GenericOp>) -> Vec<Block> {
     prefix
 }
 
+/// The storage image a generic op names.
+fn image_of(op: GenericOp) -> Option<u8> {
+    match op {
+        GenericOp::ImageLoad { image, .. }
+        | GenericOp::ImageStore { image, .. }
+        | GenericOp::ImageAtomic { image, .. }
+        | GenericOp::ImageSize { image, .. } => Some(image),
+        _ => None,
+    }
+}
+
+/// `op` naming its image's IBO slot (`base` + the image) instead.
+fn ibo_slot(op: GenericOp, base: u32) -> Result<GenericOp, SelectError> {
+    let image = image_of(op).unwrap_or(0);
+    let slot = u8::try_from(base + u32::from(image)).map_err(|_| {
+        SelectError::Unsupported(format!(
+            "storage image {image} after {base} storage buffers (IBO slots above 255)"
+        ))
+    })?;
+    Ok(match op {
+        GenericOp::ImageLoad { shape, .. } => GenericOp::ImageLoad { image: slot, shape },
+        GenericOp::ImageStore { shape, .. } => GenericOp::ImageStore { image: slot, shape },
+        GenericOp::ImageAtomic { shape, op, .. } => GenericOp::ImageAtomic {
+            image: slot,
+            shape,
+            op,
+        },
+        GenericOp::ImageSize { shape, .. } => GenericOp::ImageSize { image: slot, shape },
+        op => op,
+    })
+}
+
 /// The bits of `v` when a `const` defines it.
 fn const_operand(g: &Shader<'_, GenericOp>, v: Value) -> Option<u32> {
     match g.inst(g.value_def(v)).op {
@@ -569,6 +619,7 @@ impl<'a> Lowering<'a> {
                     (Op::Opcode(GenericOp::SsboSize { binding }), Some(ty)) => {
                         Some(l.param(nb, DriverParam::SsboSize(binding), ty))
                     }
+
                     (Op::Opcode(GenericOp::LoadInput { slot, comp, interp }), Some(ty))
                         if g.stage == Stage::Fragment =>
                     {
@@ -595,9 +646,15 @@ impl<'a> Lowering<'a> {
                             .iter()
                             .map(|&t| block(t))
                             .collect::<Result<_, _>>()?;
+                        let op = match d.op {
+                            Op::Opcode(op) if image_of(op).is_some() => {
+                                Op::Opcode(ibo_slot(op, l.plan.layout.image_ibo_base)?)
+                            }
+                            op => op,
+                        };
                         let n = l
                             .out
-                            .append_inst(nb, d.op, &d.args[..], &targets, d.address, ty);
+                            .append_inst(nb, op, &d.args[..], &targets, d.address, ty);
                         if let (Some(r), Some(v)) = (d.result, l.out.inst(n).result) {
                             l.values[r.index()] = Some(v);
                         }

@@ -6,7 +6,8 @@
 //! (uniform word `k` in const register `c(k/4)` component `k%4`, driver
 //! parameters, pushed UBO ranges; a compute workgroup is the threads
 //! along x), UBO `b` as constant-space buffer `b`, SSBO `b` as
-//! image/SSBO buffer `b` (the a6xx `ldib`/`stib` path), textures by
+//! image/SSBO buffer `b` (the a6xx `ldib`/`stib` path), storage image
+//! `k` in IBO slot [`ConstLayout::image_ibo_base`]` + k`, textures by
 //! index — and
 //! reads each output back from its register. `lathe compile --verify`
 //! and the `compile_ir3` fuzz target use it.
@@ -210,6 +211,10 @@ impl Executor for Ir3Program<'_> {
             .iter()
             .map(Texture::level0_of)
             .collect();
+        let image_base = interface.consts.image_ibo_base;
+        for (k, image) in (image_base..).zip(&memory.images) {
+            io.images.insert(k, image.clone());
+        }
         m.set_io(Box::new(io));
 
         match sim::run(&mut m, &self.compiled.words, self.generation) {
@@ -258,6 +263,11 @@ impl Executor for Ir3Program<'_> {
             for (b, words) in memory.ssbos.iter_mut().enumerate() {
                 for (k, w) in words.iter_mut().enumerate() {
                     *w = io.word(Space::Image, b as u32, 0, 4 * k as u64);
+                }
+            }
+            for (k, image) in (image_base..).zip(memory.images.iter_mut()) {
+                if let Some(written) = io.images.get(&k) {
+                    image.texels.clone_from(&written.texels);
                 }
             }
         }
