@@ -122,12 +122,12 @@ fn what_the_backend_does_not_cover_fails_with_unsupported() {
     let dir = std::env::temp_dir().join(format!("lathe-cli-compile-ubo-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let shader = dir.join("image.wgsl");
-    // An image store: ir3's selection does not cover them yet (Valhall's
-    // does: LEA_TEX_IMM + ST_CVT).
+    // A 1D image store: ir3's selection covers 2D, 2D array, 3D and cube
+    // storage images only.
     std::fs::write(
         &shader,
-        "@group(0) @binding(0) var img: texture_storage_2d<rgba8unorm, write>;\n\
-         @compute @workgroup_size(1) fn main() { textureStore(img, vec2<i32>(0, 0), vec4<f32>(1.0)); }\n",
+        "@group(0) @binding(0) var img: texture_storage_1d<rgba8unorm, write>;\n\
+         @compute @workgroup_size(1) fn main() { textureStore(img, 0, vec4<f32>(1.0)); }\n",
     )
     .unwrap();
     let out = lathe(&["compile", "--gpu", "a630", shader.to_str().unwrap()]);

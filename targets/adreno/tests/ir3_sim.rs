@@ -1407,3 +1407,84 @@ fn global_atomics_and_ssbo_words_go_through_the_harness() {
         "{err}"
     );
 }
+
+/// Typed (storage-image) ldib/stib/atomic.b and resinfo.b address the
+/// harness's image in their IBO slot by texel coordinates; the untyped
+/// form reads only its one-register offset (the typed branch's
+/// coordinate registers are not timed for it).
+#[test]
+fn typed_ibo_accesses_go_through_the_harness_images() {
+    let mut h = prim::Harness::default();
+    let mut image = lathe_ir::Image::new_2d(4, 2, 4);
+    for (n, t) in image.texels.iter_mut().enumerate() {
+        *t = [
+            10 * n as u32,
+            10 * n as u32 + 1,
+            10 * n as u32 + 2,
+            10 * n as u32 + 3,
+        ];
+    }
+    h.images.insert(3, image);
+    // Lane l loads texel (l, 1), stores it plus one to texel (l, 0),
+    // exchanges component 0 of texel (3 - l, 1) with 100 + l and reads
+    // the size.
+    let m = run_io(
+        "ldib.b.typed.2d.u32.4.imm r1.x, r0.x, 3\n\
+         resinfo.b.untyped.2d.u32.1.imm r3.x, 3\n\
+         (sy)add.u r2.x, r1.x, 1\n\
+         add.u r2.y, r1.y, 1\n\
+         add.u r2.z, r1.z, 1\n\
+         add.u r2.w, r1.w, 1\n\
+         (rpt5)nop\n\
+         stib.b.typed.2d.u32.4.imm r2.x, r4.x, 3\n\
+         atomic.b.xchg.typed.2d.u32.1.imm r5.x, r6.x, 3\n\
+         end\n",
+        h,
+        &[
+            ("r0.x", [0, 1, 2, 3]),
+            ("r0.y", [1; 4]),
+            ("r4.x", [0, 1, 2, 3]),
+            ("r4.y", [0; 4]),
+            ("r5.x", [100, 101, 102, 103]),
+            ("r6.x", [3, 2, 1, 0]),
+            ("r6.y", [1; 4]),
+        ],
+    )
+    .unwrap();
+    let h = m.io_as::<prim::Harness>().unwrap();
+    let texels = &h.images[&3].texels;
+    for lane in 0..4u32 {
+        let n = 4 + lane;
+        let loaded: Vec<u32> = (0..4).map(|c| 10 * n + c).collect();
+        let got: Vec<u32> = ["r1.x", "r1.y", "r1.z", "r1.w"]
+            .iter()
+            .map(|r| reg(&m, r, lane as usize))
+            .collect();
+        assert_eq!(got, loaded);
+        let stored: Vec<u32> = loaded.iter().map(|v| v + 1).collect();
+        assert_eq!(texels[lane as usize].to_vec(), stored);
+        // Texel (3 - l, 1) held 10 * (7 - l) before lane l's exchange.
+        assert_eq!(reg(&m, "r5.x", lane as usize), 10 * (7 - lane));
+        assert_eq!(texels[(7 - lane) as usize][0], 100 + lane);
+        assert_eq!(
+            ["r3.x", "r3.y", "r3.z"].map(|r| reg(&m, r, lane as usize)),
+            [4, 2, 1]
+        );
+    }
+    // Outside the image: a clear I/O error.
+    let mut h = prim::Harness::default();
+    h.images.insert(0, lathe_ir::Image::new_2d(2, 2, 1));
+    let err = run_io(
+        "ldib.b.typed.2d.u32.1.imm r1.x, r0.x, 0\nend\n",
+        h,
+        &[("r0.x", [2; 4]), ("r0.y", [0; 4])],
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("outside"), "{err}");
+    // The untyped form's offset is one register: the one after it was
+    // just written, and that is no hazard.
+    assert_eq!(
+        hazard("add.u r0.y, r1.x, r1.y\nldib.b.untyped.1d.u32.1.imm r2.x, r0.x, 2\nend\n"),
+        None
+    );
+}

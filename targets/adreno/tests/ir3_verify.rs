@@ -547,3 +547,33 @@ b2:
 ",
     );
 }
+
+/// WGSL zero-initialises workgroup memory with a store per word at
+/// constant addresses defined in the entry block: 1,536 of them (blur's
+/// tile) cannot all stay in registers, so each address is moved into a
+/// register at its access.
+#[test]
+fn shared_stores_at_constant_addresses_take_their_address_at_the_store() {
+    let words = 1536;
+    let mut text = String::from("shader compute\nb0:\n  %0:u32 = const 0\n");
+    for k in 1..=words {
+        text += &format!("  %{k}:u32 = const {}\n", 4 * k);
+    }
+    let v = words + 1;
+    text += &format!(
+        "  %{v}:u32 = load_sysval sv=local_invocation_index\n  %{}:bool = ieq %{v}, %0\n  branch %{}, b1, b2\nb1:\n",
+        v + 1,
+        v + 1
+    );
+    for k in 1..=words {
+        text += &format!("  store_shared %{k}, %{v}\n");
+    }
+    text += &format!(
+        "  jump b2\nb2:\n  control_barrier\n  %{}:u32 = load_shared %{words}\n  %{}:u32 = imul %{v}, %1\n  store_ssbo binding=0 %{}, %{}\n  ret\n",
+        v + 2,
+        v + 3,
+        v + 3,
+        v + 2
+    );
+    agrees_everywhere(&text);
+}
