@@ -28,8 +28,11 @@
 //! The rest take their defaults. The word is then confirmed by the
 //! generated disassembler with the spec's `check` rules: it must print
 //! exactly the text. Only when that fails are the unshown bits varied
-//! (bounded); `None` tells the caller to ask the engine, which also gives
-//! the diagnostics. Nothing here knows about an instruction set.
+//! (bounded). A miss says whether a limit cut the search short (the
+//! caller then asks the engine, which also gives the diagnostics) or
+//! every reading of every candidate form ran to its end ([`Miss::NoForm`]:
+//! no word prints the text, which instruction selection trusts without
+//! asking the engine). Nothing here knows about an instruction set.
 
 use crate::format::read_scalar;
 use crate::model::FieldType;
@@ -45,6 +48,17 @@ const MAX_TRIES_PER_READING: u32 = 8192;
 const STEP_BUDGET: usize = 40_000;
 /// Most readings of one piece considered.
 const MAX_READINGS: usize = 12;
+
+/// Why [`assemble`] found no word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Miss {
+    /// Every reading of every candidate form was followed to its end and
+    /// none gave a word that prints the text: no form reads it.
+    NoForm,
+    /// A limit cut the search short (steps, readings of a piece, nesting,
+    /// unshown bits to vary, words tried): a word may exist.
+    Limit,
+}
 
 /// A numeric value type (the scalar types whose text is a number).
 #[derive(Clone, Copy, Debug)]
@@ -462,6 +476,8 @@ struct Run<'t, 'c> {
     pending_list: [(u64, u64); MAX_PENDING],
     npending: usize,
     pending_overflow: bool,
+    /// A limit cut some reading short: a miss is not definitive.
+    cut: bool,
 }
 
 /// Most readings the first pass keeps for the second.
@@ -619,6 +635,18 @@ fn readings(read: Read, width: u32, here: &str, out: &mut [(u64, usize); MAX_REA
 }
 
 impl Run<'_, '_> {
+    fn miss(&self) -> Miss {
+        if self.cut { Miss::Limit } else { Miss::NoForm }
+    }
+
+    /// Whether the line's step budget is spent (recorded as a cut).
+    #[inline(always)]
+    fn spent(&mut self) -> bool {
+        let over = self.steps > STEP_BUDGET;
+        self.cut |= over;
+        over
+    }
+
     /// Reads `ops[at..]` of the form at nesting `depth` from byte `pos`,
     /// then whatever `up` resumes; `true` once a confirmed word is found.
     fn seq(
@@ -631,7 +659,7 @@ impl Run<'_, '_> {
     ) -> bool {
         loop {
             self.steps += 1;
-            if self.steps > STEP_BUDGET {
+            if self.spent() {
                 return false;
             }
             let Some(op) = ops.get(at) else {
@@ -725,6 +753,8 @@ impl Run<'_, '_> {
                     }
                     let mut rs = [(0u64, 0usize); MAX_READINGS];
                     let n = readings(read, width, &self.text[pos..], &mut rs);
+                    // A full table may have dropped readings.
+                    self.cut |= n == MAX_READINGS;
                     // One reading needs no choice point: read on in this
                     // loop. What it sets is undone by the last choice
                     // point, which saved every scope up to its depth.
@@ -764,6 +794,7 @@ impl Run<'_, '_> {
                     default,
                 } => {
                     if depth + 1 >= MAX_NEST {
+                        self.cut = true;
                         return false;
                     }
                     let mut resume = Resume {
@@ -808,7 +839,7 @@ impl Run<'_, '_> {
                             return true;
                         }
                         restore_scopes(&mut self.scopes, &saved, depth + 1);
-                        if self.steps > STEP_BUDGET {
+                        if self.spent() {
                             return false;
                         }
                     }
@@ -1021,7 +1052,7 @@ impl Run<'_, '_> {
                         return true;
                     }
                     restore_scopes(&mut self.scopes, &saved, depth);
-                    if self.steps > STEP_BUDGET {
+                    if self.spent() {
                         return false;
                     }
                 }
@@ -1036,7 +1067,7 @@ impl Run<'_, '_> {
                 return true;
             }
             restore_scopes(&mut self.scopes, &saved, depth);
-            if self.steps > STEP_BUDGET {
+            if self.spent() {
                 return false;
             }
         }
@@ -1094,7 +1125,11 @@ impl Run<'_, '_> {
         // values or `when` conditions: varied, default first, only after
         // every reading's default word has had its turn.
         let free = top.search & unshown;
-        if free == 0 || free.count_ones() > MAX_HIDDEN_BITS {
+        if free == 0 {
+            return false;
+        }
+        if free.count_ones() > MAX_HIDDEN_BITS {
+            self.cut = true;
             return false;
         }
         if !self.vary {
@@ -1131,7 +1166,7 @@ impl Run<'_, '_> {
             }
             let w = base | (default ^ sub);
             self.steps += 1;
-            if self.steps > STEP_BUDGET {
+            if self.spent() {
                 return false;
             }
             if self.try_word(w) {
@@ -1139,20 +1174,21 @@ impl Run<'_, '_> {
                 return true;
             }
         }
+        self.cut = true;
         false
     }
 }
 
 /// Assembles `text` at `generation` with the generated `table`; `confirm`
 /// prints a word (validated) and tells whether it prints exactly `text`.
-/// `None`: no form reads the text, or a reading exists but its word could
-/// not be confirmed within the budget (the caller asks the engine).
+/// [`Miss::NoForm`]: no form reads the text; [`Miss::Limit`]: a reading
+/// may exist past a limit (the caller asks the engine).
 pub fn assemble(
     table: &Table,
     text: &str,
     generation: u32,
     confirm: &mut dyn FnMut(u64) -> bool,
-) -> Option<u64> {
+) -> Result<u64, Miss> {
     let mut picks = Picks {
         ids: [0; MAX_PICKS],
         len: 0,
@@ -1180,6 +1216,7 @@ pub fn assemble(
         pending_list: [(0, 0); MAX_PENDING],
         npending: 0,
         pending_overflow: false,
+        cut: false,
     };
     // Every reading with its default word first; only then, reading by
     // reading, the unshown bits varied.
@@ -1192,14 +1229,16 @@ pub fn assemble(
             for k in 0..run.npending {
                 let (first, free) = run.pending_list[k];
                 if run.vary_word(first, free) {
-                    return run.found;
+                    return run.found.ok_or(Miss::Limit);
                 }
-                if run.steps > STEP_BUDGET {
+                if run.spent() {
                     break;
                 }
             }
-            return None;
+            return Err(run.miss());
         }
+        // Reading everything again: only this pass's cuts count.
+        run.cut = false;
         for &i in candidates {
             let form = &table.forms[usize::from(i)];
             let live = form.gen_min <= generation && generation <= form.gen_max;
@@ -1208,14 +1247,14 @@ pub fn assemble(
             }
             run.scopes[0] = Scope::of(form);
             if run.seq(form.ops, 0, 0, 0, None) {
-                return run.found;
+                return run.found.ok_or(Miss::Limit);
             }
-            if run.steps > STEP_BUDGET {
+            if run.spent() {
                 // The first pass stopped short: the second reads again.
                 run.pending_overflow = true;
                 break;
             }
         }
     }
-    None
+    Err(run.miss())
 }

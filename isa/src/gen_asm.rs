@@ -1602,6 +1602,14 @@ pub(crate) fn asm_module(isa: &Isa) -> TokenStream {
             /// with generated code only; `None` when the fast path cannot
             /// tell (the engine then assembles or explains the error).
             pub fn assemble(text: &str, generation: u32) -> Option<u64> {
+                try_assemble(text, generation).ok()
+            }
+
+            /// As [`assemble`], saying why no word was found:
+            /// `Miss::NoForm` when no form reads the text (the engine finds
+            /// none either), `Miss::Limit` when a search limit may have hidden
+            /// one.
+            pub fn try_assemble(text: &str, generation: u32) -> Result<u64, ::lathe_isa::asm_rt::Miss> {
                 ::lathe_isa::gen_rt::with_spare(|s| {
                     ::lathe_isa::asm_rt::assemble(&TABLE, text, generation, &mut |w| {
                         s.clear();

@@ -23,6 +23,7 @@ use std::collections::HashMap;
 
 use lathe_ir::{Block, GenericOp, Op, Opcode, Shader, Type, Value};
 
+use crate::asm_rt::Miss;
 use crate::machine::{MachineOp, MachineSpec};
 
 /// A rules file's generated tables.
@@ -119,9 +120,10 @@ pub enum Piece {
 pub trait SelectTarget<S: MachineSpec> {
     /// The generation (spec `gen` value) to decode and assemble at.
     fn generation(&self) -> u32;
-    /// Assembles one line with the generated assembler alone: fast, and
-    /// `None` when it cannot read or confirm the text.
-    fn assemble_generated(&self, text: &str) -> Option<u64>;
+    /// Assembles one line with the generated assembler alone: fast;
+    /// [`Miss::NoForm`] when no form reads the text (definitive),
+    /// [`Miss::Limit`] when a search limit may have hidden a word.
+    fn assemble_generated(&self, text: &str) -> Result<u64, Miss>;
     /// Assembles one line with the spec engine (slow), for the texts the
     /// generated assembler cannot tell; `None` without diagnostics
     /// ([`crate::Isa::assemble_word`]).
@@ -522,8 +524,7 @@ impl<'a, S: MachineSpec> Selector<'_, '_, 'a, S> {
             return Some(op);
         }
         // Every spelling of the literals, tried with the generated
-        // assembler first: the engine, asked only when none of them reads,
-        // spends far longer rejecting a spelling than the generated forms.
+        // assembler; the engine only when a search limit stopped it.
         let mut spellings = Vec::with_capacity(4);
         for style in 0..4 {
             let mut text = String::new();
@@ -556,10 +557,24 @@ impl<'a, S: MachineSpec> Selector<'_, '_, 'a, S> {
                 spellings.push(text);
             }
         }
+        let mut limited = false;
+        for text in &spellings {
+            match self.target.assemble_generated(text) {
+                Ok(word) => return MachineOp::from_word(word, g),
+                Err(Miss::Limit) => limited = true,
+                Err(Miss::NoForm) => {}
+            }
+        }
+        // No form reads any spelling: the engine would find no word either
+        // (and takes far longer to say so). A literal the instruction
+        // cannot hold (a constant outside the immediate table) ends here,
+        // and the next rule handles it.
+        if !limited {
+            return None;
+        }
         let word = spellings
             .iter()
-            .find_map(|text| self.target.assemble_generated(text))
-            .or_else(|| spellings.iter().find_map(|text| self.target.assemble(text)))?;
+            .find_map(|text| self.target.assemble(text))?;
         MachineOp::from_word(word, g)
     }
 }

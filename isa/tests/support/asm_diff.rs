@@ -32,6 +32,10 @@ pub struct Tally {
     pub generated_only: u64,
     /// The generated code gave up on a line the engine was not asked about.
     pub unchecked_misses: u64,
+    /// The generated code said no form reads a line (a definitive miss,
+    /// which selection trusts without asking the engine) that the engine
+    /// assembled.
+    pub wrong_no_form: u64,
 }
 
 /// Compares both assemblers on the text of `word`, if it has one; with
@@ -47,7 +51,8 @@ pub fn same(word: u64, generation: u32, engine: bool, tally: &mut Tally) {
     }
     tally.lines += 1;
     let spec = isa();
-    let fast = asm::assemble(&text, generation);
+    let result = asm::try_assemble(&text, generation);
+    let fast = result.ok();
     if let Some(w) = fast {
         tally.generated += 1;
         let back = spec.disassemble(w, generation);
@@ -74,8 +79,13 @@ pub fn same(word: u64, generation: u32, engine: bool, tally: &mut Tally) {
         }
         (Some(_), Err(_)) => tally.generated_only += 1,
         (None, Ok(e)) => {
-            eprintln!("fallback: `{text}` at generation {generation} (engine 0x{e:016x})");
-            tally.fallback += 1
+            eprintln!(
+                "fallback: `{text}` at generation {generation} (engine 0x{e:016x}, generated {result:?})"
+            );
+            tally.fallback += 1;
+            if result == Err(lathe_isa::asm_rt::Miss::NoForm) {
+                tally.wrong_no_form += 1;
+            }
         }
         (None, Err(_)) => tally.neither += 1,
     }
@@ -122,6 +132,7 @@ pub fn check_small(tallies: &[(u32, Tally)]) {
         assert!(t.lines > 1_000, "generation {g}: too few lines");
         assert_eq!(t.fallback, 0, "generation {g}: {t:?}");
         assert_eq!(t.generated_only, 0, "generation {g}: {t:?}");
+        assert_eq!(t.wrong_no_form, 0, "generation {g}: {t:?}");
     }
 }
 

@@ -67,8 +67,8 @@ impl SelectTarget<Spec> for Ir3Target {
         self.generation_id()
     }
 
-    fn assemble_generated(&self, text: &str) -> Option<u64> {
-        asm::assemble(text, self.generation_id())
+    fn assemble_generated(&self, text: &str) -> Result<u64, lathe_isa::asm_rt::Miss> {
+        asm::try_assemble(text, self.generation_id())
     }
 
     fn assemble(&self, text: &str) -> Option<u64> {

@@ -65,8 +65,8 @@ impl SelectTarget<Spec> for ValhallTarget {
         self.generation_id()
     }
 
-    fn assemble_generated(&self, text: &str) -> Option<u64> {
-        super::generated::asm::assemble(text, self.generation_id())
+    fn assemble_generated(&self, text: &str) -> Result<u64, lathe_isa::asm_rt::Miss> {
+        super::generated::asm::try_assemble(text, self.generation_id())
     }
 
     fn assemble(&self, text: &str) -> Option<u64> {
