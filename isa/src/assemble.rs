@@ -905,7 +905,7 @@ impl Isa {
         let mut names: Vec<&str> = vec![&self.encodings[leaf].name];
         for enc in self.chain(leaf).take(MAX_DEPTH) {
             let e = &self.encodings[enc];
-            let levels = std::iter::once(&e.plain).chain(e.whens.iter().map(|w| &w.level));
+            let levels = std::iter::once(&*e.plain).chain(e.whens.iter().map(|w| &w.level));
             for level in levels {
                 if let Some(m) = &level.mnemonic {
                     names.push(m);

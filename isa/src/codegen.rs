@@ -145,7 +145,7 @@ fn instruction_fields(isa: &Isa) -> Vec<FieldName> {
         let mut here: Vec<String> = Vec::new();
         for enc in isa.chain(leaf) {
             let e = &isa.encodings[enc];
-            let levels = std::iter::once(&e.plain).chain(e.whens.iter().map(|w| &w.level));
+            let levels = std::iter::once(&*e.plain).chain(e.whens.iter().map(|w| &w.level));
             for level in levels {
                 let items = level
                     .fields

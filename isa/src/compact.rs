@@ -54,3 +54,119 @@ pub fn from_bytes(bytes: &[u8], sources: &[(&str, &str)]) -> Result<Isa, Compact
     }
     Ok(isa)
 }
+
+/// A part of the model kept in its compact form until first read, so a
+/// program decodes only what it uses: the semantics as a whole (a
+/// compile that never reads them does not decode them), each semantics
+/// block's body (the register groups of a few instructions decode only
+/// their blocks), and each encoding's levels (a compile reads those of
+/// the instructions it emits and their sub-encodings).
+#[derive(Clone)]
+pub struct Lazy<T> {
+    /// `postcard` form of the value, when read back from the model.
+    bytes: Vec<u8>,
+    value: std::sync::OnceLock<T>,
+}
+
+impl<T> Lazy<T> {
+    pub fn new(value: T) -> Lazy<T> {
+        Lazy {
+            bytes: Vec::new(),
+            value: std::sync::OnceLock::from(value),
+        }
+    }
+}
+
+impl<T: Default> Default for Lazy<T> {
+    fn default() -> Lazy<T> {
+        Lazy::new(T::default())
+    }
+}
+
+impl<T: serde::de::DeserializeOwned> std::ops::Deref for Lazy<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.value
+            .get_or_init(|| match postcard::from_bytes(&self.bytes) {
+                Ok(v) => v,
+                // Written by `Serialize` below, in the same build.
+                Err(e) => unreachable!("a compact spec value no longer reads: {e}"),
+            })
+    }
+}
+
+impl<T: serde::de::DeserializeOwned> std::ops::DerefMut for Lazy<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        let _ = std::ops::Deref::deref(&*self);
+        match self.value.get_mut() {
+            Some(v) => v,
+            None => unreachable!("decoded just above"),
+        }
+    }
+}
+
+impl<'a, T: serde::de::DeserializeOwned> IntoIterator for &'a Lazy<Vec<T>> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl<'a, T: serde::de::DeserializeOwned> IntoIterator for &'a mut Lazy<Vec<T>> {
+    type Item = &'a mut T;
+    type IntoIter = std::slice::IterMut<'a, T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter_mut()
+    }
+}
+
+impl<T: serde::de::DeserializeOwned + std::fmt::Debug> std::fmt::Debug for Lazy<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl<T: serde::Serialize> serde::Serialize for Lazy<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.value.get() {
+            Some(v) => {
+                let bytes = postcard::to_allocvec(v).map_err(serde::ser::Error::custom)?;
+                s.serialize_bytes(&bytes)
+            }
+            None => s.serialize_bytes(&self.bytes),
+        }
+    }
+}
+
+impl<'de, T> serde::Deserialize<'de> for Lazy<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Bytes;
+        impl<'de> serde::de::Visitor<'de> for Bytes {
+            type Value = Vec<u8>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("compact semantics bytes")
+            }
+            fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Vec<u8>, E> {
+                Ok(v.to_vec())
+            }
+            fn visit_byte_buf<E: serde::de::Error>(self, v: Vec<u8>) -> Result<Vec<u8>, E> {
+                Ok(v)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<Vec<u8>, A::Error> {
+                let mut v = Vec::new();
+                while let Some(b) = a.next_element()? {
+                    v.push(b);
+                }
+                Ok(v)
+            }
+        }
+        Ok(Lazy {
+            bytes: d.deserialize_bytes(Bytes)?,
+            value: std::sync::OnceLock::new(),
+        })
+    }
+}

@@ -110,7 +110,7 @@ impl<'a> Scope<'a> {
         for (k, enc) in self.levels() {
             let e = &self.isa.encodings[enc];
             let active = self.active_when(k, enc).map(|j| &e.whens[j].level);
-            for level in active.into_iter().chain(std::iter::once(&e.plain)) {
+            for level in active.into_iter().chain(std::iter::once(&*e.plain)) {
                 for c in &level.checks {
                     match self.eval(&c.expr) {
                         Some(0) => {

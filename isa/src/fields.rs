@@ -490,7 +490,7 @@ impl Isa {
                 continue;
             }
             // Sub-encodings of the fields this variant shows.
-            for level in active.into_iter().chain(std::iter::once(&level_enc.plain)) {
+            for level in active.into_iter().chain(std::iter::once(&*level_enc.plain)) {
                 for f in &level.fields {
                     if seen.contains(&f.name.as_str()) {
                         continue;

@@ -264,8 +264,10 @@ pub struct Encoding {
     pub parent: Option<EncId>,
     pub root: EncId,
     pub width: u32,
-    pub plain: Level,
-    pub whens: Vec<When>,
+    /// The body outside any `when`, and the `when`s: decoded on first
+    /// use (most programs touch few encodings).
+    pub plain: crate::compact::Lazy<Level>,
+    pub whens: crate::compact::Lazy<Vec<When>>,
     /// This encoding's own `gen`, and the intersection with its ancestors'.
     pub own_gen: GenRange,
     pub generation: GenRange,

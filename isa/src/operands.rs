@@ -140,7 +140,7 @@ impl Isa {
         let mut found = Vec::new();
         for &enc in &chain {
             let e = &self.encodings[enc];
-            let levels = std::iter::once(&e.plain).chain(e.whens.iter().map(|w| &w.level));
+            let levels = std::iter::once(&*e.plain).chain(e.whens.iter().map(|w| &w.level));
             for level in levels {
                 for f in &level.fields {
                     if seen.contains(&f.name.as_str()) {
@@ -260,7 +260,7 @@ impl Isa {
         }
         for enc in self.chain(form) {
             let e = &self.encodings[enc];
-            let levels = std::iter::once(&e.plain).chain(e.whens.iter().map(|w| &w.level));
+            let levels = std::iter::once(&*e.plain).chain(e.whens.iter().map(|w| &w.level));
             for f in levels.flat_map(|l| l.fields.iter()) {
                 if let FieldType::Sub(tree, _) = &f.ty {
                     for l in self.tree_forms(*tree) {

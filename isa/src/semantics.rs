@@ -234,7 +234,7 @@ pub struct SemDecl {
 pub struct SemBlock {
     pub enc: EncId,
     pub doc: String,
-    pub body: Vec<Stmt>,
+    pub body: crate::compact::Lazy<Vec<Stmt>>,
     pub span: Span,
 }
 
@@ -250,89 +250,7 @@ pub struct Semantics {
 /// A spec's [`Semantics`], kept in their compact form until first used:
 /// only the simulators and the checks that read effects need them, so a
 /// plain compile that reads the spec model back does not decode them.
-#[derive(Clone)]
-pub struct LazySemantics {
-    /// `postcard` form of the semantics, when read back from the model.
-    bytes: Vec<u8>,
-    value: std::sync::OnceLock<Semantics>,
-}
-
-impl LazySemantics {
-    pub fn new(semantics: Semantics) -> LazySemantics {
-        LazySemantics {
-            bytes: Vec::new(),
-            value: std::sync::OnceLock::from(semantics),
-        }
-    }
-}
-
-impl Default for LazySemantics {
-    fn default() -> LazySemantics {
-        LazySemantics::new(Semantics::default())
-    }
-}
-
-impl std::ops::Deref for LazySemantics {
-    type Target = Semantics;
-    fn deref(&self) -> &Semantics {
-        self.value
-            .get_or_init(|| match postcard::from_bytes(&self.bytes) {
-                Ok(s) => s,
-                // Written by `Serialize` below, in the same build.
-                Err(e) => unreachable!("the compact semantics no longer read: {e}"),
-            })
-    }
-}
-
-impl std::fmt::Debug for LazySemantics {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Debug::fmt(&**self, f)
-    }
-}
-
-impl serde::Serialize for LazySemantics {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self.value.get() {
-            Some(v) => {
-                let bytes = postcard::to_allocvec(v).map_err(serde::ser::Error::custom)?;
-                s.serialize_bytes(&bytes)
-            }
-            None => s.serialize_bytes(&self.bytes),
-        }
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for LazySemantics {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Bytes;
-        impl<'de> serde::de::Visitor<'de> for Bytes {
-            type Value = Vec<u8>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("compact semantics bytes")
-            }
-            fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Vec<u8>, E> {
-                Ok(v.to_vec())
-            }
-            fn visit_byte_buf<E: serde::de::Error>(self, v: Vec<u8>) -> Result<Vec<u8>, E> {
-                Ok(v)
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(
-                self,
-                mut a: A,
-            ) -> Result<Vec<u8>, A::Error> {
-                let mut v = Vec::new();
-                while let Some(b) = a.next_element()? {
-                    v.push(b);
-                }
-                Ok(v)
-            }
-        }
-        Ok(LazySemantics {
-            bytes: d.deserialize_bytes(Bytes)?,
-            value: std::sync::OnceLock::new(),
-        })
-    }
-}
+pub type LazySemantics = crate::compact::Lazy<Semantics>;
 
 /// Value types of the semantics language.
 #[derive(serde::Serialize, serde::Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -1187,7 +1105,7 @@ pub fn resolve(
             Some(enc) => sem.blocks.push(SemBlock {
                 enc,
                 doc: d.doc,
-                body: d.body,
+                body: crate::compact::Lazy::new(d.body),
                 span: d.span,
             }),
             None => err(
