@@ -356,7 +356,7 @@ impl ExprEnv for Scope<'_> {
         self.isa
             .exprs
             .get(index)
-            .map(|n| (n.params.as_slice(), &n.expr))
+            .map(|n| (n.params.as_slice(), &*n.expr))
     }
 }
 

@@ -317,7 +317,7 @@ impl ExprEnv for WordEnv<'_> {
         self.isa
             .exprs
             .get(index)
-            .map(|n| (n.params.as_slice(), &n.expr))
+            .map(|n| (n.params.as_slice(), &*n.expr))
     }
 }
 
@@ -493,7 +493,7 @@ impl ExprEnv for ParamEnv<'_> {
         self.isa
             .exprs
             .get(index)
-            .map(|n| (n.params.as_slice(), &n.expr))
+            .map(|n| (n.params.as_slice(), &*n.expr))
     }
 }
 

@@ -271,7 +271,7 @@ impl Resolver {
                 doc: e.doc.clone(),
                 span: e.name.span,
                 strict: e.strict,
-                values,
+                values: crate::compact::Lazy::new(values),
             });
         }
 
@@ -306,7 +306,7 @@ impl Resolver {
                 name: e.name.node.clone(),
                 doc: e.doc.clone(),
                 params,
-                expr: e.expr.clone(),
+                expr: crate::compact::Lazy::new(e.expr.clone()),
             });
         }
 

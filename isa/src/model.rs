@@ -300,7 +300,8 @@ pub struct EnumDef {
     /// Values not listed are reserved (a decode error) rather than shown
     /// as decimal.
     pub strict: bool,
-    pub values: Vec<(u64, String, String)>,
+    /// (value, text, doc), decoded on first use.
+    pub values: crate::compact::Lazy<Vec<(u64, String, String)>>,
 }
 
 impl EnumDef {
@@ -318,7 +319,8 @@ pub struct NamedExpr {
     pub doc: String,
     /// Parameter names (empty for a plain named expression).
     pub params: Vec<String>,
-    pub expr: Expr,
+    /// Decoded on first use.
+    pub expr: crate::compact::Lazy<Expr>,
 }
 
 #[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
@@ -684,7 +686,7 @@ impl crate::expr::ExprEnv for OccupancyEnv<'_> {
         self.isa
             .exprs
             .get(index)
-            .map(|e| (e.params.as_slice(), &e.expr))
+            .map(|e| (e.params.as_slice(), &*e.expr))
     }
 }
 
@@ -708,6 +710,6 @@ impl crate::expr::ExprEnv for CallEnv<'_> {
         self.isa
             .exprs
             .get(index)
-            .map(|e| (e.params.as_slice(), &e.expr))
+            .map(|e| (e.params.as_slice(), &*e.expr))
     }
 }
