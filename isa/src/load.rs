@@ -598,11 +598,17 @@ impl Resolver {
             sources: self.map,
             decoders: Vec::new(),
             semantics: Default::default(),
+            wide_reads: Vec::new(),
         };
         isa.decoders = crate::decode::build_decoders(&isa);
         isa.semantics = crate::semantics::LazySemantics::new(crate::semantics::resolve(
             &isa, machine, semantics,
         )?);
+        isa.wide_reads = isa
+            .instructions()
+            .map(|leaf| (leaf, isa.semantics.wide_reads(&isa, leaf)))
+            .filter(|(_, fields)| !fields.is_empty())
+            .collect();
         Ok(isa)
     }
 

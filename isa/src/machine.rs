@@ -76,6 +76,9 @@ pub struct OperandInfo {
     pub files: Vec<usize>,
     pub accepts_relative: bool,
     pub accepts_immediate: bool,
+    /// The semantics read it as a 64-bit value: a register operand is
+    /// then a pair of consecutive registers ([`Isa::wide_reads`]).
+    pub wide: bool,
 }
 
 /// What the vocabulary knows of one instruction.
@@ -166,6 +169,11 @@ fn ir_name(isa: &Isa, enc: EncId) -> String {
 /// What the vocabulary knows of instruction `enc`.
 fn leaf_info(isa: &Isa, enc: EncId) -> LeafInfo {
     let e = &isa.encodings[enc];
+    let wide = isa
+        .wide_reads
+        .iter()
+        .find(|(leaf, _)| *leaf == enc)
+        .map_or(&[][..], |(_, fields)| fields.as_slice());
     let operands: Vec<OperandInfo> = isa
         .operands(enc)
         .into_iter()
@@ -180,6 +188,7 @@ fn leaf_info(isa: &Isa, enc: EncId) -> LeafInfo {
                         .any(|c| matches!(c, OperandClass::Register { relative: true, .. }))
                 }),
                 accepts_immediate: o.accepts_immediate(),
+                wide: wide.contains(&o.field),
                 field,
             })
         })

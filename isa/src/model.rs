@@ -495,6 +495,11 @@ pub struct Isa {
     pub decoders: Vec<(EncId, crate::decode::DecisionTree)>,
     /// Machine state and instruction semantics (`machine`, `semantics`).
     pub semantics: crate::semantics::LazySemantics,
+    /// Per instruction whose semantics read some operand as a 64-bit
+    /// value: those operand fields ([`crate::semantics::Semantics::wide_reads`]),
+    /// derived once here so a compiler asking which register operands
+    /// are register pairs does not decode the semantics.
+    pub wide_reads: Vec<(EncId, Vec<String>)>,
 }
 
 /// `idiom NAME "TEXT" [gen RANGE];`: the instruction a compiler builds

@@ -966,6 +966,78 @@ impl Semantics {
     }
 }
 
+impl Semantics {
+    /// The operand fields of the instruction `enc` that its semantics read
+    /// as a 64-bit value somewhere (`A as u64`, or a type alias one of
+    /// whose choices is 64-bit): a register operand of these is a pair of
+    /// consecutive registers, the first one even (Mesa's
+    /// `va_validate_register_pair`). Sorted, without repeats.
+    pub fn wide_reads(&self, isa: &Isa, enc: EncId) -> Vec<String> {
+        let mut aliases: Vec<(&str, bool)> = Vec::new();
+        let mut fields: Vec<String> = Vec::new();
+        for b in self.chain(isa, enc) {
+            wide_stmts(&b.body, &mut aliases, &mut fields);
+        }
+        fields.sort();
+        fields.dedup();
+        fields
+    }
+}
+
+fn is_wide(name: &str, aliases: &[(&str, bool)]) -> bool {
+    match Ty::from_name(name) {
+        Some(t) => matches!(t, Ty::U64 | Ty::S64),
+        None => aliases.iter().any(|&(a, wide)| a == name && wide),
+    }
+}
+
+fn wide_stmts<'s>(body: &'s [Stmt], aliases: &mut Vec<(&'s str, bool)>, out: &mut Vec<String>) {
+    for s in body {
+        match s {
+            Stmt::If { then, els, .. } => {
+                wide_stmts(then, aliases, out);
+                wide_stmts(els, aliases, out);
+            }
+            Stmt::Type { name, choices } => {
+                let wide = choices.iter().any(|(_, t)| is_wide(&t.node, aliases));
+                aliases.push((name.node.as_str(), wide));
+            }
+            Stmt::Let { value, .. } | Stmt::Write { value, .. } => wide_expr(value, aliases, out),
+            Stmt::Effect { args, .. } => wide_args(args, aliases, out),
+            _ => {}
+        }
+    }
+}
+
+fn wide_args(args: &[SArg], aliases: &[(&str, bool)], out: &mut Vec<String>) {
+    for a in args {
+        if let SArg::Value(e) = a {
+            wide_expr(e, aliases, out);
+        }
+    }
+}
+
+fn wide_expr(e: &SExpr, aliases: &[(&str, bool)], out: &mut Vec<String>) {
+    match &e.kind {
+        SExprKind::Read { field, ty } | SExprKind::Member { field, ty, .. } => {
+            if is_wide(&ty.node, aliases) {
+                out.push(field.node.clone());
+            }
+        }
+        SExprKind::Call(_, args) => wide_args(args, aliases, out),
+        SExprKind::Select(c, a, b) => {
+            for x in [c, a, b] {
+                wide_expr(x, aliases, out);
+            }
+        }
+        SExprKind::Static(_, a, b) => {
+            wide_expr(a, aliases, out);
+            wide_expr(b, aliases, out);
+        }
+        SExprKind::RegRead { .. } | SExprKind::Lit { .. } | SExprKind::Local(_) => {}
+    }
+}
+
 /// Whether `body` has the effect `name` outside any `if`.
 fn top_level_has(body: &[Stmt], name: &str) -> bool {
     body.iter()

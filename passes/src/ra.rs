@@ -476,6 +476,11 @@ struct Allocator<'s, 'a, O: Opcode, T: ?Sized> {
     /// another class (see [`TargetFacts::copy_between`]): taken until the
     /// instruction has read them.
     temps: Vec<(u32, u32)>,
+    /// Operands of the current instruction that it reads from a unit
+    /// aligned more strictly than their own class asks (a register pair's
+    /// even first register): a value moved while the instruction is
+    /// placed keeps that alignment.
+    operand_aligns: Vec<(Value, u8)>,
     /// One past the highest global unit used so far, per file.
     high: Vec<u32>,
     /// The block whose uses `Val::uses_*` describe, their positions, and
@@ -696,6 +701,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             },
             dying: Vec::new(),
             temps: Vec::new(),
+            operand_aligns: Vec::new(),
             high,
             uses_block: NONE,
             positions: Vec::new(),
@@ -1492,7 +1498,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         avoid.push((start, n));
         for &v in &movers {
             let info = *self.val(v);
-            let home = self.find_free(info.class, info.units as u32, &avoid)?;
+            let home = self.find_free(self.home_class(v), info.units as u32, &avoid)?;
             avoid.push((home, info.units as u32));
             homes.push(home);
         }
@@ -1500,6 +1506,19 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             self.move_value(b, v, home);
         }
         Some(start)
+    }
+
+    /// The class a live value moved now needs: its own, aligned as the
+    /// current instruction reads it.
+    fn home_class(&self, v: Value) -> RegClass {
+        let class = self.val(v).class;
+        match self.operand_aligns.iter().find(|(o, _)| *o == v) {
+            Some(&(_, align)) => RegClass {
+                align: class.align.max(align),
+                ..class
+            },
+            None => class,
+        }
     }
 
     /// Copy live `v` to `home`, renaming it there.
@@ -1518,7 +1537,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         if self.stays(o) {
             return false;
         }
-        match self.find_free(info.class, info.units as u32, &[avoid]) {
+        match self.find_free(self.home_class(o), info.units as u32, &[avoid]) {
             Some(home) => {
                 self.move_value(b, o, home);
                 true
@@ -1598,6 +1617,16 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         // Operands in registers of their class; none of them may be
         // spilled to make room for another.
         let pinned = operands;
+        self.operand_aligns.clear();
+        for (k, &v) in operands.iter().enumerate() {
+            let (want, have) = (
+                self.t.operand_class(&op, k, self.val(v).ty),
+                self.val(v).class,
+            );
+            if want.file == have.file && want.align > have.align {
+                self.operand_aligns.push((v, want.align));
+            }
+        }
         for &v in operands {
             self.ensure_in_reg(b, v, pinned, pos)?;
         }
@@ -1728,6 +1757,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             self.s.set_value_reg(r, Some(self.to_reg(unit)));
         }
         self.dying.clear();
+        self.operand_aligns.clear();
         // Rewrite the operands to their current names (moves above may
         // have renamed live ones): most keep their names, and their
         // instruction is not touched.

@@ -290,6 +290,7 @@ impl<'c, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Checker<'c, 'a, O, T> {
                                     ),
                                 ));
                             }
+                            self.check_aligned(b, i, k, v)?;
                         }
                     }
                     if verify && let (Op::Collect, Some(r)) = (d.op, d.result) {
@@ -325,6 +326,29 @@ impl<'c, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Checker<'c, 'a, O, T> {
                     ));
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// Operand `k` of `i` starts at a unit its operand class aligns (a
+    /// register pair's first register is even, whatever the value's own
+    /// class asks).
+    fn check_aligned(&self, b: Block, i: Inst, k: usize, v: Value) -> Result<(), CheckError> {
+        let (Some(reg), ty) = (self.s.value_reg(v), self.s.value_type(v)) else {
+            return Ok(());
+        };
+        let want = self.t.operand_class(&self.s.inst(i).op, k, ty);
+        let align = u16::from(want.align.max(1));
+        if want.file.0 == reg.file && reg.unit % align != 0 {
+            return Err(self.error(
+                b,
+                i,
+                format!(
+                    "operand {k} is at unit {} of its file but the instruction reads it from a \
+                     unit aligned to {align}",
+                    reg.unit
+                ),
+            ));
         }
         Ok(())
     }

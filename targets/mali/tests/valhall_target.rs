@@ -85,3 +85,87 @@ fn a_slot_beyond_the_reach_is_refused() {
     let t = ValhallTarget::new("g610".parse().unwrap());
     t.spill(Type::F32, slot(32 * 1024));
 }
+
+/// A 64-bit source is a register pair whose first register is even
+/// (Mesa's `va_validate_register_pair`), even when it holds a 32-bit
+/// value the instruction widens with `.w0`: the spec's semantics say
+/// which sources are read as 64 bits, the operand class aligns them, and
+/// the allocation checker refuses one that is not.
+#[test]
+fn sources_read_as_64_bits_are_even_register_pairs() {
+    use lathe_ir::Reg;
+    use lathe_mali::valhall::compile::{CompileOptions, compile_with};
+    use lathe_mali::valhall::generated::MachineOp;
+    use lathe_passes::ra::{RaOptions, allocate, check::check};
+    use std::rc::Rc;
+
+    // A store at a dynamic offset: IADD.u64 adds the offset (`.w0`) to
+    // the buffer's address, STORE reads the 64-bit sum.
+    let text = "shader compute
+b0:
+  %0:u32 = load_sysval sv=global_invocation_id comp=0
+  %1:u32 = const 4
+  %2:u32 = imul %0, %1
+  %3:u32 = load_ssbo binding=0 %2
+  store_ssbo binding=1 %2, %3
+  ret
+";
+    for gpu in ["g57", "g610"] {
+        let arena = lathe_ir::Bump::new();
+        let generic = lathe_ir::parse::<lathe_ir::GenericOp>(&arena, text).unwrap();
+        let target = Rc::new(ValhallTarget::new(gpu.parse().unwrap()));
+        let out = compile_with(&generic, &target, &CompileOptions { dumps: true }).unwrap();
+        let (_, sched) = out.dumps.iter().find(|(n, _)| *n == "sched").unwrap();
+        let arena = lathe_ir::Bump::new();
+        let mut machine = lathe_ir::parse::<MachineOp>(&arena, sched).unwrap();
+        // The facts: IADD.u64's sources and the address of LOAD and STORE
+        // are pairs; IMUL's are not.
+        let mut widened = None;
+        let mut seen = 0;
+        for (_, i) in machine.insts_in_order() {
+            let d = machine.inst(i);
+            let lathe_ir::Op::Opcode(m) = d.op else {
+                continue;
+            };
+            let name = m.info().name.as_str();
+            let aligns: Vec<u8> = d
+                .args
+                .iter()
+                .enumerate()
+                .map(|(k, &v)| target.operand_class(&d.op, k, machine.value_type(v)).align)
+                .collect();
+            if name == "IADD.u64" {
+                assert!(aligns.iter().all(|&a| a == 2), "{gpu} {name}: {aligns:?}");
+                widened = d
+                    .args
+                    .iter()
+                    .copied()
+                    .find(|&v| machine.value_type(v) == Type::U32);
+                seen += 1;
+            } else if name.starts_with("IMUL") {
+                assert!(aligns.iter().all(|&a| a == 1), "{gpu} {name}: {aligns:?}");
+                seen += 1;
+            } else if name.starts_with("LOAD") || name.starts_with("STORE") {
+                assert_eq!(aligns.last(), Some(&2), "{gpu} {name}: {aligns:?}");
+                seen += 1;
+            }
+        }
+        assert!(seen >= 4, "{gpu}: {sched}");
+        // The allocation honours them, and the checker catches the `.w0`
+        // offset moved (with its definition) to the odd r63.
+        let alloc = allocate(&mut machine, target.as_ref(), RaOptions::default()).unwrap();
+        check(&machine, target.as_ref(), &alloc).unwrap();
+        let v = widened.unwrap_or_else(|| panic!("{gpu}: no `.w0` source\n{sched}"));
+        let reg = machine.value_reg(v).unwrap();
+        assert_eq!(reg.unit % 2, 0, "{gpu}");
+        machine.set_value_reg(
+            v,
+            Some(Reg {
+                file: reg.file,
+                unit: 63,
+            }),
+        );
+        let err = check(&machine, target.as_ref(), &alloc).unwrap_err();
+        assert!(err.message.contains("aligned to 2"), "{gpu}: {err}");
+    }
+}

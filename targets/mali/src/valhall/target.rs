@@ -204,8 +204,18 @@ impl TargetFacts<MachineOp> for ValhallTarget {
         &self.files
     }
 
-    fn operand_class(&self, _op: &Op<MachineOp>, _operand: usize, ty: Type) -> RegClass {
-        self.class_of(ty)
+    /// A source the semantics read as 64 bits is a register pair: its
+    /// value (even a 32-bit one widened with `.w0`) starts at an even
+    /// register, so the pair's second register is in the file.
+    fn operand_class(&self, op: &Op<MachineOp>, operand: usize, ty: Type) -> RegClass {
+        let class = self.class_of(ty);
+        match Self::machine(op).and_then(|m| m.source(operand)) {
+            Some(o) if o.wide => RegClass {
+                align: class.align.max(2),
+                ..class
+            },
+            _ => class,
+        }
     }
 
     fn result_class(&self, _op: &Op<MachineOp>, ty: Type) -> RegClass {
