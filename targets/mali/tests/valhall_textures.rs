@@ -472,3 +472,33 @@ b0:
     // Three outputs of four threads and three 4×4 images of four words.
     assert_eq!(compared, 12 + 3 * 64, "{listing}");
 }
+
+/// Samples with explicit gradients, as Mesa compiles them on Valhall
+/// (`nir_lower_tex` with `lower_txd`): the LOD is computed from the
+/// gradients scaled by the texture's pushed level-0 size (the size words
+/// and a log2 in the listing) and the sample takes it explicitly.
+#[test]
+fn gradient_samples_take_the_lod_their_gradients_give() {
+    let grads = "  %dx:f32x2 = collect %u2, %u3\n  %dy:f32x2 = collect %u3, %u1\n";
+    let c2 = format!("  %c:f32x2 = collect %u0, %u1\n{grads}");
+    let ca = format!("  %c:f32x3 = collect %u0, %u1, %l\n{grads}");
+    let cases = [
+        (
+            c2,
+            "sample texture=0 sampler=0 lod=grad %c, %dx, %dy",
+            ".2d.explicit",
+        ),
+        (
+            ca,
+            "sample texture=0 sampler=0 array lod=grad %c, %dx, %dy",
+            ".array_enable.explicit",
+        ),
+    ];
+    for (coord, op, form) in cases {
+        let text = sampling(&coord, op, "f32x4", 4);
+        let (listing, compared) = check(&text);
+        assert!(listing.contains(form), "{form}\n{listing}");
+        assert!(listing.contains("FLOGD"), "{listing}");
+        assert_eq!(compared, 16, "{listing}");
+    }
+}

@@ -50,6 +50,50 @@ pub fn stage_textures(shader: &mut Shader<'_, GenericOp>) -> Result<(), SelectEr
     Ok(())
 }
 
+/// Rewrites every sample with explicit gradients as a sample at an
+/// explicit LOD computed from them, as Mesa's Valhall path does
+/// (`nir_lower_tex` with `lower_txd`, its `lower_gradient`; panfrost and
+/// panvk both set it, so the TEX family's gradient descriptors are not
+/// used): each gradient scaled by the level-0 size (a `texture_size`
+/// query, which the driver's pushed size words answer), ρ the larger of
+/// the two lengths and the LOD `log2(ρ)`. Runs before the texture
+/// handles are assigned (the query names the texture). Cube maps project
+/// their gradients on the face first in Mesa (`lower_gradient_cube_map`),
+/// which is not done here: `unsupported:`.
+pub fn lower_gradients(shader: &mut Shader<'_, GenericOp>) -> Result<(), SelectError> {
+    for b in shader.layout().to_vec() {
+        let old = shader.block_insts(b).to_vec();
+        let mut insts = Vec::with_capacity(old.len());
+        for i in old {
+            if let Op::Opcode(
+                op @ GenericOp::Sample {
+                    texture,
+                    shape,
+                    lod: LodMode::Grad,
+                    ..
+                },
+            ) = shader.inst(i).op
+            {
+                if shape.dim == Dim::Cube {
+                    let mut text = op.name().to_string();
+                    let _ = op.write_attrs(None, &mut text);
+                    return Err(unsupported(format!(
+                        "{text}: gradients of a cube map (projected on the face)"
+                    )));
+                }
+                let mut stage = Stage {
+                    shader: &mut *shader,
+                    insts: &mut insts,
+                };
+                stage.gradient_lod(i, op, texture, shape);
+            }
+            insts.push(i);
+        }
+        shader.set_block_insts(b, &insts);
+    }
+    Ok(())
+}
+
 fn unsupported(what: String) -> SelectError {
     SelectError::Unsupported(format!("{what} (valhall texture staging)"))
 }
@@ -162,6 +206,62 @@ impl Stage<'_, '_, '_> {
         )
     }
 
+    /// Sample `i` (`op`, with gradients) at the LOD its gradients give
+    /// (see [`lower_gradients`]).
+    fn gradient_lod(&mut self, i: Inst, op: GenericOp, texture: u8, shape: lathe_ir::TexShape) {
+        let GenericOp::Sample {
+            sampler,
+            offset,
+            compare,
+            ..
+        } = op
+        else {
+            return;
+        };
+        let mut args = self.shader.inst(i).args.to_vec();
+        let at = 1 + usize::from(compare);
+        let (Some(&ddx), Some(&ddy)) = (args.get(at), args.get(at + 1)) else {
+            return;
+        };
+        let level = self.constant(0, Type::I32);
+        let size = self.generic(
+            GenericOp::TextureSize { texture, shape },
+            &[level],
+            Type {
+                scalar: lathe_ir::Scalar::I32,
+                lanes: shape.size_coords(),
+            },
+        );
+        let size = self.lanes(size);
+        let rho = |d: Value, this: &mut Self| {
+            let mut sum: Option<Value> = None;
+            for (k, lane) in this.lanes(d).into_iter().enumerate() {
+                let extent = this.generic(GenericOp::Cvt, &[size[k]], Type::F32);
+                let scaled = this.generic(GenericOp::FMul, &[lane, extent], Type::F32);
+                let square = this.generic(GenericOp::FMul, &[scaled, scaled], Type::F32);
+                sum = Some(match sum {
+                    Some(s) => this.generic(GenericOp::FAdd, &[s, square], Type::F32),
+                    None => square,
+                });
+            }
+            let sum = sum.unwrap_or_else(|| this.constant(0, Type::F32));
+            this.generic(GenericOp::Sqrt, &[sum], Type::F32)
+        };
+        let (rx, ry) = (rho(ddx, self), rho(ddy, self));
+        let larger = self.generic(GenericOp::FMax, &[rx, ry], Type::F32);
+        let lod = self.generic(GenericOp::Log2, &[larger], Type::F32);
+        args.splice(at..at + 2, [lod]);
+        self.shader.inst_mut(i).op = Op::Opcode(GenericOp::Sample {
+            texture,
+            sampler,
+            shape,
+            lod: LodMode::Explicit,
+            offset,
+            compare,
+        });
+        self.shader.set_args(i, &args);
+    }
+
     /// Rewrites the operands of texture instruction `i` in place.
     fn texture(&mut self, i: Inst, op: GenericOp) -> Result<(), SelectError> {
         let mut args = self.shader.inst(i).args.to_vec();
@@ -175,7 +275,10 @@ impl Stage<'_, '_, '_> {
                 shape, lod, offset, ..
             } => {
                 if lod == LodMode::Grad {
-                    return Err(unsupported(format!("{}: explicit gradients", name())));
+                    return Err(unsupported(format!(
+                        "{}: explicit gradients not lowered (`lower_gradients`)",
+                        name()
+                    )));
                 }
                 if offset {
                     return Err(unsupported(format!(

@@ -98,6 +98,7 @@ pub fn push_texture_handles<'a>(
         return Ok(None);
     }
     let mut copy = super::working_copy(generic)?;
+    super::staging::lower_gradients(&mut copy)?;
     let uses: Vec<(Inst, (u8, u8))> = copy
         .insts_in_order()
         .filter_map(|(_, i)| pair(&copy, i).map(|p| (i, p)))
