@@ -603,6 +603,9 @@ pub struct Texture {
     pub kind: TexKind,
     /// The descriptor is arrayed: the last coordinate is the layer.
     pub array: bool,
+    /// Samples per texel of a multisampled texture, stored sample fastest
+    /// (0 counts as 1).
+    pub samples: u32,
 }
 
 impl Texture {
@@ -627,6 +630,7 @@ impl Texture {
             layers: (t.layers / faces).max(1),
             kind,
             array: t.layers > faces,
+            samples: t.samples,
         }
     }
 
@@ -634,8 +638,15 @@ impl Texture {
         self.texel_at(x, y, 0, 0)
     }
 
-    /// Texel `(x, y, z)` of store layer `layer`, each clamped to the edge.
+    /// Texel `(x, y, z)` of store layer `layer`, each clamped to the edge
+    /// (its first sample).
     fn texel_at(&self, x: i64, y: i64, z: i64, layer: u32) -> [f32; 4] {
+        self.sample_at(x, y, z, layer, 0)
+    }
+
+    /// Sample `sample` (clamped to the samples there are) of texel
+    /// `(x, y, z)` of store layer `layer`, each clamped to the edge.
+    fn sample_at(&self, x: i64, y: i64, z: i64, layer: u32, sample: u32) -> [f32; 4] {
         if self.width == 0 || self.height == 0 {
             return [0.0; 4];
         }
@@ -644,8 +655,10 @@ impl Texture {
         let y = y.clamp(0, self.height as i64 - 1) as usize;
         let z = z.clamp(0, depth as i64 - 1) as usize;
         let (w, h) = (self.width as usize, self.height as usize);
+        let samples = self.samples.max(1) as usize;
+        let sample = (sample as usize).min(samples - 1);
         self.texels
-            .get(((layer as usize * depth + z) * h + y) * w + x)
+            .get((((layer as usize * depth + z) * h + y) * w + x) * samples + sample)
             .copied()
             .unwrap_or_default()
     }
@@ -944,19 +957,18 @@ impl GpuIo for Harness {
             TexOp::Sample | TexOp::SampleBias | TexOp::SampleLod | TexOp::SampleGrad => {
                 texel(c(0), c(1)).map(float)
             }
-            TexOp::Fetch if layered => {
-                // Integer x, y, then z (3D) or the layer (arrays).
+            TexOp::Fetch => {
+                // Integer x, y, then z (3D) or the layer (arrays), then
+                // the sample of a multisampled texture.
                 let i = |k: usize| coord(k) as i32 as i64;
                 let (z, layer) = match (t.kind, t.array) {
                     (TexKind::D3, _) => (i(2), 0),
                     (_, true) => (0, i(2).clamp(0, t.layers.max(1) as i64 - 1) as u32),
                     _ => (0, 0),
                 };
-                t.texel_at(i(0), i(1), z, layer).map(float)
+                let sample = if t.samples > 1 { coord(3) } else { 0 };
+                t.sample_at(i(0), i(1), z, layer, sample).map(float)
             }
-            TexOp::Fetch => t
-                .texel(coord(0) as i32 as i64, coord(1) as i32 as i64)
-                .map(float),
             TexOp::Gather(ch) => {
                 // The 2×2 footprint around the sample point, in the
                 // order (i0, j1), (i1, j1), (i1, j0), (i0, j0).

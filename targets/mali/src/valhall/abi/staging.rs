@@ -13,9 +13,9 @@
 //! checks it. [`stage_textures`] rewrites the operands in place, keeping
 //! the generic form valid (each converted value's bits in an operand of
 //! the type the opcode takes): a sample's or gather's layer lane, a
-//! sample's LOD or bias, and a fetch's LOD operand, which becomes the
-//! offsets word (left alone when the LOD is the constant 0 and there is
-//! no offset: no word). The rules of `valhall.rules` then `collect` the
+//! sample's LOD or bias, and a fetch's LOD (or a multisampled fetch's
+//! sample index) operand, which becomes the offsets word (left alone
+//! when it is the constant 0 and there is no offset: no word). The rules of `valhall.rules` then `collect` the
 //! operands into the staging group. The rewritten copy is only
 //! selected, never interpreted.
 //!
@@ -158,15 +158,24 @@ impl Stage<'_, '_, '_> {
         self.cast(low, Type::U32)
     }
 
-    /// The offsets word: the low byte of each offset lane, then `lod`
-    /// (an integer) in the top byte.
-    fn offsets(&mut self, offset: Option<Value>, lod: Option<Value>) -> Value {
+    /// The offsets word: the low byte of each offset lane, a sample
+    /// index in the third byte (Mesa's `bi_emit_valhall_offsets`), then
+    /// `lod` (an integer) in the top byte.
+    fn offsets(
+        &mut self,
+        offset: Option<Value>,
+        sample: Option<Value>,
+        lod: Option<Value>,
+    ) -> Value {
         let mut word = self.constant(0, Type::U32);
         let mut parts: Vec<(Value, u32)> = Vec::new();
         if let Some(o) = offset {
             for (k, lane) in self.lanes(o).into_iter().enumerate() {
                 parts.push((lane, 8 * k as u32));
             }
+        }
+        if let Some(k) = sample {
+            parts.push((k, 16));
         }
         if let Some(l) = lod {
             parts.push((l, 24));
@@ -309,9 +318,9 @@ impl Stage<'_, '_, '_> {
         // rules (the face word and s, t: `valhall.rules`, "Cube maps");
         // its layer is converted here as an array's.
         let cube_sample = shape.dim == Dim::Cube && matches!(op, GenericOp::Sample { .. });
-        if (matches!(shape.dim, Dim::Cube | Dim::D1) && !cube_sample) || shape.ms {
+        if matches!(shape.dim, Dim::Cube | Dim::D1) && !cube_sample {
             return Err(unsupported(format!(
-                "{}: 1D and multisampled textures, cube gathers",
+                "{}: 1D textures, cube gathers and fetches",
                 name()
             )));
         }
@@ -330,9 +339,15 @@ impl Stage<'_, '_, '_> {
                 args[0] = self.with_integer_layer(args[0]);
             }
             GenericOp::TexelFetch { offset, .. } => {
+                // A multisampled fetch's operand is the sample index (its
+                // LOD is 0).
                 let offsets = offset.then(|| args[2]);
                 if offsets.is_some() || !self.is_zero(args[1]) {
-                    let word = self.offsets(offsets, Some(args[1]));
+                    let (lod, sample) = match shape.ms {
+                        true => (None, Some(args[1])),
+                        false => (Some(args[1]), None),
+                    };
+                    let word = self.offsets(offsets, sample, lod);
                     args[1] = self.cast(word, Type::I32);
                 }
             }
