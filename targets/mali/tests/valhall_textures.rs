@@ -550,10 +550,12 @@ b0:
         for sample in 0..4 {
             let threads: Vec<Invocation> = (0..4)
                 .map(|lane| {
-                    let mut inv = Invocation::default();
-                    inv.uniforms = vec![sample];
-                    inv.textures = vec![texture.clone()];
                     let (x, y) = ((lane % 2) as f32, (lane / 2) as f32);
+                    let mut inv = Invocation {
+                        uniforms: vec![sample],
+                        textures: vec![texture.clone()],
+                        ..Default::default()
+                    };
                     inv.sysvals.frag_coord = [x + 0.5, y + 0.5, 0.5, 1.0];
                     inv
                 })
