@@ -11,8 +11,8 @@
 //! let out = compile_ir3(Source::Wgsl(wgsl), &Options::default(), gpu).unwrap();
 //! assert_eq!(out.compiled.words.len(), out.compiled.asm.lines().count());
 //! // What the backend does not cover yet fails plainly, never panics.
-//! let image = "@group(0) @binding(0) var img: texture_storage_2d<rgba8unorm, write>;\n\
-//!              @compute @workgroup_size(1) fn main() { textureStore(img, vec2<i32>(0, 0), vec4<f32>(1.0)); }";
+//! let image = "@group(0) @binding(0) var img: texture_storage_1d<rgba8unorm, write>;\n\
+//!              @compute @workgroup_size(1) fn main() { textureStore(img, 0, vec4<f32>(1.0)); }";
 //! let err = compile_ir3(Source::Wgsl(image), &Options::default(), gpu).unwrap_err();
 //! assert!(err.to_string().starts_with("unsupported:"), "{err}");
 //! ```
