@@ -448,10 +448,21 @@ fn compare(rules: Rules, want: &[Option<Outcome>], got: &[Outcome]) -> Result<Co
             (Key::Meta(k), v, e, g.meta_outputs.get(&k).copied())
         });
         for (key, (ty, expected), exactness, got) in slots.chain(metas) {
-            let Some((_, got)) = got else {
+            let Some((got_ty, got)) = got else {
                 return Err(
                     ExecError::Failed(format!("{key} of thread {thread} not written")).into(),
                 );
+            };
+            // An f32 output the program hands on as an f16 (a format the
+            // hardware reads, as Mali's point size) is compared at that
+            // precision.
+            let (ty, expected) = if ty == Type::F32 && got_ty == Type::F16 {
+                (
+                    Type::F16,
+                    u32::from(f16::from_f32(f32::from_bits(expected))),
+                )
+            } else {
+                (ty, expected)
             };
             counts.value(rules, (ty, exactness), (expected, got), || {
                 (key.to_string(), thread)

@@ -122,10 +122,13 @@ pub enum MsgKind {
     /// Width, height and depth (a 3D image) or layer count of storage
     /// image `c` (see [`GpuIo::image_size`]).
     ImageSize,
+    /// The 64-bit address (low, high word) of structure `a` of the
+    /// buffer that descriptor `b` names (see [`GpuIo::buffer_address`]).
+    BufferAddress,
 }
 
 impl MsgKind {
-    pub const ALL: [MsgKind; 24] = [
+    pub const ALL: [MsgKind; 25] = [
         MsgKind::Attribute,
         MsgKind::Atest,
         MsgKind::Blend,
@@ -150,6 +153,7 @@ impl MsgKind {
         MsgKind::ImageAtomic(AtomicOp::And),
         MsgKind::ImageAtomic(AtomicOp::Or),
         MsgKind::ImageAtomic(AtomicOp::Xor),
+        MsgKind::BufferAddress,
     ];
     /// The keyword of the semantics language.
     pub fn name(self) -> &'static str {
@@ -180,6 +184,7 @@ impl MsgKind {
                 AtomicOp::Or => "image_atomic_or",
                 AtomicOp::Xor => "image_atomic_xor",
             },
+            MsgKind::BufferAddress => "buffer_address",
         }
     }
 }
@@ -566,6 +571,18 @@ pub trait GpuIo: std::any::Any + fmt::Debug {
     ) -> Result<(), IoError> {
         let _ = (lane, address, conversion, data);
         Err(IoError::unsupported("converting stores"))
+    }
+    /// The 64-bit address (low, high word) of structure `structure` of
+    /// the buffer `descriptor` names (an ISA's resource-table encoding).
+    /// How structures are laid out is the I/O side's.
+    fn buffer_address(
+        &mut self,
+        lane: usize,
+        descriptor: u32,
+        structure: u32,
+    ) -> Result<[u32; 2], IoError> {
+        let _ = (lane, descriptor, structure);
+        Err(IoError::unsupported("buffer addresses"))
     }
 }
 
@@ -1515,6 +1532,7 @@ impl Machine {
                     .map(|v| vec![v])
             }
             MsgKind::ImageSize => self.io.image_size(lane, c32).map(|v| v.to_vec()),
+            MsgKind::BufferAddress => self.io.buffer_address(lane, b32, a32).map(|v| v.to_vec()),
         }
         .map_err(|e| Machine::io_err(pc, e))?;
         if let Some((o, n)) = dst {

@@ -213,27 +213,50 @@ fn compile_valhall(
         Emit::Ir | Emit::Interface => {
             Err("--emit ir/interface print the generic IR; drop --gpu".into())
         }
-        Emit::Asm => write_output(
-            args.output.as_deref(),
-            format!("{}; {}\n", c.listing(), c.stats).as_bytes(),
-        ),
-        Emit::Stats => write_output(args.output.as_deref(), format!("{}\n", c.stats).as_bytes()),
+        // An IDVS pair: the position shader, then the varying shader,
+        // each with its statistics line (as Mesa prints both).
+        Emit::Asm => {
+            let mut text = format!("{}; {}\n", c.listing(), c.stats);
+            if let Some(v) = &out.varying {
+                let v = &v.compiled;
+                text += &format!("; varying shader\n{}; {}\n", v.listing(), v.stats);
+            }
+            write_output(args.output.as_deref(), text.as_bytes())
+        }
+        Emit::Stats => {
+            let mut text = format!("{}\n", c.stats);
+            if let Some(v) = &out.varying {
+                text += &format!("{}\n", v.compiled.stats);
+            }
+            write_output(args.output.as_deref(), text.as_bytes())
+        }
         Emit::Bin => {
             if args.output.is_none() && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
                 return Err(
                     "--emit bin writes binary; give -o FILE or redirect standard output".into(),
                 );
             }
-            let bytes = lathe_mali::valhall::words_to_le_bytes(&c.words);
+            // The varying shader of an IDVS pair follows the position
+            // shader (`--emit json` gives its byte offset).
+            let mut bytes = lathe_mali::valhall::words_to_le_bytes(&c.words);
+            if let Some(v) = &out.varying {
+                bytes.extend(lathe_mali::valhall::words_to_le_bytes(&v.compiled.words));
+            }
             write_output(args.output.as_deref(), &bytes)
         }
         Emit::Json => {
+            let stored = |io: &lathe_mali::valhall::abi::Io| {
+                io.stored
+                    .iter()
+                    .map(|s| serde_json::json!({"slot": s.slot, "comp": s.comp, "place": format!("{:?}", s.place)}))
+                    .collect::<Vec<_>>()
+            };
             let ports = |s: &[(lathe_mali::valhall::select::Port, u32)]| {
                 s.iter()
                     .map(|(port, reg)| serde_json::json!({"port": format!("{port:?}"), "register": format!("r{reg}")}))
                     .collect::<Vec<_>>()
             };
-            let json = serde_json::json!({
+            let mut json = serde_json::json!({
                 "gpu": model,
                 "stats": c.stats.to_string(),
                 "interface": {
@@ -241,6 +264,11 @@ fn compile_valhall(
                     "outputs": ports(&out.outputs),
                     "registers": c.registers,
                     "threads": c.threads,
+                    // Vertex: the IDVS varying buffer, slot → byte offset
+                    // of its record (16 bytes a slot), and where each
+                    // output component is stored.
+                    "varyings": out.io.varyings.iter().map(|(&slot, &offset)| serde_json::json!({"slot": lathe_ir::slot::name(slot).map_or_else(|| slot.to_string(), str::to_string), "offset": offset})).collect::<Vec<_>>(),
+                    "stored": stored(&out.io),
                     // Buffer base addresses (low word first) and storage
                     // buffer sizes the driver pushes into the FAU.
                     "buffer_addresses": out.io.addresses.iter().map(|a| serde_json::json!({"fau": format!("u{}", a.fau), "kind": format!("{:?}", a.kind), "binding": a.binding})).collect::<Vec<_>>(),
@@ -253,6 +281,32 @@ fn compile_valhall(
                 },
                 "words": c.words.iter().map(|w| format!("0x{w:016x}")).collect::<Vec<_>>(),
             });
+            // The IDVS varying shader (Mesa's secondary shader), at
+            // `offset` bytes of `--emit bin`.
+            if let Some(v) = &out.varying {
+                json["varying_shader"] = serde_json::json!({
+                    "offset": 8 * c.words.len(),
+                    "stats": v.compiled.stats.to_string(),
+                    "registers": v.compiled.registers,
+                    "threads": v.compiled.threads,
+                    "inputs": ports(&v.inputs),
+                    "stored": stored(&v.io),
+                    "words": v.compiled.words.iter().map(|w| format!("0x{w:016x}")).collect::<Vec<_>>(),
+                });
+            }
+            // The IDVS varying shader (Mesa's secondary shader), at
+            // `offset` bytes of `--emit bin`.
+            if let Some(v) = &out.varying {
+                json["varying_shader"] = serde_json::json!({
+                    "offset": 8 * c.words.len(),
+                    "stats": v.compiled.stats.to_string(),
+                    "registers": v.compiled.registers,
+                    "threads": v.compiled.threads,
+                    "inputs": ports(&v.inputs),
+                    "stored": stored(&v.io),
+                    "words": v.compiled.words.iter().map(|w| format!("0x{w:016x}")).collect::<Vec<_>>(),
+                });
+            }
             write_output(
                 args.output.as_deref(),
                 (serde_json::to_string_pretty(&json)? + "\n").as_bytes(),

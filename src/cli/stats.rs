@@ -254,7 +254,8 @@ fn compile_one(
             };
             let verified =
                 verify.then(|| check(&lathe_mali::valhall::verify::ValhallProgram::new(&out)));
-            (Ok(fields(&out.compiled.stats.to_string())), verified)
+            // An IDVS pair counts as one vertex shader (both variants).
+            (Ok(fields(&out.stats().to_string())), verified)
         }
     }
 }

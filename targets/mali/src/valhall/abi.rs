@@ -58,6 +58,7 @@ use super::target::ValhallTarget;
 
 pub mod staging;
 pub mod textures;
+pub mod vertex;
 pub use textures::TextureHandle;
 
 /// A register the hardware fills before the shader's first instruction
@@ -72,6 +73,10 @@ pub enum Preload {
     VertexId,
     /// Vertex: the instance id (r61), taken as the instance index.
     InstanceId,
+    /// Vertex: the vertex's structure index in the IDVS output buffers
+    /// (r59, Mesa's `bi_preload(b, 59)`), which `LEA_BUF_IMM` turns into
+    /// its output address ([`vertex`]).
+    IdvsIndex,
     /// Compute: component 0..=2 of the workgroup id (r57..=r59).
     WorkgroupId(u8),
     /// Compute: component 0..=2 of the global invocation id (r60..=r62).
@@ -108,7 +113,7 @@ impl Preload {
             Preload::GlobalId(c) => 60 + c,
             Preload::LocalIdXY => 55,
             Preload::LocalIdZ => 56,
-            Preload::PixelCoord => 59,
+            Preload::PixelCoord | Preload::IdvsIndex => 59,
             Preload::Facing => 58,
         }
     }
@@ -146,6 +151,7 @@ impl Preload {
             Preload::VaryingState,
             Preload::VertexId,
             Preload::InstanceId,
+            Preload::IdvsIndex,
             Preload::WorkgroupId(0),
             Preload::WorkgroupId(1),
             Preload::WorkgroupId(2),
@@ -164,7 +170,9 @@ impl Preload {
                     | Preload::VaryingState
                     | Preload::PixelCoord
                     | Preload::Facing => stage == Stage::Fragment,
-                    Preload::VertexId | Preload::InstanceId => stage == Stage::Vertex,
+                    Preload::VertexId | Preload::InstanceId | Preload::IdvsIndex => {
+                        stage == Stage::Vertex
+                    }
                     _ => stage == Stage::Compute,
                 }
         })
@@ -292,6 +300,12 @@ pub struct Io {
     /// Compute dispatch values pushed into FAU words
     /// ([`push_driver_words`]).
     pub driver_words: Vec<DriverWord>,
+    /// Vertex: which IDVS shader this is ([`vertex::Variant`]).
+    pub variant: Option<vertex::Variant>,
+    /// Vertex: the varying buffer's layout, the same in both variants.
+    pub varyings: vertex::Layout,
+    /// Vertex: each output component stored, and where.
+    pub stored: Vec<vertex::Stored>,
 }
 
 impl Io {
@@ -397,7 +411,7 @@ pub fn push_ubos<'a>(
 /// Turns the meta inputs and outputs of `shader` that are varyings,
 /// attributes or render targets into their messages (see the module
 /// documentation); the others (the generic IR's own meta inputs and
-/// outputs, vertex outputs) stay.
+/// outputs) stay.
 pub fn lower(
     shader: &mut Shader<'_, MachineOp>,
     interface: &Interface,
@@ -422,6 +436,11 @@ pub fn lower(
     if lower.shader.stage == Stage::Fragment {
         lower.specials(interface)?;
         lower.render_targets(interface)?;
+    }
+    if lower.shader.stage == Stage::Vertex {
+        let layout = vertex::layout(vertex::output_slots(generic)?);
+        lower.io.stored = lower.vertex_outputs(interface, &layout)?;
+        lower.io.varyings = layout;
     }
     lower.place_preloads(entry);
     Ok(io)

@@ -82,6 +82,21 @@ pub struct Output {
     /// `(stage, machine IR text)` after `select`, each backend pass, `ra`
     /// and `legalise`.
     pub dumps: Vec<(&'static str, String)>,
+    /// A vertex shader with varyings: the IDVS varying shader (Mesa's
+    /// secondary shader), this being the position shader
+    /// ([`abi::vertex`]).
+    pub varying: Option<Box<Output>>,
+}
+
+impl Output {
+    /// The statistics of the whole shader: this one's, plus the varying
+    /// shader's for an IDVS pair ([`super::stats::Stats::with_varying`]).
+    pub fn stats(&self) -> super::stats::Stats {
+        match &self.varying {
+            Some(v) => self.compiled.stats.with_varying(&v.compiled.stats),
+            None => self.compiled.stats.clone(),
+        }
+    }
 }
 
 /// Compiles `generic` for `target`.
@@ -92,8 +107,38 @@ pub fn compile(
     Ok(compile_with(generic, target, &CompileOptions::default())?.compiled)
 }
 
-/// [`compile`] with options.
+/// [`compile`] with options. A vertex shader is compiled as the IDVS
+/// position shader and, when it has varyings, the varying shader
+/// ([`abi::vertex`]).
 pub fn compile_with(
+    generic: &Shader<'_, GenericOp>,
+    target: &Rc<ValhallTarget>,
+    options: &CompileOptions,
+) -> Result<Output, CompileError> {
+    use abi::vertex::{self, Variant};
+    if generic.stage != lathe_ir::Stage::Vertex {
+        return compile_variant(generic, target, options);
+    }
+    // Unsupported outputs fail before either variant is compiled.
+    vertex::output_slots(generic)?;
+    let has_varyings = vertex::has_varyings(generic);
+    let position = vertex::specialise(generic, Variant::Position)?;
+    let mut out = compile_variant(position.as_ref().unwrap_or(generic), target, options)?;
+    out.io.variant = Some(Variant::Position);
+    out.compiled.stats.variant = Some(Variant::Position);
+    if has_varyings {
+        let varying = vertex::specialise(generic, Variant::Varying)?;
+        let mut v = compile_variant(varying.as_ref().unwrap_or(generic), target, options)?;
+        v.io.variant = Some(Variant::Varying);
+        v.compiled.stats.variant = Some(Variant::Varying);
+        out.io.varyings = v.io.varyings.clone();
+        out.varying = Some(Box::new(v));
+    }
+    Ok(out)
+}
+
+/// One shader (or one IDVS variant) compiled.
+fn compile_variant(
     generic: &Shader<'_, GenericOp>,
     target: &Rc<ValhallTarget>,
     options: &CompileOptions,
@@ -262,5 +307,6 @@ fn run(
         outputs,
         io,
         dumps,
+        varying: None,
     }))
 }

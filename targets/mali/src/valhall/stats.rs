@@ -25,6 +25,7 @@ use lathe_isa::ast::MetaValue;
 use lathe_isa::machine::MachineSpec;
 use lathe_passes::target::{SpillSlot, TargetFacts};
 
+use super::abi::vertex::Variant;
 use super::generated::{MachineOp, Spec};
 use super::target::ValhallTarget;
 
@@ -32,6 +33,9 @@ use super::target::ValhallTarget;
 #[derive(Clone, Debug, PartialEq)]
 pub struct Stats {
     pub stage: Stage,
+    /// Which IDVS shader of a vertex shader this is (printed as the
+    /// stage, as Mesa prints `MESA_SHADER_POSITION` / `_VARYING`).
+    pub variant: Option<Variant>,
     /// Instructions emitted.
     pub instrs: u32,
     /// Estimated cycles: the busiest unit's.
@@ -55,13 +59,40 @@ pub struct Stats {
     pub fills: u32,
 }
 
+impl Stats {
+    /// The statistics of an IDVS pair as one vertex shader: this position
+    /// shader's and the `varying` shader's work added (both run for a
+    /// visible vertex), the fewer threads of the two, and the stage line
+    /// `vertex` (Mesa prints one line per variant; `lathe stats` keeps
+    /// one row per shader).
+    pub fn with_varying(&self, varying: &Stats) -> Stats {
+        Stats {
+            stage: self.stage,
+            variant: None,
+            instrs: self.instrs + varying.instrs,
+            cycles: self.cycles + varying.cycles,
+            fma: self.fma + varying.fma,
+            cvt: self.cvt + varying.cvt,
+            sfu: self.sfu + varying.sfu,
+            v: self.v + varying.v,
+            t: self.t + varying.t,
+            ls: self.ls + varying.ls,
+            code_size: self.code_size + varying.code_size,
+            threads: self.threads.min(varying.threads),
+            loops: self.loops + varying.loops,
+            spills: self.spills + varying.spills,
+            fills: self.fills + varying.fills,
+        }
+    }
+}
+
 impl fmt::Display for Stats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
             "{} shader: {} instrs, {:.6} cycles, {:.6} fma, {:.6} cvt, {:.6} sfu, {:.6} v, \
              {:.6} t, {:.6} ls, {} code size, {} threads, {} loops, {}:{} spills:fills",
-            self.stage.name(),
+            self.variant.map_or(self.stage.name(), Variant::name),
             self.instrs,
             self.cycles,
             self.fma,
@@ -162,6 +193,7 @@ pub fn gather(
     let word_bytes = Spec::isa().width / 8;
     Ok(Stats {
         stage: shader.stage,
+        variant: None,
         instrs,
         cycles: per_unit.iter().copied().fold(0.0, f64::max),
         fma: per_unit[0],

@@ -38,6 +38,7 @@ use lathe_isa::sim_io::{
 };
 
 use super::abi::textures::{IMAGE_TABLE, SIZE_WORDS, SizeWords, SizedResource};
+use super::abi::vertex::{self, Place};
 use super::abi::{BufferKind, DriverValue, Io, Preload};
 use super::compile::Output;
 use super::select::Port;
@@ -281,6 +282,24 @@ impl GpuIo for ShaderIo {
             .write_words(Space::Global, 0, address, &data[..n]);
         Ok(())
     }
+    /// The IDVS output buffer: structure `k` at [`OUTPUT_BASE`] plus
+    /// [`STRUCTURE_BYTES`] `* k` (the layout is the harness's; the
+    /// hardware's is not documented).
+    fn buffer_address(
+        &mut self,
+        _lane: usize,
+        descriptor: u32,
+        structure: u32,
+    ) -> Result<[u32; 2], IoError> {
+        let outputs = (u32::from(vertex::OUTPUT_TABLE) << 24) | u32::from(vertex::OUTPUT_BUFFER);
+        if descriptor != outputs {
+            return Err(IoError(format!(
+                "buffer descriptor 0x{descriptor:08x} is not the IDVS output buffer"
+            )));
+        }
+        let at = OUTPUT_BASE + STRUCTURE_BYTES * u64::from(structure);
+        Ok([at as u32, (at >> 32) as u32])
+    }
     fn frag_coord(&mut self, lane: usize) -> Result<[u32; 4], IoError> {
         self.position(lane).map(|p| p.0)
     }
@@ -323,6 +342,42 @@ fn image_base(k: usize) -> u64 {
     (k as u64 + 0x100) << 32
 }
 
+/// Where the harness's IDVS output buffer starts (a window above the
+/// images').
+const OUTPUT_BASE: u64 = 0x200 << 32;
+
+/// Bytes per structure of the IDVS output buffer (one slot).
+const STRUCTURE_BYTES: u64 = vertex::SLOT_BYTES as u64;
+
+/// The structure index the harness preloads in r59 for `lane`: each
+/// vertex gets `stride` structures, room for its point size (structure
+/// [`vertex::POINT_SIZE_STRUCTURE`]) and every varying of `io`'s layout.
+fn idvs_index(io: &Io, lane: usize) -> u32 {
+    lane as u32 * idvs_stride(io)
+}
+
+fn idvs_stride(io: &Io) -> u32 {
+    let extent = io
+        .varyings
+        .values()
+        .map(|&o| o / vertex::SLOT_BYTES + 1)
+        .max()
+        .unwrap_or(0);
+    extent.max(vertex::POINT_SIZE_STRUCTURE + 1).next_power_of_two()
+}
+
+/// Where component `stored` of `lane`'s outputs lives in the harness.
+fn stored_address(io: &Io, lane: usize, stored: &vertex::Stored) -> u64 {
+    let structure = u64::from(idvs_index(io, lane));
+    let record = OUTPUT_BASE + STRUCTURE_BYTES * structure;
+    match stored.place {
+        Place::Position { offset } | Place::Varying { offset } => record + u64::from(offset),
+        Place::PointSize => {
+            record + STRUCTURE_BYTES * u64::from(vertex::POINT_SIZE_STRUCTURE)
+        }
+    }
+}
+
 /// Bytes per texel of an image in global memory (four 32-bit words,
 /// whatever the format stores).
 const TEXEL_BYTES: u64 = 16;
@@ -363,11 +418,33 @@ fn register(m: &Machine, name: &str) -> Result<(usize, bool, u32), ExecError> {
 }
 
 impl Executor for ValhallProgram<'_> {
+    /// Runs the shader; an IDVS pair runs the position shader, then the
+    /// varying shader from the same memory (its memory effects are
+    /// dropped: a vertex shader may run more than once per vertex, and
+    /// the first run's are kept), each thread's outputs the union of
+    /// both runs'.
     fn execute(
         &self,
         threads: &[Invocation],
         memory: &mut Memory,
     ) -> Result<Vec<Outcome>, ExecError> {
+        let Some(varying) = &self.out.varying else {
+            return self.run(threads, memory);
+        };
+        let mut scratch = memory.clone();
+        let mut outcomes = self.run(threads, memory)?;
+        let more = ValhallProgram::new(varying).run(threads, &mut scratch)?;
+        for (o, m) in outcomes.iter_mut().zip(more) {
+            o.outputs.extend(m.outputs);
+            o.meta_outputs.extend(m.meta_outputs);
+        }
+        Ok(outcomes)
+    }
+}
+
+impl ValhallProgram<'_> {
+    /// One program's run.
+    fn run(&self, threads: &[Invocation], memory: &mut Memory) -> Result<Vec<Outcome>, ExecError> {
         let out = self.out;
         let mut m = sim::machine(threads.len());
         // The run is the first threads of one workgroup (x fastest): the
@@ -453,6 +530,7 @@ impl Executor for ValhallProgram<'_> {
                     Preload::VaryingState => 0,
                     Preload::VertexId => inv.sysvals.vertex_index,
                     Preload::InstanceId => inv.sysvals.instance_index,
+                    Preload::IdvsIndex => idvs_index(&out.io, lane),
                     Preload::WorkgroupId(c) => inv.sysvals.workgroup_id[usize::from(c)],
                     Preload::GlobalId(c) => inv.sysvals.global_invocation_id[usize::from(c)],
                     Preload::LocalIdXY => {
@@ -561,6 +639,21 @@ impl Executor for ValhallProgram<'_> {
                             .insert((rt.index, c), (Type::scalar(rt.scalar), bits));
                     }
                 }
+            }
+        }
+        // Vertex outputs, read back from the output buffer.
+        for (lane, o) in outcomes.iter_mut().enumerate() {
+            for stored in &out.io.stored {
+                let word = io
+                    .harness
+                    .word(Space::Global, 0, 0, stored_address(&out.io, lane, stored));
+                let value = match stored.place {
+                    // An f16, reported as such (the interpreter's f32
+                    // is compared at that precision).
+                    Place::PointSize => (Type::F16, word & 0xffff),
+                    _ => (Type::scalar(stored.scalar), word),
+                };
+                o.outputs.insert((stored.slot, stored.comp), value);
             }
         }
         for (k, a) in out.io.addresses.iter().enumerate() {
