@@ -30,6 +30,12 @@
 //!   (descriptor `n` of table 0), indexed by the vertex and instance ids
 //!   the hardware preloads in r60 and r61 (Mesa's `bi_vertex_id` /
 //!   `bi_instance_id` on v9+).
+//! - **vertex outputs**: stored to memory the IDVS way ([`vertex`]): a
+//!   vertex shader is compiled as a position shader (`STORE.i128.istream`
+//!   of the position, `STORE.i16.istream` of the f16 point size) and a
+//!   varying shader (`STORE.iN.estream` at each varying's offset in the
+//!   varying buffer, [`vertex::layout`]), each at the address
+//!   `LEA_BUF_IMM` makes of the structure index preloaded in r59.
 //!
 //! The preloaded registers are meta inputs with the index
 //! [`Preload::meta_index`], which [`ValhallTarget`]'s `input_register`
@@ -40,10 +46,10 @@
 //!   and the FAU word that carries it ([`textures`]).
 //!
 //! Not yet here (`unsupported:`): depth/stencil/sample-mask outputs
-//! (`ZS_EMIT`), outputs stored in more than one block, 16-bit render
-//! targets of more than one component, and the IDVS vertex outputs
-//! (vertex shaders still leave their outputs in registers, named by
-//! [`Output::outputs`](super::compile::Output)).
+//! (`ZS_EMIT`), fragment outputs stored in more than one block, 16-bit
+//! render targets of more than one component, and the vertex outputs
+//! [`vertex`] names (clip and cull distances, layer, viewport, 16-bit
+//! varyings).
 
 use std::collections::BTreeMap;
 

@@ -220,7 +220,7 @@ impl Lowering<'_, '_> {
             let mut tail = Vec::new();
             let mut address = None;
             for (&s, comps) in &slots {
-                for run in runs(comps) {
+                for run in runs(comps, |v| self.shader.value_type(v)) {
                     stored.extend(self.store(s, &run, layout, &mut address, &mut tail)?);
                 }
             }
@@ -283,8 +283,8 @@ impl Lowering<'_, '_> {
             .unwrap_or_else(|| unreachable!("created with a result"))
     }
 
-    /// One contiguous run `run` (component, value) of slot `s`: its
-    /// store, appended to `tail`.
+    /// One contiguous run `run` (component, value) of slot `s`, of one
+    /// type: its store, appended to `tail`.
     fn store(
         &mut self,
         s: u16,
@@ -294,15 +294,6 @@ impl Lowering<'_, '_> {
         tail: &mut Vec<Inst>,
     ) -> Result<Vec<Stored>, SelectError> {
         let scalar = self.shader.value_type(run[0].1).scalar;
-        if run
-            .iter()
-            .any(|&(_, v)| self.shader.value_type(v).scalar != scalar)
-        {
-            return Err(unsupported(format!(
-                "vertex output {} of mixed types",
-                slot_name(s)
-            )));
-        }
         let first = run[0].0;
         // Each component's place, from the place of the run's first.
         let stored = |place: fn(u32) -> Place, base: u32| {
@@ -398,12 +389,19 @@ fn slot_name(s: u16) -> String {
     slot::name(s).map_or_else(|| s.to_string(), str::to_string)
 }
 
-/// The components of `comps` in runs of consecutive components.
-fn runs(comps: &BTreeMap<u8, Value>) -> Vec<Vec<(u8, Value)>> {
+/// The components of `comps` in runs of consecutive components of one
+/// type (`ty` of a value; a register group is of one type).
+fn runs(comps: &BTreeMap<u8, Value>, ty: impl Fn(Value) -> Type) -> Vec<Vec<(u8, Value)>> {
     let mut runs: Vec<Vec<(u8, Value)>> = Vec::new();
     for (&c, &v) in comps {
         match runs.last_mut() {
-            Some(run) if run.last().is_some_and(|&(p, _)| p + 1 == c) => run.push((c, v)),
+            Some(run)
+                if run
+                    .last()
+                    .is_some_and(|&(p, w)| p + 1 == c && ty(w) == ty(v)) =>
+            {
+                run.push((c, v))
+            }
             _ => runs.push(vec![(c, v)]),
         }
     }
