@@ -61,7 +61,12 @@ fn outputs_are_stored_by_two_idvs_shaders_and_verify() {
         // 4 + 1 + 4 + 2 + 1 components × 4 threads.
         assert_eq!(compared, 12 * 4, "{model}");
         let position = out.compiled.listing();
-        let varying = out.varying.as_ref().expect("a varying shader").compiled.listing();
+        let varying = out
+            .varying
+            .as_ref()
+            .expect("a varying shader")
+            .compiled
+            .listing();
         for asm in [&position, &varying] {
             assert!(asm.contains(", r59, table:0xD, index:0x0"), "{asm}");
         }
@@ -84,7 +89,12 @@ fn outputs_are_stored_by_two_idvs_shaders_and_verify() {
         let layout: Vec<(u16, u32)> = out.io.varyings.iter().map(|(&s, &o)| (s, o)).collect();
         assert_eq!(layout, [(lathe_ir::slot::COL0, 0), (0, 16), (3, 64)]);
         // One statistics line per variant, as Mesa prints them.
-        assert!(out.compiled.stats.to_string().starts_with("position shader: "));
+        assert!(
+            out.compiled
+                .stats
+                .to_string()
+                .starts_with("position shader: ")
+        );
         let v = out.varying.as_ref().unwrap();
         assert!(v.compiled.stats.to_string().starts_with("varying shader: "));
         assert_eq!(

@@ -363,7 +363,9 @@ fn idvs_stride(io: &Io) -> u32 {
         .map(|&o| o / vertex::SLOT_BYTES + 1)
         .max()
         .unwrap_or(0);
-    extent.max(vertex::POINT_SIZE_STRUCTURE + 1).next_power_of_two()
+    extent
+        .max(vertex::POINT_SIZE_STRUCTURE + 1)
+        .next_power_of_two()
 }
 
 /// Where component `stored` of `lane`'s outputs lives in the harness.
@@ -372,9 +374,7 @@ fn stored_address(io: &Io, lane: usize, stored: &vertex::Stored) -> u64 {
     let record = OUTPUT_BASE + STRUCTURE_BYTES * structure;
     match stored.place {
         Place::Position { offset } | Place::Varying { offset } => record + u64::from(offset),
-        Place::PointSize => {
-            record + STRUCTURE_BYTES * u64::from(vertex::POINT_SIZE_STRUCTURE)
-        }
+        Place::PointSize => record + STRUCTURE_BYTES * u64::from(vertex::POINT_SIZE_STRUCTURE),
     }
 }
 
@@ -644,9 +644,9 @@ impl ValhallProgram<'_> {
         // Vertex outputs, read back from the output buffer.
         for (lane, o) in outcomes.iter_mut().enumerate() {
             for stored in &out.io.stored {
-                let word = io
-                    .harness
-                    .word(Space::Global, 0, 0, stored_address(&out.io, lane, stored));
+                let word =
+                    io.harness
+                        .word(Space::Global, 0, 0, stored_address(&out.io, lane, stored));
                 let value = match stored.place {
                     // An f16, reported as such (the interpreter's f32
                     // is compared at that precision).

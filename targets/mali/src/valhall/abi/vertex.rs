@@ -114,11 +114,7 @@ pub fn layout(slots: impl IntoIterator<Item = u16>) -> Layout {
         .collect();
     slots.sort_unstable();
     slots.dedup();
-    let builtins: Vec<u16> = slots
-        .iter()
-        .copied()
-        .filter(|&s| s >= slot::POS)
-        .collect();
+    let builtins: Vec<u16> = slots.iter().copied().filter(|&s| s >= slot::POS).collect();
     let mut map = Layout::new();
     for (k, &s) in builtins.iter().enumerate() {
         map.insert(s, SLOT_BYTES * k as u32);
@@ -164,9 +160,7 @@ pub fn specialise<'a>(
     generic: &Shader<'a, GenericOp>,
     variant: Variant,
 ) -> Result<Option<Shader<'a, GenericOp>>, SelectError> {
-    let foreign = |s: &Shader<'_, GenericOp>, i: Inst| {
-        matches!(s.inst(i).op, Op::Opcode(GenericOp::StoreOutput { slot, .. }) if !variant.stores(slot))
-    };
+    let foreign = |s: &Shader<'_, GenericOp>, i: Inst| matches!(s.inst(i).op, Op::Opcode(GenericOp::StoreOutput { slot, .. }) if !variant.stores(slot));
     if !generic.insts_in_order().any(|(_, i)| foreign(generic, i)) {
         return Ok(None);
     }
@@ -308,9 +302,7 @@ impl Lowering<'_, '_> {
         };
         if s == slot::PSIZ {
             if scalar != Scalar::F32 || run.len() != 1 || first != 0 {
-                return Err(unsupported(
-                    "a point size that is not one f32".to_string(),
-                ));
+                return Err(unsupported("a point size that is not one f32".to_string()));
             }
             let index = self.preload(Preload::IdvsIndex);
             let structure = self.emit(
@@ -416,10 +408,7 @@ mod tests {
     fn builtin_varyings_come_first_and_locations_stay_sparse() {
         let map = layout([3, slot::POS, slot::COL0, 0, slot::PSIZ, slot::FOGC]);
         let got: Vec<(u16, u32)> = map.into_iter().collect();
-        assert_eq!(
-            got,
-            [(slot::COL0, 0), (slot::FOGC, 16), (0, 32), (3, 80)],
-        );
+        assert_eq!(got, [(slot::COL0, 0), (slot::FOGC, 16), (0, 32), (3, 80)],);
     }
 
     #[test]
