@@ -176,7 +176,7 @@ fn outputs_the_idvs_path_does_not_carry_are_unsupported() {
 b0:
   %0:f32 = load_input slot=0 comp=0 interp=smooth
   store_output slot=pos comp=0 %0
-  store_output slot=clip_dist0 comp=0 %0
+  store_output slot=layer comp=0 %0
   ret
 ";
     let arena = lathe_ir::Bump::new();

@@ -48,8 +48,7 @@
 //! Not yet here (`unsupported:`): depth/stencil/sample-mask outputs
 //! (`ZS_EMIT`), fragment outputs stored in more than one block, 16-bit
 //! render targets of more than one component, and the vertex outputs
-//! [`vertex`] names (clip and cull distances, layer, viewport, 16-bit
-//! varyings).
+//! [`vertex`] names (layer, viewport index, 16-bit varyings).
 
 use std::collections::BTreeMap;
 

@@ -22,13 +22,14 @@
 //!   packed, then location `n` at `16 * (built-ins + n)`, as Mesa's
 //!   `bi_varying_base_bytes` lays them out).
 //!
-//! Components are stored in contiguous runs from the lowest written one
-//! (a run of a slot at the run's own offset), so a component the shader
-//! never writes is never overwritten. Clip and cull distances, the layer
-//! and the viewport index are `unsupported:` (the hardware reads them
-//! neither from the position nor from the varying stores Mesa's v9/v10
-//! backend makes), as are 16-bit and 64-bit outputs other than the point
-//! size. The non-IDVS path (Mesa's `no_idvs`: `LEA_ATTR_IMM` and
+//! Components are stored in contiguous runs of one type from the lowest
+//! written one (each run at its own offset), so a component the shader
+//! never writes is never overwritten. Clip and cull distances are
+//! built-in varyings like any other (Mesa's panfrost clips in the
+//! fragment shader, which reads them back as varyings). The layer and
+//! the viewport index are `unsupported:` (the version of Mesa's v9/v10
+//! backend followed here stores neither where the tiler reads it), as
+//! are 16-bit and 64-bit outputs other than the point size. The non-IDVS path (Mesa's `no_idvs`: `LEA_ATTR_IMM` and
 //! `ST_CVT` through attribute descriptors) is not built: every vertex
 //! shader takes the IDVS path. Newer Mesa versions' `LEA_VARY` is not in
 //! the v9/v10 instruction set Lathe's spec describes.
@@ -131,15 +132,7 @@ pub fn output_slots(generic: &Shader<'_, GenericOp>) -> Result<Vec<u16>, SelectE
     let mut slots = Vec::new();
     for (_, i) in generic.insts_in_order() {
         if let Op::Opcode(GenericOp::StoreOutput { slot: s, .. }) = generic.inst(i).op {
-            let unsupported_builtin = matches!(
-                s,
-                slot::CLIP_DIST0
-                    | slot::CLIP_DIST1
-                    | slot::CULL_DIST0
-                    | slot::CULL_DIST1
-                    | slot::LAYER
-                    | slot::VIEWPORT
-            );
+            let unsupported_builtin = matches!(s, slot::LAYER | slot::VIEWPORT);
             if unsupported_builtin {
                 return Err(unsupported(format!(
                     "vertex output {} (not stored by Mesa's v9/v10 IDVS path)",
