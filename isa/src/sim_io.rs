@@ -314,10 +314,13 @@ pub enum TexOp {
     /// Sample with explicit gradients (the extra values: the d/dx then
     /// d/dy vectors, as the instruction lays them out).
     SampleGrad,
+    /// Texel fetch from a multisampled texture at integer coordinates
+    /// (first extra value: the sample index, u32).
+    FetchSample,
 }
 
 impl TexOp {
-    pub const ALL: [TexOp; 14] = [
+    pub const ALL: [TexOp; 15] = [
         TexOp::Sample,
         TexOp::SampleBias,
         TexOp::SampleLod,
@@ -332,6 +335,7 @@ impl TexOp {
         TexOp::SampleFaceBias,
         TexOp::SampleFaceLod,
         TexOp::SampleGrad,
+        TexOp::FetchSample,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -349,6 +353,7 @@ impl TexOp {
             TexOp::SampleFaceBias => "sample_face_bias",
             TexOp::SampleFaceLod => "sample_face_lod",
             TexOp::SampleGrad => "sample_grad",
+            TexOp::FetchSample => "fetch_sample",
         }
     }
 }
@@ -673,7 +678,7 @@ impl Texture {
         let z = z.clamp(0, depth as i64 - 1) as usize;
         let (w, h) = (self.width as usize, self.height as usize);
         let samples = self.samples.max(1) as usize;
-        let sample = (sample as usize).min(samples - 1);
+        let sample = sample.clamp(0, samples as i64 - 1) as usize;
         self.texels
             .get((((layer as usize * depth + z) * h + y) * w + x) * samples + sample)
             .copied()
@@ -985,6 +990,11 @@ impl GpuIo for Harness {
                 };
                 let sample = if t.samples > 1 { coord(3) } else { 0 };
                 t.sample_at(i(0), i(1), z, layer, sample).map(float)
+            }
+            TexOp::FetchSample => {
+                let i = |k: usize| coord(k) as i32 as i64;
+                let sample = req.extra.first().copied().unwrap_or(0);
+                t.sample_at(i(0), i(1), 0, 0, sample).map(float)
             }
             TexOp::Gather(ch) => {
                 // The 2×2 footprint around the sample point, in the

@@ -223,6 +223,22 @@ b0:
     }
 }
 
+/// Texel fetches from a multisampled texture: every sample of each
+/// texel (coordinates masked into the verifier's 4×4 texture).
+#[test]
+fn multisampled_fetches_agree() {
+    let mut text = String::from(
+        "shader fragment\nb0:\n  %x:i32 = load_input slot=0 comp=0 interp=flat\n  %y:i32 = load_input slot=0 comp=1 interp=flat\n  %m:i32 = const 3\n  %a:i32 = and %x, %m\n  %b:i32 = and %y, %m\n  %c:i32x2 = collect %a, %b\n",
+    );
+    for s in 0..4 {
+        text += &format!(
+            "  %s{s}:i32 = const {s}\n  %t{s}:f32x4 = texel_fetch texture=0 ms %c, %s{s}\n  %o{s}:f32 = split lane={s} %t{s}\n  store_output slot=0 comp={s} %o{s}\n"
+        );
+    }
+    text += "  ret\n";
+    check(&text);
+}
+
 /// The size of a multisampled texture (no LOD operand: level 0).
 #[test]
 fn multisampled_sizes_agree() {
