@@ -260,3 +260,30 @@ fn wgsl_vertex_position_is_not_flipped() {
     let psiz = out.outputs[&(lathe_ir::slot::PSIZ, 0)].1;
     assert_eq!(f32::from_bits(psiz), 1.0);
 }
+
+/// `atomicLoad` / `atomicStore` (OpAtomicLoad / OpAtomicStore) are atomic
+/// accesses, not plain ones: a plain load after other invocations'
+/// atomic adds would be a data race.
+#[test]
+fn atomic_loads_and_stores_stay_atomic() {
+    let src = "
+@group(0) @binding(0) var<storage, read_write> out: array<atomic<u32>>;
+var<workgroup> count: atomic<u32>;
+@compute @workgroup_size(4)
+fn main(@builtin(local_invocation_index) i: u32) {
+    atomicStore(&out[i + 1u], i);
+    atomicAdd(&count, 1u);
+    atomicStore(&out[0], atomicLoad(&count));
+}
+";
+    let arena = lathe_ir::Bump::new();
+    let lowered = lower_wgsl(&arena, src, &Options::default()).unwrap();
+    let text = lathe_ir::print(&lowered.shader);
+    for op in ["ssbo_atomic_store", "shared_atomic_load"] {
+        assert!(text.contains(op), "no {op} in\n{text}");
+    }
+    assert!(
+        !text.contains("load_shared") && !text.contains("store_ssbo"),
+        "{text}"
+    );
+}

@@ -647,6 +647,16 @@ impl Builder<'_, '_, GenericOp> {
         self.op(GenericOp::SsboAtomic { binding, op }, &args[..n], ty)
     }
 
+    /// An atomic load of a storage-buffer word (i32 or u32).
+    pub fn ssbo_atomic_load(&mut self, binding: u8, byte_offset: Value, ty: Type) -> Value {
+        self.op(GenericOp::SsboAtomicLoad { binding }, &[byte_offset], ty)
+    }
+
+    /// An atomic store of a storage-buffer word.
+    pub fn ssbo_atomic_store(&mut self, binding: u8, byte_offset: Value, v: Value) -> Inst {
+        self.op_void(GenericOp::SsboAtomicStore { binding }, &[byte_offset, v])
+    }
+
     /// Size of storage buffer `binding` in bytes.
     pub fn ssbo_size(&mut self, binding: u8) -> Value {
         self.op(GenericOp::SsboSize { binding }, &[], Type::U32)
@@ -658,6 +668,16 @@ impl Builder<'_, '_, GenericOp> {
 
     pub fn store_shared(&mut self, byte_offset: Value, v: Value) -> Inst {
         self.op_void(GenericOp::StoreShared, &[byte_offset, v])
+    }
+
+    /// An atomic load of a shared-memory word (i32 or u32).
+    pub fn shared_atomic_load(&mut self, byte_offset: Value, ty: Type) -> Value {
+        self.op(GenericOp::SharedAtomicLoad, &[byte_offset], ty)
+    }
+
+    /// An atomic store of a shared-memory word.
+    pub fn shared_atomic_store(&mut self, byte_offset: Value, v: Value) -> Inst {
+        self.op_void(GenericOp::SharedAtomicStore, &[byte_offset, v])
     }
 
     /// A shared-memory atomic; gives the old value.

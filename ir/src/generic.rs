@@ -36,8 +36,9 @@
 //! | `load_ubo load_ssbo` | `binding=B` | `byte_offset: u32` | 32-bit scalar |
 //! | `store_ssbo` | `binding=B` | `byte_offset: u32, v: 32-bit` | — |
 //! | `ssbo_atomic` | `binding=B op=OP` | `byte_offset: u32, v: T [, comparator: T]` | i32/u32 |
+//! | `ssbo_atomic_load` / `ssbo_atomic_store` | `binding=B` | `byte_offset: u32` / `byte_offset: u32, v: T` | i32/u32 / — |
 //! | `ssbo_size` | `binding=B` | — | u32 (bytes) |
-//! | `load_shared` / `store_shared` / `shared_atomic` | — / — / `op=OP` | as the ssbo forms | as the ssbo forms |
+//! | `load_shared` / `store_shared` / `shared_atomic` / `shared_atomic_load` / `shared_atomic_store` | — / — / `op=OP` / — / — | as the ssbo forms | as the ssbo forms |
 //! | `sample` | `texture= sampler= [dim=] [array] [lod=bias\|explicit\|grad] [offset] [compare]` | `coord: f32xC [, dref: f32] [, bias\|lod: f32 \| ddx, ddy: f32xD] [, offset: i32xD]` | `f32x4`/`i32x4`/`u32x4`; f32 with `compare` |
 //! | `gather` | `texture= sampler= [dim=] [array] comp=K [offset] [compare]` | `coord: f32xC [, dref: f32] [, offset: i32xD]` | 4-lane texel |
 //! | `texel_fetch` | `texture= [dim=] [array] [ms] [offset]` | `coord: i32xT, lod (or sample with ms): i32 [, offset: i32xD]` | 4-lane texel |
@@ -56,7 +57,10 @@
 //! cubes); `T` = `C` except cubes, which are addressed `x, y, face` (a cube
 //! array `x, y, 6 * layer + face`); `S` = 1/2/3/2 + 1 if arrayed. Atomic
 //! `OP` is `add imin imax umin umax and or xor xchg cmpxchg` ([`AtomicOp`]);
-//! every atomic gives the value before it. Built-in I/O slots are named
+//! every read-modify-write atomic gives the value before it. An atomic
+//! load or store (`*_atomic_load`, `*_atomic_store`) is one word read or
+//! written indivisibly: unlike a plain access it does not race with other
+//! atomics. Built-in I/O slots are named
 //! (`slot=pos`, see [`crate::slot`]).
 //!
 //! Effects (for passes): loads of memory are ordered against stores
@@ -372,6 +376,15 @@ pub enum GenericOp {
         binding: u8,
         op: AtomicOp,
     },
+    /// Atomically read a 32-bit integer word of storage buffer `binding`
+    /// at byte offset operand 0.
+    SsboAtomicLoad {
+        binding: u8,
+    },
+    /// `offset, value`: atomically write a storage-buffer word.
+    SsboAtomicStore {
+        binding: u8,
+    },
     /// Size of storage buffer `binding` in bytes.
     SsboSize {
         binding: u8,
@@ -384,6 +397,10 @@ pub enum GenericOp {
     SharedAtomic {
         op: AtomicOp,
     },
+    /// Atomically read a shared-memory word at byte offset operand 0.
+    SharedAtomicLoad,
+    /// `offset, value`: atomically write a shared-memory word.
+    SharedAtomicStore,
     /// End this invocation without writing its outputs (terminate).
     Discard,
     /// Make this invocation a helper: it keeps running for its quad's
@@ -427,6 +444,7 @@ simple_ops! {
     Sel => "sel", And => "and", Or => "or", Xor => "xor", Not => "not",
     Shl => "shl", Shr => "shr", AShr => "ashr",
     LoadShared => "load_shared", StoreShared => "store_shared",
+    SharedAtomicLoad => "shared_atomic_load", SharedAtomicStore => "shared_atomic_store",
     Discard => "discard", Demote => "demote", Barrier => "barrier",
     ControlBarrier => "control_barrier",
 }
@@ -769,6 +787,8 @@ impl Opcode for GenericOp {
             LoadSsbo { .. } => "load_ssbo",
             StoreSsbo { .. } => "store_ssbo",
             SsboAtomic { .. } => "ssbo_atomic",
+            SsboAtomicLoad { .. } => "ssbo_atomic_load",
+            SsboAtomicStore { .. } => "ssbo_atomic_store",
             SsboSize { .. } => "ssbo_size",
             SharedAtomic { .. } => "shared_atomic",
             ArrayLoad { .. } => "array_load",
@@ -831,6 +851,8 @@ impl Opcode for GenericOp {
             LoadUbo { binding }
             | LoadSsbo { binding }
             | StoreSsbo { binding }
+            | SsboAtomicLoad { binding }
+            | SsboAtomicStore { binding }
             | SsboSize { binding } => write!(out, " binding={binding}"),
             SsboAtomic { binding, op } => write!(out, " binding={binding} op={}", op.name()),
             SharedAtomic { op } => write!(out, " op={}", op.name()),
@@ -980,6 +1002,12 @@ impl Opcode for GenericOp {
             "ssbo_size" => SsboSize {
                 binding: a.number("binding")?,
             },
+            "ssbo_atomic_load" => SsboAtomicLoad {
+                binding: a.number("binding")?,
+            },
+            "ssbo_atomic_store" => SsboAtomicStore {
+                binding: a.number("binding")?,
+            },
             "ssbo_atomic" => SsboAtomic {
                 binding: a.number("binding")?,
                 op: a.named("op", AtomicOp::from_name, None)?,
@@ -1098,11 +1126,15 @@ impl Opcode for GenericOp {
             StoreOutput { .. } => effects(true, false, BarrierClass::OUTPUT_W),
             Discard | Demote => effects(true, false, kill),
             Barrier | ControlBarrier => effects(true, false, BarrierClass::ALL),
-            ImageLoad { .. } | LoadSsbo { .. } => effects(false, true, BarrierClass::BUFFER_R),
-            ImageStore { .. } | StoreSsbo { .. } => effects(true, true, BarrierClass::BUFFER_W),
+            ImageLoad { .. } | LoadSsbo { .. } | SsboAtomicLoad { .. } => {
+                effects(false, true, BarrierClass::BUFFER_R)
+            }
+            ImageStore { .. } | StoreSsbo { .. } | SsboAtomicStore { .. } => {
+                effects(true, true, BarrierClass::BUFFER_W)
+            }
             ImageAtomic { .. } | SsboAtomic { .. } => effects(true, true, rw),
-            LoadShared => effects(false, true, BarrierClass::SHARED_R),
-            StoreShared => effects(true, true, BarrierClass::SHARED_W),
+            LoadShared | SharedAtomicLoad => effects(false, true, BarrierClass::SHARED_R),
+            StoreShared | SharedAtomicStore => effects(true, true, BarrierClass::SHARED_W),
             SharedAtomic { .. } => effects(true, true, shared_rw),
             ArrayLoad { .. } => effects(false, true, BarrierClass::ARRAY_R),
             ArrayStore { .. } => effects(true, true, BarrierClass::ARRAY_W),
@@ -1502,6 +1534,16 @@ fn check_generic(op: GenericOp, sig: &Signature<'_>) -> Result<(), String> {
                 want.push((r, "comparator"));
             }
             expect(&want)?;
+        }
+        SsboAtomicLoad { .. } | SharedAtomicLoad => {
+            atomic_value(sig.result)?;
+            expect(&[(Type::U32, "byte offset")])?;
+        }
+        SsboAtomicStore { .. } | SharedAtomicStore => {
+            no_result()?;
+            count(2)?;
+            atomic_value(Some(ops[1]))?;
+            expect(&[(Type::U32, "byte offset"), (ops[1], "value")])?;
         }
         SsboSize { .. } => {
             count(0)?;

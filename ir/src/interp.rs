@@ -1123,9 +1123,13 @@ impl<'m, 'a> Machine<'m, 'a> {
             | StoreSsbo { .. }
             | SsboAtomic { .. }
             | SsboSize { .. }
+            | SsboAtomicLoad { .. }
+            | SsboAtomicStore { .. }
             | LoadShared
             | StoreShared
-            | SharedAtomic { .. } => Ok(self.buffer(i, op, memory)?.map(Generic::Value)),
+            | SharedAtomic { .. }
+            | SharedAtomicLoad
+            | SharedAtomicStore => Ok(self.buffer(i, op, memory)?.map(Generic::Value)),
             Demote => {
                 self.helper = true;
                 Ok(None)
@@ -1504,17 +1508,18 @@ impl<'m, 'a> Machine<'m, 'a> {
                 let old = texel[0];
                 texel[0] = atomic(a, old, v, cmp);
                 let args = &self.shader.inst(i).args[rest..];
-                let operands = args
-                    .iter()
-                    .map(|&v| self.taint(v).whole())
-                    .fold(Exactness::Exact, Exactness::max);
                 let ty = args
                     .first()
                     .map_or(Scalar::U32, |&v| self.shader.value_type(v).scalar);
+                let old_taint = match a {
+                    AtomicOp::Exchange => Exactness::Exact,
+                    _ => stored.lane(0),
+                };
+                let new = self.joined(i, rest, old_taint);
                 let (read, left) = self.atomic_taints(
                     word,
                     AtomicEffect::of(a),
-                    Taint::splat(operands, 1),
+                    new,
                     (&mut memory.accesses, &memory.written),
                 );
                 self.loaded = read;
@@ -1554,7 +1559,11 @@ impl<'m, 'a> Machine<'m, 'a> {
             _ => Kind::Atomic,
         };
         match op {
-            LoadSsbo { binding } | StoreSsbo { binding } | SsboAtomic { binding, .. } => {
+            LoadSsbo { binding }
+            | StoreSsbo { binding }
+            | SsboAtomic { binding, .. }
+            | SsboAtomicLoad { binding }
+            | SsboAtomicStore { binding } => {
                 let buf = memory.ssbos.get(binding as usize).ok_or_else(|| {
                     InterpError::MissingInput(format!("storage buffer {binding}"))
                 })?;
@@ -1607,12 +1616,14 @@ impl<'m, 'a> Machine<'m, 'a> {
 
     /// The exactness an atomic reads from `word` (its old value's, or
     /// undefined when the order of other invocations' atomics decides
-    /// it), and the exactness it leaves there given the operands'.
+    /// it), and the exactness it leaves there: `new` (that of what the
+    /// value it computes is computed from), or undefined when the order
+    /// decides.
     fn atomic_taints(
         &self,
         word: Word,
         effect: AtomicEffect,
-        operands: Taint,
+        new: Exactness,
         (accesses, written): (&mut Accesses, &Written),
     ) -> (Taint, Taint) {
         let old = written.get(word).map_or(Taint::EXACT, |(_, t)| t);
@@ -1624,8 +1635,20 @@ impl<'m, 'a> Machine<'m, 'a> {
                 t
             }
         };
-        let new = Taint::splat(old.whole().max(operands.whole()), 1);
-        (undefined(order.result, old), undefined(order.word, new))
+        (
+            undefined(order.result, old),
+            undefined(order.word, Taint::splat(new, 1)),
+        )
+    }
+
+    /// The join of the exactness of `i`'s operands from `first` on and of
+    /// `old` (the word's old value's, for an atomic whose new value
+    /// depends on it).
+    fn joined(&self, i: Inst, first: usize, old: Exactness) -> Exactness {
+        self.shader.inst(i).args[first..]
+            .iter()
+            .map(|&v| self.taint(v).whole())
+            .fold(old, Exactness::max)
     }
 
     /// One load, store or atomic on memory word `word` (`cell`: its value,
@@ -1668,18 +1691,43 @@ impl<'m, 'a> Machine<'m, 'a> {
                     return Ok(Some(Val::S(0)));
                 }
                 let value = self.arg_value(i, 1)?;
-                let operands = self.shader.inst(i).args[1..]
-                    .iter()
-                    .map(|&v| self.taint(v))
-                    .fold(Taint::EXACT, |t, o| {
-                        Taint::splat(t.whole().max(o.whole()), 1)
-                    });
+                // An exchange's new value is its operand alone.
+                let old_taint = match a {
+                    AtomicOp::Exchange => Exactness::Exact,
+                    _ => written
+                        .get(word)
+                        .map_or(Exactness::Exact, |(_, t)| t.whole()),
+                };
+                let new = self.joined(i, 1, old_taint);
                 let (read, left) =
-                    self.atomic_taints(word, AtomicEffect::of(a), operands, (accesses, written));
+                    self.atomic_taints(word, AtomicEffect::of(a), new, (accesses, written));
                 self.loaded = read;
                 written.set(word, self.shader.value_type(value).scalar, left);
                 *cell = Some(atomic(a, old, v, cmp));
                 Ok(Some(Val::S(old)))
+            }
+            SsboAtomicLoad { .. } | SharedAtomicLoad => {
+                let v = cell.ok_or_else(uninit)?;
+                let (read, _) = self.atomic_taints(
+                    word,
+                    AtomicEffect::Reads,
+                    Exactness::Exact,
+                    (accesses, written),
+                );
+                self.loaded = read;
+                Ok(Some(Val::S(v)))
+            }
+            SsboAtomicStore { .. } | SharedAtomicStore => {
+                let v = self.arg(i, 1)?;
+                if !self.helper {
+                    let value = self.arg_value(i, 1)?;
+                    let new = self.joined(i, 1, Exactness::Exact);
+                    let (_, left) =
+                        self.atomic_taints(word, AtomicEffect::Replaces, new, (accesses, written));
+                    written.set(word, self.shader.value_type(value).scalar, left);
+                    *cell = Some(v);
+                }
+                Ok(None)
             }
             _ => Err(InterpError::Malformed(format!("{op:?} is not a memory op"))),
         }
@@ -1705,9 +1753,13 @@ fn addresses(
         | LoadSsbo { .. }
         | StoreSsbo { .. }
         | SsboAtomic { .. }
+        | SsboAtomicLoad { .. }
+        | SsboAtomicStore { .. }
         | LoadShared
         | StoreShared
-        | SharedAtomic { .. } => 1,
+        | SharedAtomic { .. }
+        | SharedAtomicLoad
+        | SharedAtomicStore => 1,
         TexelFetch { .. } => 2,
         TextureSize { shape, .. } if !shape.ms => 1,
         ImageLoad { shape, .. } | ImageStore { shape, .. } | ImageAtomic { shape, .. } => {

@@ -725,10 +725,12 @@ fn reads(shader: &Shader<'_, GenericOp>) -> Reads {
             Op::Opcode(LoadUbo { binding }) => {
                 r.ubos.entry(binding).or_insert(ty.unwrap_or(Scalar::U32));
             }
-            Op::Opcode(LoadSsbo { binding }) => {
+            Op::Opcode(LoadSsbo { binding } | SsboAtomicLoad { binding }) => {
                 r.ssbos.entry(binding).or_insert(ty.unwrap_or(Scalar::U32));
             }
-            Op::Opcode(StoreSsbo { binding } | SsboAtomic { binding, .. }) => {
+            Op::Opcode(
+                StoreSsbo { binding } | SsboAtomic { binding, .. } | SsboAtomicStore { binding },
+            ) => {
                 let s = arg_ty(1).unwrap_or(Scalar::U32);
                 r.ssbos.entry(binding).or_insert(s);
             }

@@ -5,6 +5,24 @@ use lathe_ir::interp::{self, Invocation, Limits, Memory, SysVals};
 use lathe_ir::{GenericOp, Shader};
 
 fn workgroup(shader: &Shader<'_, GenericOp>, n: u32) -> Result<Memory, interp::InterpError> {
+    let mut memory = fresh();
+    workgroup_on(shader, n, &mut memory)?;
+    Ok(memory)
+}
+
+fn fresh() -> Memory {
+    Memory {
+        ssbos: vec![vec![0; 8]],
+        shared: vec![None; 8],
+        ..Memory::default()
+    }
+}
+
+fn workgroup_on(
+    shader: &Shader<'_, GenericOp>,
+    n: u32,
+    memory: &mut Memory,
+) -> Result<(), interp::InterpError> {
     let lanes: Vec<Invocation> = (0..n)
         .map(|t| Invocation {
             sysvals: SysVals {
@@ -15,13 +33,8 @@ fn workgroup(shader: &Shader<'_, GenericOp>, n: u32) -> Result<Memory, interp::I
             ..Invocation::default()
         })
         .collect();
-    let mut memory = Memory {
-        ssbos: vec![vec![0; 8]],
-        shared: vec![None; 8],
-        ..Memory::default()
-    };
-    interp::run_workgroup(shader, &lanes, &mut memory, Limits::default())?;
-    Ok(memory)
+    interp::run_workgroup(shader, &lanes, memory, Limits::default())?;
+    Ok(())
 }
 
 /// Invocation 0 writes word 0 (of `space`), then (with `barrier`
@@ -128,4 +141,43 @@ b0:
     interp::run_with_memory(&shader, &inv, &mut memory, Limits::default()).unwrap();
     let err = interp::run_with_memory(&shader, &inv, &mut memory, Limits::default()).unwrap_err();
     assert!(err.to_string().contains("data race"), "{err}");
+}
+
+/// Every invocation adds to a shared counter and then, with no barrier,
+/// reads it back with an atomic load (wgpu's hello_synchronization
+/// `hasty_main`): atomics do not race with each other, but what the load
+/// reads depends on the order of the others' adds, so it is undefined;
+/// the counter's final value is not.
+#[test]
+fn an_atomic_load_after_others_atomics_is_no_race_but_an_undefined_value() {
+    let text = "shader compute
+b0:
+  %0:u32 = const 0
+  %1:u32 = const 1
+  %2:u32 = const 4
+  shared_atomic_store %0, %0
+  control_barrier
+  %3:u32 = shared_atomic op=add %0, %1
+  %4:u32 = shared_atomic_load %0
+  %5:u32 = load_sysval sv=local_invocation_index
+  %6:u32 = imul %5, %2
+  ssbo_atomic_store binding=0 %6, %4
+  ret
+";
+    let arena = lathe_ir::Bump::new();
+    let shader = lathe_ir::parse::<GenericOp>(&arena, text).unwrap();
+    assert_eq!(lathe_ir::print(&shader), text, "the text form round-trips");
+    let mut memory = fresh();
+    interp::run_in_hindsight(&mut memory, |m| workgroup_on(&shader, 4, m)).unwrap();
+    for w in 0..4 {
+        assert_eq!(
+            memory.written.ssbo(0, w),
+            Some((
+                lathe_ir::Scalar::U32,
+                lathe_ir::exactness::Exactness::Undefined
+            )),
+            "word {w}"
+        );
+    }
+    assert_eq!(memory.shared[0], Some(4));
 }

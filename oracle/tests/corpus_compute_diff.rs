@@ -219,9 +219,11 @@ fn compare(case: &corpus::Case, dir: &std::path::Path, stats: &mut Stats) -> Out
         return Outcome::Skipped("no storage buffer or image to compare".into());
     }
     let classes = output_classes(&lowered.shader, |op| match op {
-        Op::Opcode(GenericOp::StoreSsbo { binding } | GenericOp::SsboAtomic { binding, .. }) => {
-            Some(*binding as usize)
-        }
+        Op::Opcode(
+            GenericOp::StoreSsbo { binding }
+            | GenericOp::SsboAtomic { binding, .. }
+            | GenericOp::SsboAtomicStore { binding },
+        ) => Some(*binding as usize),
         _ => None,
     });
     let image_classes = output_classes(&lowered.shader, |op| match op {

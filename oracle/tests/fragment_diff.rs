@@ -342,6 +342,7 @@ fn writes_memory(shader: &Shader<'_, GenericOp>) -> bool {
             Op::Opcode(
                 GenericOp::StoreSsbo { .. }
                     | GenericOp::SsboAtomic { .. }
+                    | GenericOp::SsboAtomicStore { .. }
                     | GenericOp::ImageStore { .. }
                     | GenericOp::ImageAtomic { .. }
             )

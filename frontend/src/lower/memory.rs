@@ -631,20 +631,20 @@ impl Lowerer<'_, '_, '_> {
         let old = match (storage, atomic, value) {
             (Storage::Ssbo { index }, None, None) => {
                 let b = self.index_u8_buffer(index)?;
-                Some(self.b.load_ssbo(b, at, t))
+                Some(self.b.ssbo_atomic_load(b, at, t))
             }
             (Storage::Ssbo { index }, None, Some(v)) => {
                 let b = self.index_u8_buffer(index)?;
-                self.b.store_ssbo(b, at, v);
+                self.b.ssbo_atomic_store(b, at, v);
                 None
             }
             (Storage::Ssbo { index }, Some(a), Some(v)) => {
                 let b = self.index_u8_buffer(index)?;
                 Some(self.b.ssbo_atomic(b, a, at, v, comparator))
             }
-            (Storage::Workgroup { .. }, None, None) => Some(self.b.load_shared(at, t)),
+            (Storage::Workgroup { .. }, None, None) => Some(self.b.shared_atomic_load(at, t)),
             (Storage::Workgroup { .. }, None, Some(v)) => {
-                self.b.store_shared(at, v);
+                self.b.shared_atomic_store(at, v);
                 None
             }
             (Storage::Workgroup { .. }, Some(a), Some(v)) => {

@@ -187,6 +187,8 @@ impl Scene {
                     GenericOp::LoadSsbo { binding }
                     | GenericOp::StoreSsbo { binding }
                     | GenericOp::SsboAtomic { binding, .. }
+                    | GenericOp::SsboAtomicLoad { binding }
+                    | GenericOp::SsboAtomicStore { binding }
                     | GenericOp::SsboSize { binding } => {
                         let at = fixed(0).map_or(u32::MAX, |b| b / 4);
                         let ty = ty.unwrap_or(Scalar::F32);

@@ -577,3 +577,49 @@ fn shared_stores_at_constant_addresses_take_their_address_at_the_store() {
     );
     agrees_everywhere(&text);
 }
+
+/// Atomic loads and stores are the plain ldib / stib and ldl / stl. Every
+/// thread adds to word 0 and, with no barrier, atomically loads it back:
+/// the value is undefined (the order of the others' adds decides it), and
+/// so are the words it is stored to; a thread's own words are defined.
+#[test]
+fn atomic_loads_and_stores_are_plain_word_accesses() {
+    let text = "shader compute
+b0:
+  %0:u32 = const 0
+  %1:u32 = const 1
+  %2:u32 = const 4
+  %3:u32 = load_sysval sv=local_invocation_index
+  %4:u32 = imul %3, %2
+  %5:u32 = iadd %4, %2
+  %6:u32 = ssbo_atomic binding=0 op=add %0, %1
+  %7:u32 = ssbo_atomic_load binding=0 %0
+  ssbo_atomic_store binding=0 %5, %7
+  ssbo_atomic_store binding=1 %4, %3
+  %8:u32 = ssbo_atomic_load binding=1 %4
+  shared_atomic_store %4, %8
+  %9:u32 = shared_atomic_load %4
+  %10:u32 = const 64
+  %11:u32 = iadd %4, %10
+  %12:u32 = iadd %9, %6
+  store_ssbo binding=1 %11, %9
+  ret
+";
+    let arena = lathe_ir::Bump::new();
+    let generic = lathe_ir::parse::<GenericOp>(&arena, text).unwrap();
+    for model in ["a630", "a740"] {
+        let gpu: GpuModel = model.parse().unwrap();
+        let out = compiled(&generic, gpu);
+        for threads in [4, 8] {
+            let options = Options {
+                threads,
+                ..Options::default()
+            };
+            let program = Ir3Program::new(&out.compiled, &out.ports, gpu);
+            let report = verify(&generic, &program, &options).unwrap_or_else(|e| {
+                panic!("{model}, {threads} threads: {e}\n{}", out.compiled.asm)
+            });
+            assert_eq!(report.undefined, threads, "{model}");
+        }
+    }
+}

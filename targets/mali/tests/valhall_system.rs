@@ -272,3 +272,35 @@ b0:
         }
     }
 }
+
+/// Atomic loads and stores are the plain LOAD / STORE. Every thread adds
+/// to word 0 and, with no barrier, atomically loads it back: the value is
+/// undefined (the order of the others' adds decides it), and so are the
+/// words it is stored to; a thread's own words are defined.
+#[test]
+fn atomic_loads_and_stores_are_plain_word_accesses() {
+    let listing = check(
+        "shader compute
+b0:
+  %0:u32 = const 0
+  %1:u32 = const 1
+  %2:u32 = const 4
+  %3:u32 = load_sysval sv=local_invocation_index
+  %4:u32 = imul %3, %2
+  %5:u32 = iadd %4, %2
+  %6:u32 = ssbo_atomic binding=0 op=add %0, %1
+  %7:u32 = ssbo_atomic_load binding=0 %0
+  ssbo_atomic_store binding=0 %5, %7
+  ssbo_atomic_store binding=1 %4, %3
+  %8:u32 = ssbo_atomic_load binding=1 %4
+  shared_atomic_store %4, %8
+  %9:u32 = shared_atomic_load %4
+  %10:u32 = const 64
+  %11:u32 = iadd %4, %10
+  %12:u32 = iadd %9, %6
+  store_ssbo binding=1 %11, %9
+  ret
+",
+    );
+    assert!(listing.contains("STORE.i32"), "{listing}");
+}

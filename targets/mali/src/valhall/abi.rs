@@ -1047,7 +1047,9 @@ fn addressed_buffer(op: &GenericOp) -> Option<(BufferKind, u8)> {
     match *op {
         GenericOp::LoadSsbo { binding }
         | GenericOp::StoreSsbo { binding }
-        | GenericOp::SsboAtomic { binding, .. } => Some((BufferKind::Storage, binding)),
+        | GenericOp::SsboAtomic { binding, .. }
+        | GenericOp::SsboAtomicLoad { binding }
+        | GenericOp::SsboAtomicStore { binding } => Some((BufferKind::Storage, binding)),
         GenericOp::LoadUbo { binding } => Some((BufferKind::Uniform, binding)),
         _ => None,
     }
@@ -1116,6 +1118,12 @@ pub fn address_buffers<'a>(
             Op::Opcode(GenericOp::StoreSsbo { .. }) => GenericOp::StoreSsbo { binding: word },
             Op::Opcode(GenericOp::SsboAtomic { op, .. }) => {
                 GenericOp::SsboAtomic { binding: word, op }
+            }
+            Op::Opcode(GenericOp::SsboAtomicLoad { .. }) => {
+                GenericOp::SsboAtomicLoad { binding: word }
+            }
+            Op::Opcode(GenericOp::SsboAtomicStore { .. }) => {
+                GenericOp::SsboAtomicStore { binding: word }
             }
             Op::Opcode(GenericOp::LoadUbo { .. }) => GenericOp::LoadUbo { binding: word },
             _ => unreachable!("only buffer accesses are renamed"),
