@@ -678,7 +678,7 @@ impl Texture {
         let z = z.clamp(0, depth as i64 - 1) as usize;
         let (w, h) = (self.width as usize, self.height as usize);
         let samples = self.samples.max(1) as usize;
-        let sample = sample.clamp(0, samples as i64 - 1) as usize;
+        let sample = (sample as usize).min(samples - 1);
         self.texels
             .get((((layer as usize * depth + z) * h + y) * w + x) * samples + sample)
             .copied()
@@ -747,8 +747,22 @@ impl Harness {
     fn image_texel(
         &mut self,
         slot: u32,
-        [x, y, z]: [u32; 3],
+        coords: [u32; 3],
     ) -> Result<(&mut lathe_ir::Image, usize), IoError> {
+        let [x, y, z] = coords;
+        self.image_texel_inside(slot, coords)?.ok_or_else(|| {
+            IoError(format!(
+                "texel ({x}, {y}, {z}) is outside storage image {slot}"
+            ))
+        })
+    }
+
+    /// As [`Harness::image_texel`], `None` for a texel outside the image.
+    fn image_texel_inside(
+        &mut self,
+        slot: u32,
+        [x, y, z]: [u32; 3],
+    ) -> Result<Option<(&mut lathe_ir::Image, usize)>, IoError> {
         let image = self
             .images
             .get_mut(&slot)
@@ -758,9 +772,7 @@ impl Harness {
         let inside =
             x < image.width && y < image.height && slice < depth && layer < image.layers.max(1);
         if !inside {
-            return Err(IoError(format!(
-                "texel ({x}, {y}, {z}) is outside storage image {slot}"
-            )));
+            return Ok(None);
         }
         let texel = ((u64::from(layer) * u64::from(depth) + u64::from(slice))
             * u64::from(image.height)
@@ -774,7 +786,7 @@ impl Harness {
                 image.texels.len()
             )));
         }
-        Ok((image, index))
+        Ok(Some((image, index)))
     }
 
     fn key(at: Access, lane: usize, byte: u64) -> (Space, u32, usize, u64) {
@@ -1031,9 +1043,16 @@ impl GpuIo for Harness {
         coords: [u32; 3],
         image: u32,
     ) -> Result<Vec<u32>, IoError> {
-        let (img, k) = self.image_texel(image, coords)?;
-        let channels = usize::from(img.channels).min(4);
-        Ok(img.texels[k][..channels].to_vec())
+        // Out of bounds the value is undefined without robust image
+        // access (the interpreter does not compare it): zeros.
+        let channels = |img: &lathe_ir::Image| usize::from(img.channels).min(4);
+        match self.image_texel_inside(image, coords)? {
+            Some((img, k)) => Ok(img.texels[k][..channels(img)].to_vec()),
+            None => {
+                let img = &self.images[&image];
+                Ok(vec![0; channels(img)])
+            }
+        }
     }
     fn image_store(
         &mut self,

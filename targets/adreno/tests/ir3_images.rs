@@ -99,3 +99,22 @@ fn atomics_agree() {
         check(&text);
     }
 }
+
+/// A load one texel left of x (out of bounds at x = 0, as an image
+/// filter's border reads) is an undefined value: the harness gives zeros
+/// instead of faulting, the interpreter does not compare those texels,
+/// and every other stored texel is compared.
+#[test]
+fn a_load_outside_the_image_is_an_undefined_value() {
+    let text = format!(
+        "shader compute
+{COORDS}  %11:i32 = const 1
+  %12:i32 = isub %6, %11
+  %13:i32x2 = collect %12, %7
+  %14:f32x4 = image_load image=0 %13
+  image_store image=1 %8, %14
+  ret
+"
+    );
+    check(&text);
+}
