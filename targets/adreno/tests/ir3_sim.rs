@@ -1471,11 +1471,21 @@ fn typed_ibo_accesses_go_through_the_harness_images() {
             [4, 2, 1]
         );
     }
-    // Outside the image: a clear I/O error.
+    // A load outside the image reads zeros (an undefined value the
+    // verifier does not compare); a store there is a clear I/O error.
     let mut h = prim::Harness::default();
-    h.images.insert(0, lathe_ir::Image::new_2d(2, 2, 1));
-    let err = run_io(
+    let mut image = lathe_ir::Image::new_2d(2, 2, 1);
+    image.texels.iter_mut().for_each(|t| t[0] = 7);
+    h.images.insert(0, image);
+    let m = run_io(
         "ldib.b.typed.2d.u32.1.imm r1.x, r0.x, 0\nend\n",
+        h.clone(),
+        &[("r0.x", [2; 4]), ("r0.y", [0; 4]), ("r1.x", [9; 4])],
+    )
+    .unwrap();
+    assert_eq!(reg(&m, "r1.x", 0), 0);
+    let err = run_io(
+        "stib.b.typed.2d.u32.1.imm r1.x, r0.x, 0\nend\n",
         h,
         &[("r0.x", [2; 4]), ("r0.y", [0; 4])],
     )
