@@ -191,7 +191,10 @@ fn corpus_pairs_behave_the_same_after_linking() {
         }
     }
 
-    let limits = Limits { max_steps: 100_000 };
+    let limits = Limits {
+        max_steps: 100_000,
+        ..Limits::default()
+    };
     let options = LinkOptions::default();
     let mut failures = Vec::new();
     let mut not_compared = Vec::new();

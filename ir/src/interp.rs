@@ -188,6 +188,9 @@ pub enum InterpError {
         inst: Inst,
         context: String,
         reason: String,
+        /// The input words the instruction's addresses are computed from
+        /// (traced only under [`Limits::sources`]; empty otherwise).
+        sources: Vec<Source>,
     },
     #[error("missing input: {0}")]
     MissingInput(String),
@@ -212,14 +215,51 @@ impl InterpError {
 pub struct Limits {
     /// Maximum instructions executed before giving up.
     pub max_steps: u64,
+    /// Trace which input words every value is computed from (its
+    /// provenance, through data flow but not through arrays, written
+    /// memory or control flow), so that undefined behaviour at a memory
+    /// access names the words its address came from
+    /// ([`InterpError::Undefined`]'s `sources`): the verifier re-rolls
+    /// them. Slower; off by default.
+    pub sources: bool,
 }
 
 impl Default for Limits {
     fn default() -> Self {
         Limits {
             max_steps: 1_000_000,
+            sources: false,
         }
     }
+}
+
+/// An input word a value is computed from (see [`Limits::sources`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Source {
+    /// Uniform (push-constant) word `word`.
+    Uniform { word: u32 },
+    /// Word `word` of UBO `binding`.
+    Ubo { binding: u8, word: u32 },
+    /// Word `word` of storage buffer `binding`, as the inputs gave it
+    /// (a word the shader wrote is no input).
+    Ssbo { binding: u8, word: u32 },
+    /// Input `(slot, comp)` of the invocation.
+    Input { slot: u16, comp: u8 },
+    /// Meta input `index` of the invocation.
+    Meta { index: u32 },
+}
+
+/// Most sources a value keeps: a value computed from more (a running
+/// sum over a buffer) keeps the first in order.
+const MAX_SOURCES: usize = 64;
+
+/// The union of two sorted source lists, at most [`MAX_SOURCES`] long.
+fn union_sources(a: &[Source], b: &[Source]) -> Vec<Source> {
+    let mut out: Vec<Source> = a.iter().chain(b).copied().collect();
+    out.sort_unstable();
+    out.dedup();
+    out.truncate(MAX_SOURCES);
+    out
 }
 
 /// Run one invocation (derivatives see a quad of four copies of it; see
@@ -439,6 +479,9 @@ impl<'m, 'a> Group<'m, 'a> {
                 group: first,
                 epoch: 0,
             };
+            if limits.sources {
+                lane.sources = vec![Vec::new(); lane.values.len()];
+            }
         }
         loop {
             for (k, lane) in self.lanes.iter_mut().enumerate() {
@@ -680,6 +723,12 @@ struct Machine<'m, 'a> {
     /// What the current memory or texture read read: the exactness of
     /// the data, joined into its result's.
     loaded: Taint,
+    /// Under [`Limits::sources`], each value's sources (by slot, as
+    /// `values`); empty otherwise.
+    sources: Vec<Vec<Source>>,
+    /// The input word the current read read (joined into its result's
+    /// sources).
+    loaded_from: Option<Source>,
     /// Register mode ([`run_placed`]): each value's slots, and the width
     /// of the value last written at each slot.
     places: Option<&'m [Option<Placement>]>,
@@ -710,6 +759,8 @@ impl<'m, 'a> Machine<'m, 'a> {
             values: vec![None; shader.value_capacity()],
             taints: vec![Taint::EXACT; shader.value_capacity()],
             loaded: Taint::EXACT,
+            sources: Vec::new(),
+            loaded_from: None,
             places: None,
             widths: Vec::new(),
             arrays: shader
@@ -735,11 +786,51 @@ impl<'m, 'a> Machine<'m, 'a> {
         let names = Names::compute(self.shader);
         let mut context = String::new();
         let _ = write_inst(self.shader, &names, i, &mut context);
+        let sources = match self.shader.inst(i).op {
+            Op::Opcode(op) if !self.sources.is_empty() => addresses(op, self.shader.inst(i))
+                .into_iter()
+                .fold(Vec::new(), |acc, (v, _)| {
+                    union_sources(&acc, self.sources_of(v))
+                }),
+            _ => Vec::new(),
+        };
         InterpError::Undefined {
             inst: i,
             context,
             reason: reason.into(),
+            sources,
         }
+    }
+
+    /// The input words `v` is computed from (empty unless traced).
+    fn sources_of(&self, v: Value) -> &[Source] {
+        self.slot(v)
+            .ok()
+            .and_then(|s| self.sources.get(s))
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// Sets `v`'s sources, when they are traced.
+    fn set_sources(&mut self, v: Value, sources: Vec<Source>) {
+        if let Some(slot) = self.slot(v).ok().filter(|_| !self.sources.is_empty())
+            && let Some(s) = self.sources.get_mut(slot)
+        {
+            *s = sources;
+        }
+    }
+
+    /// The union of the sources of `d`'s operands, and of the word the
+    /// instruction read.
+    fn operand_sources(&mut self, d: &crate::shader::InstData<'_, GenericOp>) -> Vec<Source> {
+        let read = self.loaded_from.take();
+        if self.sources.is_empty() {
+            return Vec::new();
+        }
+        let mut out: Vec<Source> = read.into_iter().collect();
+        for v in d.operands() {
+            out = union_sources(&out, self.sources_of(v));
+        }
+        out
     }
 
     /// Where `v` is stored: its index, or its register slot.
@@ -883,11 +974,17 @@ impl<'m, 'a> Machine<'m, 'a> {
                 .args
                 .get(k)
                 .ok_or_else(|| InterpError::Malformed("phi arity".into()))?;
-            phi_vals.push((d.result, self.get(*v)?.clone(), self.taint(*v)));
+            phi_vals.push((
+                d.result,
+                self.get(*v)?.clone(),
+                self.taint(*v),
+                self.sources_of(*v).to_vec(),
+            ));
         }
-        for (r, v, t) in phi_vals {
+        for (r, v, t, sources) in phi_vals {
             if let Some(r) = r {
                 self.store(r, v, t)?;
+                self.set_sources(r, sources);
             }
         }
         self.pos = phi_count;
@@ -926,96 +1023,102 @@ impl<'m, 'a> Machine<'m, 'a> {
         let s = self.shader;
         let d = s.inst(i);
         let result_ty = d.result.map(|r| s.value_type(r));
-        let val = match d.op {
-            Op::Jump => {
-                return d
-                    .targets
-                    .first()
-                    .map(|&b| Flow::Goto(b))
-                    .ok_or_else(|| InterpError::Malformed("jump without target".into()));
-            }
-            Op::Branch => {
-                let cond = *d
-                    .args
-                    .first()
-                    .ok_or_else(|| InterpError::Malformed("branch".into()))?;
-                self.defined(i, cond, "the branch condition")?;
-                let c = self.scalar(cond)?;
-                let k = if c & 1 == 1 { 0 } else { 1 };
-                return d
-                    .targets
-                    .get(k)
-                    .map(|&b| Flow::Goto(b))
-                    .ok_or_else(|| InterpError::Malformed("branch needs two targets".into()));
-            }
-            Op::Return => return Ok(Flow::Return),
-            Op::Phi => return Err(InterpError::Malformed("phi after a non-phi".into())),
-            Op::Swap => {
-                let (Some(a), Some(b), [x, y]) = (d.result, d.second_result, &*d.args) else {
-                    return Err(InterpError::Malformed("swap".into()));
-                };
-                // Read both before writing either: in register mode the
-                // results overwrite the operands' registers.
-                let (vx, vy) = (self.get(*x)?.clone(), self.get(*y)?.clone());
-                let (tx, ty) = (self.taint(*x), self.taint(*y));
-                self.store(a, vx, tx)?;
-                self.store(b, vy, ty)?;
-                return Ok(Flow::Continue);
-            }
-            Op::Collect => {
-                let mut lanes = Vec::with_capacity(d.args.len());
-                for &a in d.args.iter() {
-                    lanes.push(self.scalar(a)?);
+        let val =
+            match d.op {
+                Op::Jump => {
+                    return d
+                        .targets
+                        .first()
+                        .map(|&b| Flow::Goto(b))
+                        .ok_or_else(|| InterpError::Malformed("jump without target".into()));
                 }
-                Val::V(lanes)
-            }
-            Op::Split { lane } => {
-                let a = *d
-                    .args
-                    .first()
-                    .ok_or_else(|| InterpError::Malformed("split".into()))?;
-                match self.get(a)? {
-                    Val::V(l) => {
-                        Val::S(*l.get(lane as usize).ok_or_else(|| {
-                            InterpError::Malformed("split lane out of range".into())
-                        })?)
+                Op::Branch => {
+                    let cond = *d
+                        .args
+                        .first()
+                        .ok_or_else(|| InterpError::Malformed("branch".into()))?;
+                    self.defined(i, cond, "the branch condition")?;
+                    let c = self.scalar(cond)?;
+                    let k = if c & 1 == 1 { 0 } else { 1 };
+                    return d
+                        .targets
+                        .get(k)
+                        .map(|&b| Flow::Goto(b))
+                        .ok_or_else(|| InterpError::Malformed("branch needs two targets".into()));
+                }
+                Op::Return => return Ok(Flow::Return),
+                Op::Phi => return Err(InterpError::Malformed("phi after a non-phi".into())),
+                Op::Swap => {
+                    let (Some(a), Some(b), [x, y]) = (d.result, d.second_result, &*d.args) else {
+                        return Err(InterpError::Malformed("swap".into()));
+                    };
+                    // Read both before writing either: in register mode the
+                    // results overwrite the operands' registers.
+                    let (vx, vy) = (self.get(*x)?.clone(), self.get(*y)?.clone());
+                    let (tx, ty) = (self.taint(*x), self.taint(*y));
+                    let (sx, sy) = (self.sources_of(*x).to_vec(), self.sources_of(*y).to_vec());
+                    self.store(a, vx, tx)?;
+                    self.store(b, vy, ty)?;
+                    self.set_sources(a, sx);
+                    self.set_sources(b, sy);
+                    return Ok(Flow::Continue);
+                }
+                Op::Collect => {
+                    let mut lanes = Vec::with_capacity(d.args.len());
+                    for &a in d.args.iter() {
+                        lanes.push(self.scalar(a)?);
                     }
-                    Val::S(_) => return Err(InterpError::Malformed("split of a scalar".into())),
+                    Val::V(lanes)
                 }
-            }
-            Op::Input { index } => Val::S(
-                *self
-                    .inv
-                    .meta_inputs
-                    .get(index as usize)
-                    .ok_or_else(|| InterpError::MissingInput(format!("meta input {index}")))?,
-            ),
-            Op::Output { index } => {
-                let a = *d
-                    .args
-                    .first()
-                    .ok_or_else(|| InterpError::Malformed("output".into()))?;
-                let ty = s.value_type(a);
-                let bits = self.scalar(a)?;
-                self.out.meta_outputs.insert(index, (ty, bits));
-                match self.taint(a).whole() {
-                    Exactness::Exact => self.out.inexact_meta.remove(&index),
-                    e => self.out.inexact_meta.insert(index, e),
-                };
-                return Ok(Flow::Continue);
-            }
-            Op::Opcode(op) => {
-                for (v, what) in addresses(op, d) {
-                    self.defined(i, v, what)?;
+                Op::Split { lane } => {
+                    let a = *d
+                        .args
+                        .first()
+                        .ok_or_else(|| InterpError::Malformed("split".into()))?;
+                    match self.get(a)? {
+                        Val::V(l) => Val::S(*l.get(lane as usize).ok_or_else(|| {
+                            InterpError::Malformed("split lane out of range".into())
+                        })?),
+                        Val::S(_) => {
+                            return Err(InterpError::Malformed("split of a scalar".into()));
+                        }
+                    }
                 }
-                self.loaded = Taint::EXACT;
-                match self.generic(i, op, result_ty, memory)? {
-                    Some(Generic::Value(v)) => v,
-                    Some(Generic::Flow(f)) => return Ok(f),
-                    None => return Ok(Flow::Continue),
+                Op::Input { index } => {
+                    self.loaded_from = Some(Source::Meta { index });
+                    Val::S(
+                        *self.inv.meta_inputs.get(index as usize).ok_or_else(|| {
+                            InterpError::MissingInput(format!("meta input {index}"))
+                        })?,
+                    )
                 }
-            }
-        };
+                Op::Output { index } => {
+                    let a = *d
+                        .args
+                        .first()
+                        .ok_or_else(|| InterpError::Malformed("output".into()))?;
+                    let ty = s.value_type(a);
+                    let bits = self.scalar(a)?;
+                    self.out.meta_outputs.insert(index, (ty, bits));
+                    match self.taint(a).whole() {
+                        Exactness::Exact => self.out.inexact_meta.remove(&index),
+                        e => self.out.inexact_meta.insert(index, e),
+                    };
+                    return Ok(Flow::Continue);
+                }
+                Op::Opcode(op) => {
+                    for (v, what) in addresses(op, d) {
+                        self.defined(i, v, what)?;
+                    }
+                    self.loaded = Taint::EXACT;
+                    self.loaded_from = None;
+                    match self.generic(i, op, result_ty, memory)? {
+                        Some(Generic::Value(v)) => v,
+                        Some(Generic::Flow(f)) => return Ok(f),
+                        None => return Ok(Flow::Continue),
+                    }
+                }
+            };
         let taint = match d.op {
             Op::Collect => (0..).zip(d.args.iter()).fold(Taint::EXACT, |t, (k, &a)| {
                 t.with_lane(k, self.taint(a).lane(0))
@@ -1042,8 +1145,12 @@ impl<'m, 'a> Machine<'m, 'a> {
             }
             _ => Taint::EXACT,
         };
+        let sources = self.operand_sources(d);
         match d.result {
-            Some(r) => self.store(r, val, taint)?,
+            Some(r) => {
+                self.store(r, val, taint)?;
+                self.set_sources(r, sources);
+            }
             None => {
                 return Err(InterpError::Malformed(
                     "value-producing instruction without a result".into(),
@@ -1142,6 +1249,7 @@ impl<'m, 'a> Machine<'m, 'a> {
                 let bits = self.inv.inputs.get(&(slot, comp)).ok_or_else(|| {
                     InterpError::MissingInput(format!("slot {slot} component {comp}"))
                 })?;
+                self.loaded_from = Some(Source::Input { slot, comp });
                 s(mask(ty, *bits))
             }
             StoreOutput { slot, comp } => {
@@ -1161,7 +1269,10 @@ impl<'m, 'a> Machine<'m, 'a> {
                     .ok()
                     .and_then(|k| self.inv.uniforms.get(k))
                 {
-                    Some(&w) => s(mask(ty, w)),
+                    Some(&w) => {
+                        self.loaded_from = Some(Source::Uniform { word: at as u32 });
+                        s(mask(ty, w))
+                    }
                     None => Err(self.ub(i, format!("uniform {at} is out of bounds"))),
                 }
             }
@@ -1174,7 +1285,13 @@ impl<'m, 'a> Machine<'m, 'a> {
                     return Err(self.ub(i, format!("UBO offset {offset} is not 4-byte aligned")));
                 }
                 match ubo.get(offset as usize / 4) {
-                    Some(&w) => s(w),
+                    Some(&w) => {
+                        self.loaded_from = Some(Source::Ubo {
+                            binding,
+                            word: offset / 4,
+                        });
+                        s(w)
+                    }
                     None => Err(self.ub(i, format!("UBO offset {offset} is out of bounds"))),
                 }
             }
@@ -1667,6 +1784,9 @@ impl<'m, 'a> Machine<'m, 'a> {
             LoadSsbo { .. } | LoadShared => {
                 let v = cell.ok_or_else(uninit)?;
                 self.loaded = written.get(word).map_or(Taint::EXACT, |(_, t)| t);
+                if let (Word::Ssbo { binding, word }, None) = (word, written.get(word)) {
+                    self.loaded_from = Some(Source::Ssbo { binding, word });
+                }
                 Ok(Some(Val::S(v)))
             }
             StoreSsbo { .. } | StoreShared => {

@@ -253,7 +253,14 @@ fn step_limit_stops_endless_loops() {
         let arena = lathe_ir::Bump::new();
         let shader: Shader<GenericOp> =
             parse(&arena, "shader compute\nb0:\n  jump b1\nb1:\n  jump b1\n").unwrap();
-        interp::run(&shader, &Invocation::default(), Limits { max_steps: 1000 })
+        interp::run(
+            &shader,
+            &Invocation::default(),
+            Limits {
+                max_steps: 1000,
+                ..Limits::default()
+            },
+        )
     };
     assert_eq!(r, Err(InterpError::StepLimit(1000)));
 }

@@ -161,6 +161,7 @@ fn interpret(
     memory.shared = vec![None; SHARED_WORDS];
     let limits = Limits {
         max_steps: max_steps(lanes.len() as u64),
+        ..Limits::default()
     };
     run_workgroup(&lowered.shader, &lanes, &mut memory, limits)?;
     Ok((memory.ssbos, memory.images))

@@ -301,7 +301,10 @@ fn interpret(
     s: &Setup,
     split_quads: &mut usize,
 ) -> Result<Vec<lathe_ir::Outcome>, lathe_ir::InterpError> {
-    let limits = Limits { max_steps: 500_000 };
+    let limits = Limits {
+        max_steps: 500_000,
+        ..Limits::default()
+    };
     let mut expected = vec![lathe_ir::Outcome::default(); (W * H) as usize];
     for qy in (0..H).step_by(2) {
         for qx in (0..W).step_by(2) {

@@ -741,7 +741,10 @@ pub fn differential_stats(data: &[u8]) -> Result<DiffStats, DiffError> {
     if reprinted != program {
         return Err(DiffError::RoundTrip { program, reprinted });
     }
-    let limits = Limits { max_steps: 100_000 };
+    let limits = Limits {
+        max_steps: 100_000,
+        ..Limits::default()
+    };
     let before = interp::run(&shader, &inv, limits);
     let expected = match before {
         Ok(o) => Some(o),

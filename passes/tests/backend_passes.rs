@@ -276,7 +276,10 @@ fn group_depth_sched_preserve_semantics_on_random_programs() {
             continue;
         };
         let mut s = g.shader;
-        let limits = Limits { max_steps: 100_000 };
+        let limits = Limits {
+            max_steps: 100_000,
+            ..Limits::default()
+        };
         let before = interp::run(&s, &g.invocation, limits);
         let text = lathe_ir::print(&s);
         let mut pm = registry.pipeline(&["group", "depth", "sched"]).unwrap();

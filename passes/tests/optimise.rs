@@ -20,7 +20,10 @@ use lathe_passes::optimise::optimise;
 /// shrank beyond what `dce` alone removes.
 fn check(shader: &mut Shader<'_, GenericOp>, inv: &Invocation) -> (bool, bool) {
     let program = lathe_ir::print(shader);
-    let limits = Limits { max_steps: 100_000 };
+    let limits = Limits {
+        max_steps: 100_000,
+        ..Limits::default()
+    };
     let before = interp::run(shader, inv, limits);
     // What dead-code elimination alone removes does not count as optimised.
     lathe_passes::dce::eliminate(shader);

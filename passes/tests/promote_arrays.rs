@@ -23,7 +23,10 @@ fn has_array_access(shader: &Shader<'_, GenericOp>) -> bool {
 /// run was defined (and so compared).
 fn check(shader: &mut Shader<'_, GenericOp>, inv: &Invocation) -> bool {
     let program = lathe_ir::print(shader);
-    let limits = Limits { max_steps: 100_000 };
+    let limits = Limits {
+        max_steps: 100_000,
+        ..Limits::default()
+    };
     let before = interp::run(shader, inv, limits);
     promote(shader);
     let after_text = lathe_ir::print(shader);

@@ -359,8 +359,13 @@ fn verify(
             } else {
                 String::new()
             };
+            let repaired = if r.repaired > 0 {
+                format!(", inputs repaired {} times", r.repaired)
+            } else {
+                String::new()
+            };
             eprintln!(
-                "verify: ok ({} values{undefined} over {} threads, seed {}, draw {})",
+                "verify: ok ({} values{undefined} over {} threads, seed {}, draw {}{repaired})",
                 r.compared, r.threads, args.seed, r.draw
             );
             Ok(())

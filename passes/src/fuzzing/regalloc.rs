@@ -675,7 +675,10 @@ pub fn check_allocation<T: TargetFacts<GenericOp> + ?Sized>(
         })
     };
     let original = parse(program)?;
-    let limits = Limits { max_steps: 100_000 };
+    let limits = Limits {
+        max_steps: 100_000,
+        ..Limits::default()
+    };
     let expected = match interp::run(&original, inv, limits) {
         Ok(o) => Some(o),
         Err(InterpError::Undefined { .. } | InterpError::StepLimit(_)) => None,

@@ -504,7 +504,16 @@ pub fn check_pair(
     scene: &Scene,
     options: &LinkOptions,
 ) -> Result<PairStats, String> {
-    check_pair_limited(vs, fs, scene, options, Limits { max_steps: 20_000 })
+    check_pair_limited(
+        vs,
+        fs,
+        scene,
+        options,
+        Limits {
+            max_steps: 20_000,
+            ..Limits::default()
+        },
+    )
 }
 
 /// [`check_pair`] with other limits per invocation.
