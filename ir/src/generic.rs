@@ -304,6 +304,15 @@ pub enum GenericOp {
     LoadUbo {
         binding: u8,
     },
+    /// Read word `comp` (0..=3) of the 16-byte vector at vector index
+    /// operand 0 of UBO `binding` (byte offset `16 * index + 4 * comp`):
+    /// a UBO load whose offset is known to be a multiple of 16 plus a
+    /// constant, for hardware that addresses uniform buffers in vectors
+    /// (see `lathe_passes::ubo_vectors`).
+    LoadUboVec4 {
+        binding: u8,
+        comp: u8,
+    },
     /// Sample a texture through a sampler:
     /// `coord, [dref if compare], [bias | lod | ddx, ddy], [offset]`.
     Sample {
@@ -775,6 +784,7 @@ impl Opcode for GenericOp {
             StoreOutput { .. } => "store_output",
             LoadUniform { .. } => "load_uniform",
             LoadUbo { .. } => "load_ubo",
+            LoadUboVec4 { .. } => "load_ubo_vec4",
             Sample { .. } => "sample",
             Gather { .. } => "gather",
             TexelFetch { .. } => "texel_fetch",
@@ -848,6 +858,7 @@ impl Opcode for GenericOp {
                 write!(out, " comp={comp}")
             }
             LoadUniform { index } => write!(out, " index={index}"),
+            LoadUboVec4 { binding, comp } => write!(out, " binding={binding} comp={comp}"),
             LoadUbo { binding }
             | LoadSsbo { binding }
             | StoreSsbo { binding }
@@ -993,6 +1004,10 @@ impl Opcode for GenericOp {
             "load_ubo" => LoadUbo {
                 binding: a.number("binding")?,
             },
+            "load_ubo_vec4" => LoadUboVec4 {
+                binding: a.number("binding")?,
+                comp: a.number("comp")?,
+            },
             "load_ssbo" => LoadSsbo {
                 binding: a.number("binding")?,
             },
@@ -1114,6 +1129,7 @@ impl Opcode for GenericOp {
             | BitfieldInsert
             | LoadUniform { .. }
             | LoadUbo { .. }
+            | LoadUboVec4 { .. }
             | Sample { .. }
             | Gather { .. }
             | TexelFetch { .. }
@@ -1520,6 +1536,13 @@ fn check_generic(op: GenericOp, sig: &Signature<'_>) -> Result<(), String> {
         LoadUbo { .. } | LoadSsbo { .. } | LoadShared => {
             expect(&[(Type::U32, "byte offset")])?;
             word(result(sig.result)?)?;
+        }
+        LoadUboVec4 { comp, .. } => {
+            expect(&[(Type::U32, "vector index")])?;
+            word(result(sig.result)?)?;
+            if comp > 3 {
+                return Err("comp is a vector component, 0..=3".into());
+            }
         }
         StoreSsbo { .. } | StoreShared => {
             no_result()?;

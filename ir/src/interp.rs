@@ -1295,6 +1295,26 @@ impl<'m, 'a> Machine<'m, 'a> {
                     None => Err(self.ub(i, format!("UBO offset {offset} is out of bounds"))),
                 }
             }
+            LoadUboVec4 { binding, comp } => {
+                let index = self.arg(i, 0)?;
+                let Some(ubo) = self.inv.ubos.get(binding as usize) else {
+                    return Err(InterpError::MissingInput(format!("UBO binding {binding}")));
+                };
+                let word = u64::from(index) * 4 + u64::from(comp);
+                match usize::try_from(word).ok().and_then(|w| ubo.get(w)) {
+                    Some(&w) => {
+                        self.loaded_from = Some(Source::Ubo {
+                            binding,
+                            word: word as u32,
+                        });
+                        s(w)
+                    }
+                    None => Err(self.ub(
+                        i,
+                        format!("UBO vector {index} component {comp} is out of bounds"),
+                    )),
+                }
+            }
             Discard => Ok(Some(Generic::Flow(Flow::Discard))),
             Barrier => Ok(None),
             ArrayLoad { array, offset } => {
@@ -1870,6 +1890,7 @@ fn addresses(
         d.address.iter().map(|&a| (a, "the address")).collect();
     let first = match op {
         LoadUbo { .. }
+        | LoadUboVec4 { .. }
         | LoadSsbo { .. }
         | StoreSsbo { .. }
         | SsboAtomic { .. }

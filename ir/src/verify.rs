@@ -862,7 +862,7 @@ fn reads(shader: &Shader<'_, GenericOp>) -> Reads {
                     r.dynamic_uniform = Some(s);
                 }
             }
-            Op::Opcode(LoadUbo { binding }) => {
+            Op::Opcode(LoadUbo { binding } | LoadUboVec4 { binding, .. }) => {
                 r.ubos.entry(binding).or_insert(ty.unwrap_or(Scalar::U32));
             }
             Op::Opcode(LoadSsbo { binding } | SsboAtomicLoad { binding }) => {

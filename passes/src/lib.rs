@@ -151,5 +151,6 @@ pub mod sched;
 pub mod simplify;
 pub mod sink_outputs;
 pub mod target;
+pub mod ubo_vectors;
 
 pub use manager::{Pass, PassError, PassFailure, PassManager, PassRecord, Registry, timing_report};

@@ -88,9 +88,12 @@ pub fn select<'a>(
     let mut optimised = generic.duplicate();
     lathe_passes::optimise::optimise(&mut optimised);
     let (mut lowered, consts) = super::abi::lower(&optimised, target)?;
+    // ldc addresses UBOs in vec4s: loads whose word in the vec4 is known
+    // read it directly (the optimisation below shares their indices).
+    let vectors = lathe_passes::ubo_vectors::split_ubo_offsets(&mut lowered);
     // Arrays become SSA values (selects for computed indices): no rule
     // reads or writes an array.
-    if lathe_passes::promote_arrays::promote(&mut lowered) {
+    if lathe_passes::promote_arrays::promote(&mut lowered) | vectors {
         lathe_passes::optimise::optimise(&mut lowered);
     }
     // The texture unit takes integral array layers.

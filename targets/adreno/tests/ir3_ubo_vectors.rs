@@ -1,0 +1,72 @@
+//! UBO arrays indexed at run time on ir3: an element's offset is
+//! `index * stride + field`, and a stride that is a multiple of 16 makes
+//! each field's word in its vec4 known (`lathe_passes::ubo_vectors`), so
+//! one `ldc` reads it, with no selection among the vec4's words; the
+//! result still verifies (interpreter against the simulator).
+
+use std::rc::Rc;
+
+use lathe_adreno::ir3::compile::{CompileOptions, compile_with};
+use lathe_adreno::ir3::verify::Ir3Program;
+use lathe_adreno::ir3::{GpuModel, target::Ir3Target};
+use lathe_ir::GenericOp;
+use lathe_ir::verify::{Options, verify};
+
+/// A vertex shader reading the `mat4` at `index * stride` of UBO 1 (the
+/// index a uniform, as a push-constant cascade index is) and writing
+/// its diagonal and one more word.
+fn matrix_at(stride: u32) -> String {
+    let mut t = format!(
+        "shader vertex\nb0:\n  %0:u32 = load_uniform index=0\n  %1:u32 = const {stride}\n  %2:u32 = imul %0, %1\n"
+    );
+    for (k, field) in [0u32, 20, 40, 60, 36].iter().enumerate() {
+        let c = 10 + 3 * k;
+        t += &format!(
+            "  %{c}:u32 = const {field}\n  %{}:u32 = iadd %2, %{c}\n  %{}:f32 = load_ubo binding=1 %{}\n",
+            c + 1,
+            c + 2,
+            c + 1
+        );
+    }
+    for k in 0..4 {
+        t += &format!("  store_output slot=pos comp={k} %{}\n", 12 + 3 * k);
+    }
+    t += "  store_output slot=0 comp=0 %24\n  ret\n";
+    t
+}
+
+/// The disassembly for `model` and the number of values the verifier
+/// compared.
+fn compile_and_verify(text: &str, model: &str) -> (String, usize) {
+    let arena = lathe_ir::Bump::new();
+    let generic = lathe_ir::parse::<GenericOp>(&arena, text).unwrap_or_else(|e| panic!("{e:?}"));
+    let gpu = model.parse::<GpuModel>().unwrap();
+    let target = Rc::new(Ir3Target::new(gpu).unwrap());
+    let out = compile_with(&generic, &target, &CompileOptions::default())
+        .unwrap_or_else(|e| panic!("{model}: {e}\n{text}"));
+    let program = Ir3Program::new(&out.compiled, &out.ports, gpu);
+    let report = verify(&generic, &program, &Options::default())
+        .unwrap_or_else(|e| panic!("{model}: {e:?}\n{}", out.compiled.asm));
+    (out.compiled.asm, report.compared)
+}
+
+#[test]
+fn a_matrix_array_reads_each_word_with_one_ldc() {
+    for model in ["a630", "a740"] {
+        let (asm, compared) = compile_and_verify(&matrix_at(64), model);
+        assert_eq!(asm.matches("ldc.").count(), 5, "{model}:\n{asm}");
+        assert!(!asm.contains("sel."), "{model}:\n{asm}");
+        // Field 36 is word 1 of vec4 2 of the element.
+        assert!(asm.contains("ldc.offset1."), "{model}:\n{asm}");
+        assert!(compared > 0, "{model}");
+    }
+}
+
+#[test]
+fn a_stride_of_eight_selects_the_word_at_run_time_and_verifies() {
+    for model in ["a630", "a740"] {
+        let (asm, compared) = compile_and_verify(&matrix_at(8), model);
+        assert!(asm.contains("sel."), "{model}:\n{asm}");
+        assert!(compared > 0, "{model}");
+    }
+}
