@@ -842,7 +842,7 @@ pub fn generate(isa: &Isa) -> TokenStream {
         pub fn isa() -> &'static ::lathe_isa::Isa {
             static ISA: ::std::sync::OnceLock<::lathe_isa::Isa> = ::std::sync::OnceLock::new();
             ISA.get_or_init(|| {
-                match ::lathe_isa::compact::from_bytes(MODEL, SPEC_FILES) {
+                match ::lathe_isa::compact::from_static(MODEL, SPEC_FILES) {
                     Ok(isa) => isa,
                     // Written by this crate's own `to_bytes` at build time.
                     Err(e) => unreachable!("the embedded spec model no longer reads: {e}"),

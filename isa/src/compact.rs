@@ -18,6 +18,8 @@
 //! ```
 
 use crate::model::Isa;
+use std::borrow::Cow;
+use std::cell::Cell;
 
 /// Why a compact model could not be written or read back.
 #[derive(Debug, thiserror::Error)]
@@ -32,7 +34,7 @@ pub enum CompactError {
 pub fn to_bytes(isa: &Isa) -> Result<Vec<u8>, CompactError> {
     let mut bare = isa.clone();
     for f in &mut bare.sources.files {
-        f.text.clear();
+        f.text = Cow::Borrowed("");
     }
     Ok(postcard::to_allocvec(&bare)?)
 }
@@ -42,17 +44,82 @@ pub fn to_bytes(isa: &Isa) -> Result<Vec<u8>, CompactError> {
 /// of the generated `SPEC_FILES`).
 pub fn from_bytes(bytes: &[u8], sources: &[(&str, &str)]) -> Result<Isa, CompactError> {
     let mut isa: Isa = postcard::from_bytes(bytes)?;
+    let texts = sources.iter().map(|(_, text)| Cow::Owned(text.to_string()));
+    put_back_sources(&mut isa, sources.len(), texts)?;
+    Ok(isa)
+}
+
+/// [`from_bytes`] for a model and sources embedded in the program (the
+/// code `isa!` generates): the source texts and every part decoded on
+/// first use borrow the embedded bytes instead of copying them, which
+/// saves a program start-up several thousand allocations and the page
+/// faults of a few hundred kilobytes of copies.
+pub fn from_static(
+    bytes: &'static [u8],
+    sources: &[(&str, &'static str)],
+) -> Result<Isa, CompactError> {
+    let mut isa: Isa = reading_static(bytes, || postcard::from_bytes(bytes))?;
+    let texts = sources.iter().map(|(_, text)| Cow::Borrowed(*text));
+    put_back_sources(&mut isa, sources.len(), texts)?;
+    Ok(isa)
+}
+
+fn put_back_sources(
+    isa: &mut Isa,
+    given: usize,
+    texts: impl Iterator<Item = Cow<'static, str>>,
+) -> Result<(), CompactError> {
     let files = &mut isa.sources.files;
-    if files.len() != sources.len() {
+    if files.len() != given {
         return Err(CompactError::Sources {
             expected: files.len(),
-            given: sources.len(),
+            given,
         });
     }
-    for (f, (_, text)) in files.iter_mut().zip(sources) {
-        f.text = (*text).to_string();
+    for (f, text) in files.iter_mut().zip(texts) {
+        f.text = text;
     }
-    Ok(isa)
+    Ok(())
+}
+
+thread_local! {
+    /// The embedded model this thread is reading ([`from_static`]), if
+    /// any: a [`Lazy`] read from inside it borrows its bytes.
+    static STATIC_INPUT: Cell<&'static [u8]> = const { Cell::new(&[]) };
+}
+
+/// Runs `read` with `input` as this thread's embedded model.
+fn reading_static<R>(input: &'static [u8], read: impl FnOnce() -> R) -> R {
+    struct Restore(&'static [u8]);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            STATIC_INPUT.set(self.0);
+        }
+    }
+    let _restore = Restore(STATIC_INPUT.replace(input));
+    read()
+}
+
+/// `part` as a slice of the embedded model being read, when it lies
+/// inside it (the deserialiser hands out slices of its input).
+fn within_static(part: &[u8]) -> Option<&'static [u8]> {
+    let input = STATIC_INPUT.get();
+    let start = (part.as_ptr() as usize).checked_sub(input.as_ptr() as usize)?;
+    input.get(start..start.checked_add(part.len())?)
+}
+
+/// The compact form of a [`Lazy`] value: borrowed from the embedded model
+/// ([`from_static`]), else owned.
+#[derive(Clone)]
+enum Bytes {
+    Owned(Vec<u8>),
+    Static(&'static [u8]),
+}
+
+impl Bytes {
+    fn of(part: &[u8]) -> Bytes {
+        within_static(part).map_or_else(|| Bytes::Owned(part.to_vec()), Bytes::Static)
+    }
 }
 
 /// A part of the model kept in its compact form until first read, so a
@@ -64,14 +131,14 @@ pub fn from_bytes(bytes: &[u8], sources: &[(&str, &str)]) -> Result<Isa, Compact
 #[derive(Clone)]
 pub struct Lazy<T> {
     /// `postcard` form of the value, when read back from the model.
-    bytes: Vec<u8>,
+    bytes: Bytes,
     value: std::sync::OnceLock<T>,
 }
 
 impl<T> Lazy<T> {
     pub fn new(value: T) -> Lazy<T> {
         Lazy {
-            bytes: Vec::new(),
+            bytes: Bytes::Owned(Vec::new()),
             value: std::sync::OnceLock::from(value),
         }
     }
@@ -86,12 +153,18 @@ impl<T: Default> Default for Lazy<T> {
 impl<T: serde::de::DeserializeOwned> std::ops::Deref for Lazy<T> {
     type Target = T;
     fn deref(&self) -> &T {
-        self.value
-            .get_or_init(|| match postcard::from_bytes(&self.bytes) {
+        self.value.get_or_init(|| {
+            let read = match &self.bytes {
+                Bytes::Owned(bytes) => postcard::from_bytes(bytes),
+                // Its own lazy parts borrow from it in turn.
+                Bytes::Static(bytes) => reading_static(bytes, || postcard::from_bytes(bytes)),
+            };
+            match read {
                 Ok(v) => v,
                 // Written by `Serialize` below, in the same build.
                 Err(e) => unreachable!("a compact spec value no longer reads: {e}"),
-            })
+            }
+        })
     }
 }
 
@@ -134,38 +207,38 @@ impl<T: serde::Serialize> serde::Serialize for Lazy<T> {
                 let bytes = postcard::to_allocvec(v).map_err(serde::ser::Error::custom)?;
                 s.serialize_bytes(&bytes)
             }
-            None => s.serialize_bytes(&self.bytes),
+            None => s.serialize_bytes(match &self.bytes {
+                Bytes::Owned(bytes) => bytes,
+                Bytes::Static(bytes) => bytes,
+            }),
         }
     }
 }
 
 impl<'de, T> serde::Deserialize<'de> for Lazy<T> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Bytes;
-        impl<'de> serde::de::Visitor<'de> for Bytes {
-            type Value = Vec<u8>;
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Bytes;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("compact semantics bytes")
             }
-            fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Vec<u8>, E> {
-                Ok(v.to_vec())
+            fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Bytes, E> {
+                Ok(Bytes::of(v))
             }
-            fn visit_byte_buf<E: serde::de::Error>(self, v: Vec<u8>) -> Result<Vec<u8>, E> {
-                Ok(v)
+            fn visit_byte_buf<E: serde::de::Error>(self, v: Vec<u8>) -> Result<Bytes, E> {
+                Ok(Bytes::Owned(v))
             }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(
-                self,
-                mut a: A,
-            ) -> Result<Vec<u8>, A::Error> {
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<Bytes, A::Error> {
                 let mut v = Vec::new();
                 while let Some(b) = a.next_element()? {
                     v.push(b);
                 }
-                Ok(v)
+                Ok(Bytes::Owned(v))
             }
         }
         Ok(Lazy {
-            bytes: d.deserialize_bytes(Bytes)?,
+            bytes: d.deserialize_bytes(Visit)?,
             value: std::sync::OnceLock::new(),
         })
     }

@@ -1,5 +1,6 @@
 //! Source files, spans and diagnostics (`file:line:col` with a caret excerpt).
 
+use std::borrow::Cow;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -22,11 +23,13 @@ impl Span {
     }
 }
 
-/// One loaded file: its display path and text.
+/// One loaded file: its display path and text (borrowed when the model
+/// was read back with the text embedded in the program, see
+/// [`crate::compact::from_static`]).
 #[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct SourceFile {
     pub path: PathBuf,
-    pub text: String,
+    pub text: Cow<'static, str>,
 }
 
 /// Every file read while loading a spec, in load order.
@@ -37,7 +40,10 @@ pub struct SourceMap {
 
 impl SourceMap {
     pub fn add(&mut self, path: PathBuf, text: String) -> FileId {
-        self.files.push(SourceFile { path, text });
+        self.files.push(SourceFile {
+            path,
+            text: Cow::Owned(text),
+        });
         self.files.len() - 1
     }
 
