@@ -10,7 +10,8 @@
 //!   — an out-of-bounds storage-image load without robust access, an
 //!   implicit-LOD sample or derivative in non-uniform control flow, an
 //!   atomic whose result depends on the order of other invocations'
-//!   atomics. Any value is right, so it is not compared. It propagates
+//!   atomics (unless the run follows an order an executor fixed,
+//!   [`crate::atomic_order`]). Any value is right, so it is not compared. It propagates
 //!   through arithmetic, selects, arrays and memory; branching on it or
 //!   addressing memory with it is undefined behaviour.
 //!

@@ -59,8 +59,10 @@
 //! reach the same one) or ends; memory operations, atomics included, so
 //! happen in invocation order between barriers, and workgroups run one
 //! after another in x, y, z order. Only commutative atomic results are
-//! therefore comparable with a parallel driver.
+//! therefore comparable with a parallel driver, unless the run follows
+//! the order a driver's run took ([`Memory::atomic_order`]).
 
+use crate::atomic_order::{AtomicEvent, AtomicOrder};
 use crate::attrs::{AtomicOp, DerivMode, LodMode, Sysval};
 use crate::exactness::{Exactness, Taint, Written};
 use crate::generic::GenericOp;
@@ -111,6 +113,13 @@ pub struct Memory {
     pub accesses: Accesses,
     /// The type and exactness of every word and texel written.
     pub written: Written,
+    /// An executor's storage-buffer atomics, in the order it performed
+    /// them (the interpreter logs none).
+    pub atomic_log: Vec<AtomicEvent>,
+    /// An order of storage-buffer atomics for the interpreter to follow
+    /// ([`crate::atomic_order`]); `None`: the interpreter's own order,
+    /// order-dependent results undefined.
+    pub atomic_order: Option<AtomicOrder>,
 }
 
 /// The system values of one invocation (all zero / false by default).
@@ -200,6 +209,10 @@ pub enum InterpError {
     Malformed(String),
     #[error("unsupported: {0}")]
     Unsupported(String),
+    /// The run's atomics differ from the order it was to follow
+    /// ([`Memory::atomic_order`]).
+    #[error("atomic order: {0}")]
+    AtomicOrder(String),
 }
 
 impl InterpError {
@@ -1710,10 +1723,32 @@ impl<'m, 'a> Machine<'m, 'a> {
                     word: at as u32,
                 };
                 self.access(i, &mut memory.accesses, word, kind)?;
+                // An atomic on a word whose order is fixed takes its
+                // result from that order.
+                let followed = match (op, &mut memory.atomic_order) {
+                    (SsboAtomic { .. }, Some(order))
+                        if !self.helper && order.orders(binding, at as u32) =>
+                    {
+                        Some(
+                            order
+                                .take(self.who.thread, binding, at as u32)
+                                .map_err(InterpError::AtomicOrder)?,
+                        )
+                    }
+                    _ => None,
+                };
                 let w = &mut memory.ssbos[binding as usize][at];
                 // Storage buffers are always initialised.
                 let mut cell = Some(*w);
-                let result = self.memory_op(i, op, word, &mut cell, memory_parts(memory))?;
+                let result = match followed {
+                    Some(event) => {
+                        self.followed_atomic(i, op, word, event, memory_parts(memory))?
+                    }
+                    None => self.memory_op(i, op, word, &mut cell, memory_parts(memory))?,
+                };
+                if let Some((_, new)) = followed {
+                    cell = Some(new);
+                }
                 if let Some(v) = cell {
                     memory.ssbos[binding as usize][at] = v;
                 }
@@ -1786,6 +1821,46 @@ impl<'m, 'a> Machine<'m, 'a> {
             .iter()
             .map(|&v| self.taint(v).whole())
             .fold(old, Exactness::max)
+    }
+
+    /// An atomic on `word` that follows an order: it returns the event's
+    /// old value, and must compute the event's new value from it; the
+    /// result is as exact as the word (no other order is possible).
+    fn followed_atomic(
+        &mut self,
+        i: Inst,
+        op: GenericOp,
+        word: Word,
+        (old, new): (u32, u32),
+        (accesses, written): (&mut Accesses, &mut Written),
+    ) -> Result<Option<Val>, InterpError> {
+        let GenericOp::SsboAtomic { op: a, .. } = op else {
+            return Err(InterpError::Malformed(format!("{op:?} is not an atomic")));
+        };
+        let v = self.arg(i, 1)?;
+        let cmp = if a == AtomicOp::CompareExchange {
+            self.arg(i, 2)?
+        } else {
+            0
+        };
+        let computed = atomic(a, old, v, cmp);
+        if computed != new {
+            return Err(InterpError::AtomicOrder(format!(
+                "{word}: {a:?} of {v:#x} on {old:#x} gives {computed:#x}, the compiled program left {new:#x}"
+            )));
+        }
+        let value = self.arg_value(i, 1)?;
+        let old_taint = written.get(word).map_or(Taint::EXACT, |(_, t)| t);
+        let new_taint = self.joined(i, 1, old_taint.whole());
+        // Recorded for races; the order decides nothing here.
+        accesses.atomic(word, self.who, AtomicEffect::of(a));
+        self.loaded = old_taint;
+        written.set(
+            word,
+            self.shader.value_type(value).scalar,
+            Taint::splat(new_taint, 1),
+        );
+        Ok(Some(Val::S(old)))
     }
 
     /// One load, store or atomic on memory word `word` (`cell`: its value,

@@ -106,6 +106,7 @@
 //! assert_eq!(err.to_string(), "3:24: expected `,` between operands\n    %0:f32 = fadd %1, %2 xx\n                         ^");
 //! ```
 
+pub mod atomic_order;
 pub mod attrs;
 pub mod builder;
 pub mod cfg;

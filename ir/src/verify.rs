@@ -41,7 +41,11 @@
 //! [`F32_TOLERANCE`] / [`F16_TOLERANCE`] (absolute + relative), integers
 //! are always exact, and an undefined value (an out-of-bounds image load,
 //! a derivative in non-uniform control flow, an atomic whose result the
-//! order of other invocations' atomics decides) is not compared. Memory
+//! order of other invocations' atomics decides) is not compared. A draw
+//! of a shader with storage-buffer atomics that is undefined, or leaves
+//! values undefined, is run by the executor first: the order its atomics
+//! took, checked for legality, is followed by the interpreter
+//! ([`crate::atomic_order`]) and the results compared exactly. Memory
 //! words are compared as the type last stored to them. Of the defined
 //! draws, the first with no undefined value is compared, else the one
 //! with the fewest; a run whose every value is undefined verifies
@@ -70,6 +74,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::atomic_order::AtomicOrder;
 use crate::attrs::{Dim, TexShape};
 use crate::exactness::Exactness;
 use crate::f16;
@@ -176,6 +181,10 @@ pub enum VerifyError {
     },
     #[error(transparent)]
     Exec(#[from] ExecError),
+    /// The executor's atomics are no legal order, or not the ones the
+    /// interpreter performs ([`crate::atomic_order`]).
+    #[error("atomic order: {0}")]
+    AtomicOrder(String),
     #[error("interpreter: {0}")]
     Interpreter(String),
     #[error(
@@ -216,6 +225,9 @@ pub fn verify(
     let rules = Rules {
         signed_zeros: shader.preserve_float_specials,
     };
+    let ordered_atomics = shader
+        .insts_in_order()
+        .any(|(_, i)| matches!(shader.inst(i).op, Op::Opcode(GenericOp::SsboAtomic { .. })));
     let mut last = String::new();
     // The defined draw with the fewest undefined values so far.
     let mut best: Option<Interpreted> = None;
@@ -229,6 +241,7 @@ pub fn verify(
         let (mut threads, mut memory) = draw_inputs(shader, seed, options, bounded);
         let mut want_memory = memory.clone();
         let mut repair = Repair::new(seed);
+        let mut run_inputs = None;
         let want = loop {
             let outcome = interp::run_in_hindsight(&mut want_memory, |m| {
                 interpret(shader, &threads, m, Limits::default())
@@ -243,27 +256,46 @@ pub fn verify(
                 o => break o,
             }
         };
-        let want = match want {
-            Ok(w) => w,
+        let mut run = match want {
+            Ok(want) => Some(Interpreted {
+                undefined: undefined_values(&want, &want_memory),
+                draw,
+                repaired: repair.rounds,
+                threads,
+                memory,
+                want,
+                want_memory,
+                executed: None,
+            }),
             // A run past the step limit does not end on these inputs (a
             // loop stepping by a uniform that is 0 or negative, a sample
             // count in the billions): like undefined behaviour, nothing
             // to compare, so the next draw is tried.
             Err(e) if e.is_undefined() || matches!(e, interp::InterpError::StepLimit(_)) => {
                 last = e.to_string();
-                continue;
+                run_inputs = Some((threads, memory));
+                None
             }
             Err(e) => return Err(VerifyError::Interpreter(e.to_string())),
         };
-        let run = Interpreted {
-            undefined: undefined_values(&want, &want_memory),
-            draw,
-            repaired: repair.rounds,
-            threads,
-            memory,
-            want,
-            want_memory,
-        };
+        // Atomics whose order decides a result: follow the compiled
+        // program's order.
+        if ordered_atomics && run.as_ref().is_none_or(|r| r.undefined > 0) {
+            let (threads, memory) = match (&run, run_inputs.take()) {
+                (_, Some(inputs)) => inputs,
+                (Some(r), None) => (r.threads.clone(), r.memory.clone()),
+                (None, None) => continue,
+            };
+            match ordered(shader, exec, (threads, memory), (draw, repair.rounds))? {
+                Ok(o) => {
+                    if run.as_ref().is_none_or(|r| o.undefined < r.undefined) {
+                        run = Some(o);
+                    }
+                }
+                Err(why) => last = why,
+            }
+        }
+        let Some(run) = run else { continue };
         let done = run.undefined == 0;
         if best.as_ref().is_none_or(|b| run.undefined < b.undefined) {
             best = Some(run);
@@ -278,8 +310,13 @@ pub fn verify(
             last,
         });
     };
-    let mut got_memory = run.memory;
-    let got = exec.execute(&run.threads, &mut got_memory)?;
+    let (got, got_memory) = match run.executed {
+        Some(executed) => executed,
+        None => {
+            let mut got_memory = run.memory;
+            (exec.execute(&run.threads, &mut got_memory)?, got_memory)
+        }
+    };
     let counts =
         compare(rules, &run.want, &got)? + compare_memory(rules, &run.want_memory, &got_memory)?;
     if counts.compared == 0 && counts.undefined > 0 {
@@ -422,6 +459,67 @@ struct Interpreted {
     want_memory: Memory,
     /// Outputs, buffer words and image channels it left undefined.
     undefined: usize,
+    /// The executor's outcomes and memory, when the interpreter followed
+    /// its order of atomics.
+    executed: Option<(Vec<Outcome>, Memory)>,
+}
+
+/// The draw `inputs` run by `exec` first, then by the interpreter
+/// following the order of storage-buffer atomics the executor's run
+/// fixed ([`crate::atomic_order`]); `Ok(Err(why))` when the draw is
+/// still undefined (or the executor cannot run it) and the next one
+/// should be tried. An illegal order, or atomics that differ from the
+/// interpreter's, fail verification.
+fn ordered(
+    shader: &Shader<'_, GenericOp>,
+    exec: &dyn Executor,
+    (threads, memory): (Vec<Invocation>, Memory),
+    (draw, repaired): (u32, u32),
+) -> Result<Result<Interpreted, String>, VerifyError> {
+    let mut got_memory = memory.clone();
+    let got = match exec.execute(&threads, &mut got_memory) {
+        Ok(got) => got,
+        Err(e @ ExecError::Hazard(_)) => return Err(e.into()),
+        Err(e) => return Ok(Err(format!("following the program's atomics: {e}"))),
+    };
+    let order = AtomicOrder::new(&got_memory.atomic_log, &memory.ssbos)
+        .map_err(VerifyError::AtomicOrder)?;
+    let mut want_memory = Memory {
+        atomic_order: Some(order),
+        ..memory.clone()
+    };
+    let want = match interp::run_in_hindsight(&mut want_memory, |m| {
+        interpret(shader, &threads, m, Limits::default())
+    }) {
+        Ok(want) => want,
+        Err(interp::InterpError::AtomicOrder(e)) => return Err(VerifyError::AtomicOrder(e)),
+        Err(e) if e.is_undefined() || matches!(e, interp::InterpError::StepLimit(_)) => {
+            return Ok(Err(format!("following the program's atomics: {e}")));
+        }
+        Err(e) => return Err(VerifyError::Interpreter(e.to_string())),
+    };
+    let order = want_memory.atomic_order.take().unwrap_or_default();
+    order.finish().map_err(VerifyError::AtomicOrder)?;
+    // Each run leaves the word as the whole order does.
+    for ((binding, word), value) in order.finals() {
+        if let Some(w) = want_memory
+            .ssbos
+            .get_mut(usize::from(binding))
+            .and_then(|b| b.get_mut(word as usize))
+        {
+            *w = value;
+        }
+    }
+    Ok(Ok(Interpreted {
+        draw,
+        repaired,
+        undefined: undefined_values(&want, &want_memory),
+        threads,
+        memory,
+        want,
+        want_memory,
+        executed: Some((got, got_memory)),
+    }))
 }
 
 /// How many of a run's outputs and written memory words are undefined.

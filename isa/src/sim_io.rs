@@ -738,6 +738,19 @@ pub struct Harness {
     /// store each component as a word). A 3D image (depth above 1) is
     /// addressed by slice, any other by layer.
     pub images: BTreeMap<u32, lathe_ir::Image>,
+    /// Every memory atomic in the order it was performed, for a verifier
+    /// to check the order and have its reference follow it.
+    pub atomics: Vec<AtomicRecord>,
+}
+
+/// One atomic [`Harness`] performed: the lane, the word, the value it
+/// returned and the value it left.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AtomicRecord {
+    pub lane: usize,
+    pub at: Access,
+    pub old: u32,
+    pub new: u32,
 }
 
 impl Harness {
@@ -867,7 +880,9 @@ impl GpuIo for Harness {
     ) -> Result<u32, IoError> {
         let at = Access { bytes: 4, ..at };
         let old = self.read(at, lane);
-        self.store(lane, at, op.apply(old, data, compare))?;
+        let new = op.apply(old, data, compare);
+        self.store(lane, at, new)?;
+        self.atomics.push(AtomicRecord { lane, at, old, new });
         Ok(old)
     }
     fn varying(&mut self, lane: usize, slot: u32, interp: Interp) -> Result<u32, IoError> {

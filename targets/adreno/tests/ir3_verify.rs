@@ -623,3 +623,48 @@ b0:
         }
     }
 }
+
+/// Every thread takes a node index from the counter in word 0 with an
+/// atomic add and, when it is below 64, stores its local index at word
+/// `2 + index`: the program's order of the adds decides which thread
+/// writes where, and the verifier follows it (the interpreter alone
+/// finds every draw undefined: it branches on an ordered result).
+#[test]
+fn a_branch_on_an_atomic_result_follows_the_programs_order() {
+    let text = "shader compute
+b0:
+  %0:u32 = const 0
+  %1:u32 = const 1
+  %2:u32 = const 64
+  %3:u32 = const 4
+  %4:u32 = const 8
+  %5:u32 = ssbo_atomic binding=0 op=add %0, %1
+  %6:bool = ult %5, %2
+  branch %6, b1, b2
+b1:
+  %7:u32 = imul %5, %3
+  %8:u32 = iadd %7, %4
+  %9:u32 = load_sysval sv=local_invocation_index
+  store_ssbo binding=0 %8, %9
+  jump b2
+b2:
+  ret
+";
+    let arena = lathe_ir::Bump::new();
+    let generic = lathe_ir::parse::<GenericOp>(&arena, text).unwrap();
+    for model in ["a630", "a740"] {
+        let gpu: GpuModel = model.parse().unwrap();
+        let out = compiled(&generic, gpu);
+        for threads in [4, 8] {
+            let options = Options {
+                threads,
+                ..Options::default()
+            };
+            let program = Ir3Program::new(&out.compiled, &out.ports, gpu);
+            let report = verify(&generic, &program, &options).unwrap_or_else(|e| {
+                panic!("{model}, {threads} threads: {e}\n{}", out.compiled.asm)
+            });
+            assert_eq!((report.undefined, report.compared), (0, 1024), "{model}");
+        }
+    }
+}

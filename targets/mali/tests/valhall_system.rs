@@ -304,3 +304,42 @@ b0:
     );
     assert!(listing.contains("STORE.i32"), "{listing}");
 }
+
+/// Every thread takes a node index from the counter in word 0 with an
+/// atomic add and, when it is below 64, stores its local index at word
+/// `2 + index`: the program's order of the adds decides which thread
+/// writes where, and the verifier follows it (the interpreter alone
+/// finds every draw undefined: it branches on an ordered result).
+#[test]
+fn a_branch_on_an_atomic_result_follows_the_programs_order() {
+    let text = "shader compute
+b0:
+  %0:u32 = const 0
+  %1:u32 = const 1
+  %2:u32 = const 64
+  %3:u32 = const 4
+  %4:u32 = const 8
+  %5:u32 = ssbo_atomic binding=0 op=add %0, %1
+  %6:bool = ult %5, %2
+  branch %6, b1, b2
+b1:
+  %7:u32 = imul %5, %3
+  %8:u32 = iadd %7, %4
+  %9:u32 = load_sysval sv=local_invocation_index
+  store_ssbo binding=0 %8, %9
+  jump b2
+b2:
+  ret
+";
+    check(text);
+    let arena = lathe_ir::Bump::new();
+    let generic = lathe_ir::parse::<GenericOp>(&arena, text).unwrap();
+    let target = Rc::new(ValhallTarget::new("g610".parse().unwrap()));
+    let out = compile_with(&generic, &target, &CompileOptions::default()).unwrap();
+    let options = Options {
+        threads: 8,
+        ..Options::default()
+    };
+    let report = verify(&generic, &ValhallProgram::new(&out), &options).unwrap();
+    assert_eq!((report.undefined, report.compared), (0, 1024));
+}

@@ -27,6 +27,7 @@
 //! assert_eq!(report.compared, 4); // 1 output × 4 threads
 //! ```
 
+use lathe_ir::atomic_order::AtomicEvent;
 use lathe_ir::verify::{ExecError, Executor};
 use lathe_ir::{Invocation, Memory, Outcome};
 use lathe_ir::{Scalar, Type};
@@ -131,6 +132,28 @@ fn lane_varying(bits: u32, ty: Type, ij: Option<[f32; 2]>) -> LaneVarying {
         di,
         dj,
     }
+}
+
+/// The storage-buffer atomics the run performed, in order (storage
+/// buffer `b` is the harness's image-space binding `b`).
+fn buffer_atomics(io: &Harness, ssbos: &[Vec<u32>]) -> Vec<AtomicEvent> {
+    io.atomics
+        .iter()
+        .filter(|r| r.at.space == Space::Image && r.at.addr % 4 == 0)
+        .filter_map(|r| {
+            let words = ssbos.get(r.at.binding as usize)?;
+            let word = u32::try_from(r.at.addr / 4)
+                .ok()
+                .filter(|&w| (w as usize) < words.len())?;
+            Some(AtomicEvent {
+                thread: r.lane as u32,
+                binding: u8::try_from(r.at.binding).ok()?,
+                word,
+                old: r.old,
+                new: r.new,
+            })
+        })
+        .collect()
 }
 
 /// Uniform word `k`'s const register name.
@@ -260,6 +283,7 @@ impl Executor for Ir3Program<'_> {
             }
         }
         if let Some(io) = m.io_as::<Harness>() {
+            memory.atomic_log = buffer_atomics(io, &memory.ssbos);
             for (b, words) in memory.ssbos.iter_mut().enumerate() {
                 for (k, w) in words.iter_mut().enumerate() {
                     *w = io.word(Space::Image, b as u32, 0, 4 * k as u64);

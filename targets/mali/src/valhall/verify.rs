@@ -31,6 +31,7 @@
 
 use std::collections::HashMap;
 
+use lathe_ir::atomic_order::AtomicEvent;
 use lathe_ir::verify::{ExecError, Executor};
 use lathe_ir::{Dim, Invocation, Memory, Outcome, Scalar, Type};
 use lathe_isa::sim_io::{
@@ -656,6 +657,29 @@ impl ValhallProgram<'_> {
                 o.outputs.insert((stored.slot, stored.comp), value);
             }
         }
+        // Storage-buffer atomics in the order performed: each buffer
+        // has its own window of the global space.
+        memory.atomic_log = io
+            .harness
+            .atomics
+            .iter()
+            .filter(|r| r.at.space == Space::Global && r.at.addr % 4 == 0)
+            .filter_map(|r| {
+                let k = usize::try_from((r.at.addr >> 32).checked_sub(1)?).ok()?;
+                let a = out.io.addresses.get(k)?;
+                let words = memory.ssbos.get(usize::from(a.binding))?;
+                let word = ((r.at.addr & 0xffff_ffff) / 4) as u32;
+                (a.kind == BufferKind::Storage && (word as usize) < words.len()).then_some(
+                    AtomicEvent {
+                        thread: r.lane as u32,
+                        binding: a.binding,
+                        word,
+                        old: r.old,
+                        new: r.new,
+                    },
+                )
+            })
+            .collect();
         for (k, a) in out.io.addresses.iter().enumerate() {
             if a.kind != BufferKind::Storage {
                 continue;
