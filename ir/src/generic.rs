@@ -50,6 +50,7 @@
 //! | `image_size` | `image= [dim=] [array] [ms]` | — | `i32xS` (or u32) |
 //! | `discard` `demote` `barrier` `control_barrier` | — | — | — |
 //! | `array_load` / `array_store` | `array=aN offset=K [addr=%A]` | — / `v: elem` | elem / — |
+//! | `load_private` / `store_private` | — | `offset: u32` / `offset: u32, v: word` | word / — |
 //!
 //! `dim` is `1d`, `2d` (default), `3d` or `cube` ([`Dim`]); a layer index
 //! follows the coordinates of an `array` shape. Coordinate counts: `C` =
@@ -402,6 +403,12 @@ pub enum GenericOp {
     LoadShared,
     /// `offset, value`: write a shared-memory word.
     StoreShared,
+    /// Read a 32-bit word of this invocation's private memory at byte
+    /// offset operand 0 (an array that stays in memory; the shader's
+    /// [`crate::Shader::private_bytes`] bound it).
+    LoadPrivate,
+    /// `offset, value`: write a private-memory word.
+    StorePrivate,
     /// `offset, value, [comparator if cmpxchg]` on a shared-memory word.
     SharedAtomic {
         op: AtomicOp,
@@ -453,6 +460,7 @@ simple_ops! {
     Sel => "sel", And => "and", Or => "or", Xor => "xor", Not => "not",
     Shl => "shl", Shr => "shr", AShr => "ashr",
     LoadShared => "load_shared", StoreShared => "store_shared",
+    LoadPrivate => "load_private", StorePrivate => "store_private",
     SharedAtomicLoad => "shared_atomic_load", SharedAtomicStore => "shared_atomic_store",
     Discard => "discard", Demote => "demote", Barrier => "barrier",
     ControlBarrier => "control_barrier",
@@ -1152,8 +1160,8 @@ impl Opcode for GenericOp {
             LoadShared | SharedAtomicLoad => effects(false, true, BarrierClass::SHARED_R),
             StoreShared | SharedAtomicStore => effects(true, true, BarrierClass::SHARED_W),
             SharedAtomic { .. } => effects(true, true, shared_rw),
-            ArrayLoad { .. } => effects(false, true, BarrierClass::ARRAY_R),
-            ArrayStore { .. } => effects(true, true, BarrierClass::ARRAY_W),
+            ArrayLoad { .. } | LoadPrivate => effects(false, true, BarrierClass::ARRAY_R),
+            ArrayStore { .. } | StorePrivate => effects(true, true, BarrierClass::ARRAY_W),
             _ => Effects::PURE,
         }
     }
@@ -1533,7 +1541,7 @@ fn check_generic(op: GenericOp, sig: &Signature<'_>) -> Result<(), String> {
                 return Err("uniforms are not bool".into());
             }
         }
-        LoadUbo { .. } | LoadSsbo { .. } | LoadShared => {
+        LoadUbo { .. } | LoadSsbo { .. } | LoadShared | LoadPrivate => {
             expect(&[(Type::U32, "byte offset")])?;
             word(result(sig.result)?)?;
         }
@@ -1544,7 +1552,7 @@ fn check_generic(op: GenericOp, sig: &Signature<'_>) -> Result<(), String> {
                 return Err("comp is a vector component, 0..=3".into());
             }
         }
-        StoreSsbo { .. } | StoreShared => {
+        StoreSsbo { .. } | StoreShared | StorePrivate => {
             no_result()?;
             count(2)?;
             word(ops[1])?;

@@ -748,6 +748,8 @@ struct Machine<'m, 'a> {
     widths: Vec<u32>,
     /// Array elements and their exactness (`None` until written).
     arrays: Vec<Vec<Option<(u32, Taint)>>>,
+    /// Private-memory words and their exactness (`None` until written).
+    private: Vec<Option<(u32, Taint)>>,
     out: Outcome,
     /// Where execution stands: block, index in it, the block before.
     block: Option<Block>,
@@ -781,6 +783,7 @@ impl<'m, 'a> Machine<'m, 'a> {
                 .iter()
                 .map(|a| vec![None; a.len as usize])
                 .collect(),
+            private: vec![None; shader.private_bytes as usize / 4],
             out: Outcome::default(),
             block: shader.entry(),
             pos: 0,
@@ -844,6 +847,29 @@ impl<'m, 'a> Machine<'m, 'a> {
             out = union_sources(&out, self.sources_of(v));
         }
         out
+    }
+
+    /// The private-memory word that `load_private`/`store_private` `i`
+    /// addresses (its byte offset operand, aligned and in bounds).
+    fn private_word(&self, i: Inst) -> Result<usize, InterpError> {
+        let offset = self.arg(i, 0)?;
+        if offset % 4 != 0 {
+            return Err(self.ub(
+                i,
+                format!("private byte offset {offset} is not 4-byte aligned"),
+            ));
+        }
+        let at = offset as usize / 4;
+        if at >= self.private.len() {
+            return Err(self.ub(
+                i,
+                format!(
+                    "private byte offset {offset} is out of bounds ({} bytes)",
+                    self.private.len() * 4
+                ),
+            ));
+        }
+        Ok(at)
     }
 
     /// Where `v` is stored: its index, or its register slot.
@@ -1359,6 +1385,23 @@ impl<'m, 'a> Machine<'m, 'a> {
                     }
                     None => Err(self.ub(i, format!("element {at} is out of bounds"))),
                 }
+            }
+            LoadPrivate => {
+                let at = self.private_word(i)?;
+                match self.private[at] {
+                    Some((v, taint)) => {
+                        self.loaded = taint;
+                        s(v)
+                    }
+                    None => Err(self.ub(i, "private memory read before it is written")),
+                }
+            }
+            StorePrivate => {
+                let at = self.private_word(i)?;
+                let v = self.arg(i, 1)?;
+                let taint = self.taint(self.arg_value(i, 1)?);
+                self.private[at] = Some((v, taint));
+                Ok(None)
             }
             // Every arithmetic, logic, compare, select, conversion and bit
             // opcode: one definition, shared with constant folding.
@@ -1975,7 +2018,9 @@ fn addresses(
         | StoreShared
         | SharedAtomic { .. }
         | SharedAtomicLoad
-        | SharedAtomicStore => 1,
+        | SharedAtomicStore
+        | LoadPrivate
+        | StorePrivate => 1,
         TexelFetch { .. } => 2,
         TextureSize { shape, .. } if !shape.ms => 1,
         ImageLoad { shape, .. } | ImageStore { shape, .. } | ImageAtomic { shape, .. } => {

@@ -313,6 +313,17 @@ impl<'a, 't, O: Opcode> Parser<'a, 't, O> {
                     }
                     self.array(&toks)?;
                 }
+                (Tok::Word("private"), Some(Tok::Word(n))) if toks.len() == 2 => {
+                    if current.is_some() {
+                        return Err(self.error(
+                            first.col,
+                            "private memory is declared before the first block",
+                        ));
+                    }
+                    self.shader.private_bytes = n.parse().map_err(|_| {
+                        self.error(toks[1].col, "private memory is a number of bytes")
+                    })?;
+                }
                 (Tok::Word("registers"), _) => {
                     if current.is_some() || !self.shader.register_files().is_empty() {
                         return Err(self.error(

@@ -86,6 +86,9 @@ pub fn write_shader<O: Opcode>(shader: &Shader<'_, O>, out: &mut dyn Write) -> f
     for (k, a) in shader.arrays().iter().enumerate() {
         writeln!(out, "array a{k}: {}[{}]", a.elem, a.len)?;
     }
+    if shader.private_bytes > 0 {
+        writeln!(out, "private {}", shader.private_bytes)?;
+    }
     if !shader.register_files().is_empty() {
         writeln!(out, "registers {}", shader.register_files().join(", "))?;
     }

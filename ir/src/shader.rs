@@ -159,6 +159,10 @@ pub struct Shader<'a, O> {
     /// `x + 0.0` to `x`. Printed as `preserve_float_specials` after the
     /// stage in the text form's header.
     pub preserve_float_specials: bool,
+    /// Bytes of private (per-invocation scratch) memory the shader's own
+    /// `load_private`/`store_private` address, from byte 0; a register
+    /// allocator's spill slots follow them. Printed as a `private N` line.
+    pub private_bytes: u32,
     insts: BVec<'a, InstData<'a, O>>,
     values: BVec<'a, ValueData>,
     blocks: BVec<'a, BlockData<'a>>,
@@ -183,6 +187,7 @@ impl<'a, O: Opcode> Shader<'a, O> {
             arena,
             stage,
             preserve_float_specials: false,
+            private_bytes: 0,
             insts: BVec::with_capacity_in(room, arena),
             values: BVec::with_capacity_in(room, arena),
             blocks: BVec::with_capacity_in(blocks, arena),
@@ -233,6 +238,7 @@ impl<'a, O: Opcode> Shader<'a, O> {
             arena,
             stage: self.stage,
             preserve_float_specials: self.preserve_float_specials,
+            private_bytes: self.private_bytes,
             insts,
             values,
             blocks,

@@ -81,7 +81,7 @@ use crate::f16;
 use crate::generic::GenericOp;
 use crate::interp::{self, Invocation, Limits, Memory, Outcome, SysVals};
 use crate::opcode::{BarrierClass, Op};
-use crate::shader::{Shader, Stage};
+use crate::shader::{Shader, Stage, Value};
 use crate::texture::{Level, Texture};
 use crate::types::{Scalar, Type};
 
@@ -865,6 +865,61 @@ struct Reads {
     /// meta inputs their coordinates and levels are computed from, and
     /// the textures they read.
     fetch: FetchSources,
+    /// Storage buffers whose loaded words reach the address of a
+    /// storage-buffer access (a linked list, an index table): bounded
+    /// draws fill them with indices.
+    index_buffers: BTreeSet<u8>,
+}
+
+/// See [`Reads::index_buffers`]: walks the byte offset of every storage
+/// buffer access back through instructions without memory effects (and
+/// array elements to the values stored to the array) to the buffer
+/// loads it is computed from.
+fn index_buffers(shader: &Shader<'_, GenericOp>) -> BTreeSet<u8> {
+    use GenericOp::*;
+    let mut found = BTreeSet::new();
+    let mut stored: Vec<Vec<Value>> = vec![Vec::new(); shader.arrays().len()];
+    for (_, i) in shader.insts_in_order() {
+        let d = shader.inst(i);
+        if let (Op::Opcode(ArrayStore { array, .. }), Some(&v)) = (d.op, d.args.first())
+            && let Some(values) = stored.get_mut(array.index())
+        {
+            values.push(v);
+        }
+    }
+    let mut seen = vec![false; shader.value_capacity()];
+    let mut work: Vec<Value> = shader
+        .insts_in_order()
+        .filter_map(|(_, i)| {
+            let d = shader.inst(i);
+            match d.op {
+                Op::Opcode(
+                    LoadSsbo { .. }
+                    | StoreSsbo { .. }
+                    | SsboAtomic { .. }
+                    | SsboAtomicLoad { .. }
+                    | SsboAtomicStore { .. },
+                ) => d.args.first().copied(),
+                _ => None,
+            }
+        })
+        .collect();
+    while let Some(v) = work.pop() {
+        if std::mem::replace(&mut seen[v.index()], true) {
+            continue;
+        }
+        let d = shader.inst(shader.value_def(v));
+        match d.op {
+            Op::Opcode(LoadSsbo { binding }) => {
+                found.insert(binding);
+            }
+            // An array element is whatever was stored to the array.
+            Op::Opcode(ArrayLoad { array, .. }) => work.extend(stored[array.index()].iter()),
+            op if op.effects().barrier == BarrierClass::NONE => work.extend(d.operands()),
+            _ => {}
+        }
+    }
+    found
 }
 
 /// See [`Reads::fetch`]: per source, whether it reaches a level (or
@@ -939,6 +994,7 @@ fn reads(shader: &Shader<'_, GenericOp>) -> Reads {
     use GenericOp::*;
     let mut r = Reads {
         fetch: FetchSources::of(shader),
+        index_buffers: index_buffers(shader),
         ..Reads::default()
     };
     let mut sized = BTreeSet::new();
@@ -1049,7 +1105,7 @@ fn draw_inputs(
         options.threads.min((x * y * z) as usize)
     });
     let r = reads(shader);
-    let bounded = bounded && !r.fetch.is_empty();
+    let bounded = bounded && !(r.fetch.is_empty() && r.index_buffers.is_empty());
     let mut rng = Rng(seed);
     // What every thread shares: uniforms, UBOs, textures.
     let mut base = Invocation::default();
@@ -1094,7 +1150,13 @@ fn draw_inputs(
     memory.ssbos = (0..ssbo_count as u8)
         .map(|b| {
             let s = r.ssbos.get(&b).copied().unwrap_or(Scalar::U32);
-            (0..BUFFER_WORDS).map(|_| rng.bits(s)).collect()
+            if bounded && r.index_buffers.contains(&b) {
+                // Every word an index in `0..4` (whatever else it is
+                // read as), so each one addresses inside the buffer.
+                (0..BUFFER_WORDS).map(|_| rng.below(4) as u32).collect()
+            } else {
+                (0..BUFFER_WORDS).map(|_| rng.bits(s)).collect()
+            }
         })
         .collect();
     let image_count = r.images.last().map_or(0, |&i| i as usize + 1);

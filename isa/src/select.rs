@@ -202,6 +202,7 @@ pub fn select<'a, S: MachineSpec>(
         interface: Interface::default(),
         inputs: Vec::new(),
     };
+    s.out.private_bytes = generic.private_bytes;
     s.run(generic)?;
     Ok((s.out, s.interface))
 }

@@ -145,6 +145,7 @@ pub mod link;
 pub mod lower_swap;
 pub mod manager;
 pub mod optimise;
+pub mod private_arrays;
 pub mod promote_arrays;
 pub mod ra;
 pub mod sched;

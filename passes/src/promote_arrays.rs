@@ -17,8 +17,9 @@
 //! compare and one select per element), which suits the short arrays of
 //! real shaders (constant tables indexed by a vertex id, filter kernels);
 //! it needs no address register, no register window kept out of
-//! allocation and no private memory, and it is target-neutral. Arrays of
-//! vectors are left alone.
+//! allocation and no private memory, and it is target-neutral. Longer
+//! arrays stay in private memory ([`promoted`] decides;
+//! [`crate::private_arrays`] lowers what it leaves).
 //!
 //! ```
 //! use lathe_passes::promote_arrays::promote;
@@ -56,14 +57,61 @@ struct JoinPhi {
     var: usize,
 }
 
-/// Promotes every array of scalars in `shader`; returns whether anything
+/// Arrays longer than this that are indexed at run time stay in private
+/// memory. A promoted array's dynamic access costs one compare and one
+/// select per element, and every element holds a register for as long
+/// as the array lives; a memory access costs an address computation and
+/// one load or store whatever the length. At 32 words a dynamic access
+/// is 64 instructions and the array alone takes half of a Valhall
+/// thread's registers at full occupancy (a quarter of an ir3 wave's
+/// full registers), past what a memory round trip costs. The corpus's
+/// dynamically indexed arrays are 5–27 words (filter kernels, constant
+/// tables indexed by a vertex id: promoted as before) or 768 (a sorted
+/// fragment list: memory).
+pub const MAX_DYNAMIC_LEN: u32 = 32;
+
+/// Arrays longer than this stay in private memory even when every index
+/// is a constant: each element is a value of its own, live from its
+/// store to its last load, and that many exceed any register file, so
+/// allocation would spill them to the same memory one by one.
+pub const MAX_LEN: u32 = 256;
+
+/// Which arrays of `shader` become SSA values (indexed by array): those
+/// whose elements are not 32-bit words (private memory holds words), and
+/// otherwise those no longer than [`MAX_LEN`] and, if any access has an
+/// address operand, [`MAX_DYNAMIC_LEN`].
+pub fn promoted(shader: &Shader<'_, GenericOp>) -> Vec<bool> {
+    let mut dynamic = vec![false; shader.arrays().len()];
+    for (_, i) in shader.insts_in_order() {
+        let data = shader.inst(i);
+        if let Op::Opcode(GenericOp::ArrayLoad { array, .. } | GenericOp::ArrayStore { array, .. }) =
+            data.op
+            && data.address.is_some()
+            && let Some(d) = dynamic.get_mut(array.index())
+        {
+            *d = true;
+        }
+    }
+    shader
+        .arrays()
+        .iter()
+        .zip(dynamic)
+        .map(|(decl, dynamic)| {
+            let limit = if dynamic { MAX_DYNAMIC_LEN } else { MAX_LEN };
+            decl.elem.scalar.bits() != 32 || decl.len <= limit
+        })
+        .collect()
+}
+
+/// Promotes the arrays [`promoted`] chooses; returns whether anything
 /// changed.
 pub fn promote(shader: &mut Shader<'_, GenericOp>) -> bool {
+    let chosen = promoted(shader);
     // Each promoted array's first variable; `None` for arrays left alone.
     let mut first = Vec::new();
     let mut types: Vec<Type> = Vec::new();
-    for decl in shader.arrays() {
-        if decl.elem.lanes > 1 {
+    for (decl, &chosen) in shader.arrays().iter().zip(&chosen) {
+        if !chosen {
             first.push(None);
             continue;
         }

@@ -692,7 +692,8 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             pool: Vec::new(),
             scratch: Vec::new(),
             scratch_base,
-            scratch_bytes: 0,
+            // Spill slots follow the shader's own private memory.
+            scratch_bytes: s.private_bytes,
             scratch_past_reach: false,
             alloc: Allocation {
                 first_new_inst: s.inst_capacity() as u32,
@@ -761,6 +762,8 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 self.s.set_block_insts(b, &list);
             }
         }
+        // The whole per-invocation private area: the shader's, then spills.
+        self.s.private_bytes = self.scratch_bytes;
         for (ty, len) in std::mem::take(&mut self.scratch) {
             self.s.add_array(ArrayDecl {
                 elem: ty,

@@ -171,6 +171,7 @@ fn compile_for(model: &str, lowered: &Lowered<'_>, args: &CompileArgs) -> CliRes
                     "full_regs": i.full_regs,
                     "half_regs": i.half_regs,
                     "waves": i.waves,
+                    "private_bytes": i.private_bytes,
                     "consts": {
                         "uniform_words": i.consts.uniform_words,
                         "params": i.consts.params.iter().map(|(p, w)| serde_json::json!({"param": format!("{p:?}"), "const_word": w})).collect::<Vec<_>>(),
@@ -264,6 +265,7 @@ fn compile_valhall(
                     "outputs": ports(&out.outputs),
                     "registers": c.registers,
                     "threads": c.threads,
+                    "private_bytes": c.private_bytes,
                     // Vertex: the IDVS varying buffer, slot → byte offset
                     // of its record (16 bytes a slot), and where each
                     // output component is stored.
@@ -289,6 +291,7 @@ fn compile_valhall(
                     "stats": v.compiled.stats.to_string(),
                     "registers": v.compiled.registers,
                     "threads": v.compiled.threads,
+                    "private_bytes": v.compiled.private_bytes,
                     "inputs": ports(&v.inputs),
                     "stored": stored(&v.io),
                     "words": v.compiled.words.iter().map(|w| format!("0x{w:016x}")).collect::<Vec<_>>(),
@@ -302,6 +305,7 @@ fn compile_valhall(
                     "stats": v.compiled.stats.to_string(),
                     "registers": v.compiled.registers,
                     "threads": v.compiled.threads,
+                    "private_bytes": v.compiled.private_bytes,
                     "inputs": ports(&v.inputs),
                     "stored": stored(&v.io),
                     "words": v.compiled.words.iter().map(|w| format!("0x{w:016x}")).collect::<Vec<_>>(),

@@ -1,7 +1,8 @@
 //! Random shaders over an array at computed indices, for the backends'
 //! array tests (`ir3_arrays`, `valhall_arrays`): stores and loads through
 //! address operands, in a branch and in a loop, as
-//! [`crate::promote_arrays`] must handle them before selection.
+//! [`crate::promote_arrays`] (short arrays) and [`crate::private_arrays`]
+//! (long ones) must handle them before selection.
 //!
 //! ```
 //! let text = lathe_passes::fuzzing::arrays::random_program(3);
@@ -26,13 +27,22 @@ impl Rng {
 
 /// A vertex shader over an array `a0: u32[len]`: every element stored
 /// from an input or a constant, then random computed-index stores and
-/// loads (indices `min(input & 7, len - 1)`, in bounds with
-/// operations every backend selects), a store in one side of a branch, and a
-/// loop that adds its counter into each element through a computed
-/// index; every loaded value is an output.
+/// loads (indices `min(input & mask, len - 1)`, `mask` the length's
+/// power of two less one: in bounds with operations every backend
+/// selects), a store in one side of a branch, and a loop that adds its
+/// counter into each element through a computed index; every loaded
+/// value is an output (of the final elements, at most 16 spread over the
+/// array). One program in three has an array longer than
+/// [`crate::promote_arrays::MAX_DYNAMIC_LEN`], which stays in private
+/// memory; the others are short and promoted.
 pub fn random_program(seed: u64) -> String {
     let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
-    let len = 2 + rng.below(7) as u32;
+    let len = if rng.below(3) == 0 {
+        crate::promote_arrays::MAX_DYNAMIC_LEN + 1 + rng.below(40) as u32
+    } else {
+        2 + rng.below(7) as u32
+    };
+    let mask = len.next_power_of_two() - 1;
     let mut t = format!("shader vertex\narray a0: u32[{len}]\nb0:\n");
     for k in 0..4 {
         writeln!(t, "  %{k}:u32 = load_input slot=0 comp={k} interp=flat").unwrap();
@@ -40,7 +50,7 @@ pub fn random_program(seed: u64) -> String {
     writeln!(t, "  %4:u32 = const {len}").unwrap();
     writeln!(t, "  %5:u32 = const 0").unwrap();
     writeln!(t, "  %6:u32 = const 1").unwrap();
-    writeln!(t, "  %7:u32 = const 7").unwrap();
+    writeln!(t, "  %7:u32 = const {mask}").unwrap();
     writeln!(t, "  %8:u32 = const {}", len - 1).unwrap();
     let mut next = 9;
     // Loaded values, stored as outputs at the end (as shaders do).
@@ -94,7 +104,7 @@ pub fn random_program(seed: u64) -> String {
     .unwrap();
     body(&mut t, &mut rng, &mut fresh);
     let mut ends = Vec::new();
-    for k in 0..len {
+    for k in (0..len).step_by(len.div_ceil(16) as usize) {
         let r = fresh();
         writeln!(t, "  %{r}:u32 = array_load array=a0 offset={k}").unwrap();
         ends.push(r);
@@ -124,6 +134,50 @@ b0:
   array_store array=a0 offset=2 %3
   %4:f32 = array_load array=a0 offset=0 addr=%0
   store_output slot=0 comp=0 %4
+  ret
+";
+
+/// A fragment shader with an array of 100 words indexed by values it
+/// computes (too long to promote): it fills the array with a function of
+/// the index and an input, sorts nothing but swaps two elements chosen
+/// by inputs, and outputs three elements read at computed indices.
+/// Every index stays in bounds (`min(x & 127, 99)`).
+pub const PRIVATE_ARRAY: &str = "shader fragment
+array a0: f32[100]
+b0:
+  %0:u32 = load_input slot=0 comp=0 interp=flat
+  %1:u32 = load_input slot=0 comp=1 interp=flat
+  %2:f32 = load_input slot=1 comp=0 interp=smooth
+  %3:u32 = const 0
+  %4:u32 = const 1
+  %5:u32 = const 100
+  %6:u32 = const 127
+  %7:u32 = const 99
+  jump b1
+b1:
+  %8:u32 = phi [%3, b0], [%11, b1]
+  %9:f32 = cvt %8
+  %10:f32 = fmul %9, %2
+  array_store array=a0 offset=0 %10 addr=%8
+  %11:u32 = iadd %8, %4
+  %12:bool = ult %11, %5
+  branch %12, b1, b2
+b2:
+  %13:u32 = and %0, %6
+  %14:u32 = umin %13, %7
+  %15:u32 = and %1, %6
+  %16:u32 = umin %15, %7
+  %17:f32 = array_load array=a0 offset=0 addr=%14
+  %18:f32 = array_load array=a0 offset=0 addr=%16
+  array_store array=a0 offset=0 %18 addr=%14
+  array_store array=a0 offset=0 %17 addr=%16
+  %19:f32 = array_load array=a0 offset=0 addr=%14
+  %20:f32 = array_load array=a0 offset=0 addr=%16
+  %21:f32 = array_load array=a0 offset=42
+  store_output slot=0 comp=0 %19
+  store_output slot=0 comp=1 %20
+  store_output slot=0 comp=2 %21
+  store_output slot=0 comp=3 %17
   ret
 ";
 

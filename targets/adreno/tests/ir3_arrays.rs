@@ -1,5 +1,7 @@
-//! Arrays on ir3: promoted to SSA values before selection
-//! (`lathe_passes::promote_arrays`), compiled whole and checked by the
+//! Arrays on ir3: short ones promoted to SSA values before selection
+//! (`lathe_passes::promote_arrays`), long ones in private memory
+//! (`lathe_passes::private_arrays`, `ldp`/`stp`), compiled whole and
+//! checked by the
 //! verifier (interpreter against the simulator, with hazards) on random
 //! programs that store and load at computed indices in branches and
 //! loops, and on a vertex shader indexing a constant table by its vertex
@@ -45,5 +47,40 @@ fn a_constant_table_indexed_by_the_vertex_index() {
             compile_and_verify(arrays::VERTEX_INDEXED_TABLE, model, &Options::default()),
             Ok(3)
         );
+    }
+}
+
+/// A 100-word array indexed at run time stays in private memory: the
+/// program stores and loads it with `stp`/`ldp`, the interface asks for
+/// its 400 bytes (spills would follow them), and every thread's result
+/// matches the interpreter's.
+#[test]
+fn a_long_array_lives_in_private_memory() {
+    for model in ["a630", "a740"] {
+        let arena = lathe_ir::Bump::new();
+        let generic = lathe_ir::parse::<GenericOp>(&arena, arrays::PRIVATE_ARRAY).unwrap();
+        let gpu = model.parse::<GpuModel>().unwrap();
+        let target = Rc::new(Ir3Target::new(gpu).unwrap());
+        let out = compile_with(&generic, &target, &CompileOptions::default()).unwrap();
+        let asm = &out.compiled.asm;
+        assert!(
+            asm.contains("stp.u32 p[") && asm.contains("ldp.u32 "),
+            "{asm}"
+        );
+        assert!(
+            out.compiled.interface.private_bytes >= 400,
+            "{:?}",
+            out.compiled.interface
+        );
+        assert!(
+            out.compiled.stats.stp >= 3 && out.compiled.stats.ldp >= 5,
+            "{}",
+            out.compiled.stats
+        );
+        let program = Ir3Program::new(&out.compiled, &out.ports, gpu);
+        let compared = verify(&generic, &program, &Options::default())
+            .unwrap()
+            .compared;
+        assert!(compared >= 4 * 4, "{model}: {compared} compared");
     }
 }

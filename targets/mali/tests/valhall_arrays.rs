@@ -1,5 +1,7 @@
-//! Arrays on Valhall: promoted to SSA values before selection
-//! (`lathe_passes::promote_arrays`), compiled whole for g57 and g610 and
+//! Arrays on Valhall: short ones promoted to SSA values before selection
+//! (`lathe_passes::promote_arrays`), long ones in private memory behind
+//! the thread-local pointer (`lathe_passes::private_arrays`), compiled
+//! whole for g57 and g610 and
 //! checked by the verifier (interpreter against the simulator, with
 //! hazards) on random programs that store and load at computed indices in
 //! branches and loops (`lathe_passes::fuzzing::arrays`, shared with ir3's
@@ -48,5 +50,37 @@ fn a_constant_table_indexed_by_the_vertex_index() {
             compile_and_verify(arrays::VERTEX_INDEXED_TABLE, model, &Options::default()),
             Ok(3)
         );
+    }
+}
+
+/// A 100-word array indexed at run time stays in thread-local storage:
+/// LOAD/STORE at addresses computed from the thread-local pointer, the
+/// compiled shader asks for its 400 bytes, they are no spills, and
+/// every thread's result matches the interpreter's (each thread's
+/// private memory its own).
+#[test]
+fn a_long_array_lives_in_private_memory() {
+    for model in ["g57", "g610"] {
+        let arena = lathe_ir::Bump::new();
+        let generic = lathe_ir::parse::<GenericOp>(&arena, arrays::PRIVATE_ARRAY).unwrap();
+        let target = Rc::new(ValhallTarget::new(model.parse().unwrap()));
+        let out = compile_with(&generic, &target, &CompileOptions::default()).unwrap();
+        let listing = out.compiled.listing();
+        assert!(listing.contains("thread_local_pointer"), "{listing}");
+        assert!(
+            listing.contains("STORE.i32") && listing.contains("LOAD.i32"),
+            "{listing}"
+        );
+        assert!(
+            out.compiled.private_bytes >= 400,
+            "{}",
+            out.compiled.private_bytes
+        );
+        let stats = out.compiled.stats.to_string();
+        assert!(stats.ends_with(" 0:0 spills:fills"), "{stats}");
+        let compared = verify(&generic, &ValhallProgram::new(&out), &Options::default())
+            .unwrap()
+            .compared;
+        assert!(compared >= 4 * 4, "{model}: {compared} compared");
     }
 }

@@ -79,6 +79,9 @@ pub struct Interface {
     pub half_regs: u32,
     /// Waves in flight at this footprint (the spec's occupancy).
     pub waves: u32,
+    /// Bytes of private memory per thread (arrays kept in memory, then
+    /// spill slots) the driver allocates for `ldp`/`stp`.
+    pub private_bytes: u32,
     /// The const file's uniforms, driver parameters and pushed UBO
     /// ranges, and which inputs are preloaded system values (filled in
     /// by [`super::compile`]).
@@ -151,6 +154,7 @@ pub fn emit(shader: &mut Shader<'_, MachineOp>, target: &Ir3Target) -> Result<Co
     interface.full_regs = stats.full;
     interface.half_regs = stats.half;
     interface.waves = stats.waves;
+    interface.private_bytes = shader.private_bytes;
     Ok(Compiled {
         words,
         asm,

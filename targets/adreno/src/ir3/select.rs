@@ -9,8 +9,9 @@
 //! lists them (a fragment shader's inputs are varyings instead, fetched
 //! as [`super::abi`] places them); control flow and phis stay structural, so a branch's
 //! condition stays the boolean (0 or 1 in a half register) its compare
-//! wrote. Arrays are promoted to SSA values first
-//! ([`lathe_passes::promote_arrays`]). What no rule covers fails with
+//! wrote. Short arrays are promoted to SSA values first
+//! ([`lathe_passes::promote_arrays`]), the others live in private memory
+//! ([`lathe_passes::private_arrays`]). What no rule covers fails with
 //! `unsupported: …`.
 //!
 //! ```
@@ -91,9 +92,12 @@ pub fn select<'a>(
     // ldc addresses UBOs in vec4s: loads whose word in the vec4 is known
     // read it directly (the optimisation below shares their indices).
     let vectors = lathe_passes::ubo_vectors::split_ubo_offsets(&mut lowered);
-    // Arrays become SSA values (selects for computed indices): no rule
-    // reads or writes an array.
-    if lathe_passes::promote_arrays::promote(&mut lowered) | vectors {
+    // Short arrays become SSA values (selects for computed indices), the
+    // others private memory (ldp/stp): no rule reads or writes an array.
+    let promoted = lathe_passes::promote_arrays::promote(&mut lowered);
+    let private = lathe_passes::private_arrays::lower(&mut lowered)
+        .map_err(|e| SelectError::Unsupported(format!("{e} (ir3 selection)")))?;
+    if promoted || private || vectors {
         lathe_passes::optimise::optimise(&mut lowered);
     }
     // The texture unit takes integral array layers.

@@ -14,8 +14,9 @@
 //! `mov` counts moves whose source and destination types agree, `cov` the
 //! other moves; `half`/`full` are the highest vec4 register used plus one
 //! (with merged registers a half register also counts its full one);
-//! `constlen` is in vec4s; `stp`/`ldp` count the components the
-//! target's spill and fill instructions move; `waves` is the spec's occupancy at the footprint; `loops`
+//! `constlen` is in vec4s; `stp`/`ldp` count the components every
+//! private-memory store and load moves (spills and fills, and arrays kept
+//! in private memory, as Mesa counts the opcodes); `waves` is the spec's occupancy at the footprint; `loops`
 //! counts backward branches. `last-baryf` is the position (in counted
 //! instructions) of the varying fetch with `(ei)`, `last-helper` that of
 //! the last `nop` with `(eq)` (legalisation emits none yet).
@@ -180,7 +181,8 @@ pub(crate) fn collect(
                 }
             }
         }
-        // Spills and fills count the components they move.
+        // Private stores and loads (spills, fills, arrays) count the
+        // components they move.
         let components = op.modifier("size").map_or(1, |n| n as u32);
         if op.encoding() == spill.encoding() {
             s.stp += components;

@@ -43,6 +43,10 @@ pub struct Compiled {
     /// Threads in flight at that footprint, relative to the core's
     /// maximum (the spec's occupancy of the general registers).
     pub threads: u32,
+    /// Bytes of thread-local storage per thread (arrays kept in memory,
+    /// then spill slots) the driver allocates behind the thread-local
+    /// pointer.
+    pub private_bytes: u32,
     pub stats: Stats,
 }
 
@@ -154,6 +158,7 @@ pub fn emit(shader: &Shader<'_, MachineOp>, target: &ValhallTarget) -> Result<Co
         disassembly,
         registers,
         threads,
+        private_bytes: shader.private_bytes,
         stats,
     })
 }

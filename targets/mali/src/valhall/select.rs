@@ -12,8 +12,9 @@
 //! become meta inputs and outputs, numbered as [`Selected::interface`]
 //! lists them; control flow and phis stay structural (a branch's condition
 //! is the 0-or-1 register its compare wrote; legalisation turns it into
-//! `BRANCHZ`). Arrays are promoted to SSA values first
-//! ([`lathe_passes::promote_arrays`], on a copy of the shader). What no
+//! `BRANCHZ`). Short arrays are promoted to SSA values first
+//! ([`lathe_passes::promote_arrays`], on a copy of the shader), the
+//! others live in private memory ([`lathe_passes::private_arrays`]). What no
 //! rule covers fails with `unsupported: …`.
 //!
 //! ```
@@ -84,8 +85,8 @@ pub fn select<'a>(
     target: &ValhallTarget,
 ) -> Result<Selected<'a>, SelectError> {
     refuse_fine_derivatives(generic)?;
-    let promoted = promote_arrays(generic)?;
-    let generic = promoted.as_ref().unwrap_or(generic);
+    let placed = place_arrays(generic)?;
+    let generic = placed.as_ref().unwrap_or(generic);
     let (shader, interface) =
         lathe_isa::select::select(&rules::RULES, generic, target, generic.arena())?;
     Ok(Selected { shader, interface })
@@ -116,10 +117,11 @@ fn refuse_fine_derivatives(generic: &Shader<'_, GenericOp>) -> Result<(), Select
     Ok(())
 }
 
-/// A copy of `generic` (in the same arena) with its arrays promoted to SSA
-/// values (selects for computed indices): no rule reads or writes an
-/// array. `None` when the shader accesses no array.
-fn promote_arrays<'a>(
+/// A copy of `generic` (in the same arena) with its short arrays promoted
+/// to SSA values (selects for computed indices) and the others in
+/// private memory (LOAD/STORE at the thread-local pointer): no rule reads
+/// or writes an array. `None` when the shader accesses no array.
+fn place_arrays<'a>(
     generic: &Shader<'a, GenericOp>,
 ) -> Result<Option<Shader<'a, GenericOp>>, SelectError> {
     let accesses_arrays = generic.insts_in_order().any(|(_, i)| {
@@ -133,5 +135,7 @@ fn promote_arrays<'a>(
     }
     let mut copy = super::abi::working_copy(generic)?;
     lathe_passes::promote_arrays::promote(&mut copy);
+    lathe_passes::private_arrays::lower(&mut copy)
+        .map_err(|e| SelectError::Unsupported(format!("{e} (valhall selection)")))?;
     Ok(Some(copy))
 }

@@ -187,10 +187,10 @@ impl ShaderIo {
 
 impl GpuIo for ShaderIo {
     fn load(&mut self, lane: usize, at: Access) -> Result<u32, IoError> {
-        self.harness.load(lane, at)
+        self.harness.load(lane, thread_local(at))
     }
     fn store(&mut self, lane: usize, at: Access, bits: u32) -> Result<(), IoError> {
-        self.harness.store(lane, at, bits)
+        self.harness.store(lane, thread_local(at), bits)
     }
     fn atomic(
         &mut self,
@@ -200,7 +200,8 @@ impl GpuIo for ShaderIo {
         data: u32,
         compare: u32,
     ) -> Result<u32, IoError> {
-        self.harness.atomic(lane, at, op, data, compare)
+        self.harness
+            .atomic(lane, thread_local(at), op, data, compare)
     }
     fn varying(&mut self, lane: usize, slot: u32, _interp: Interp) -> Result<u32, IoError> {
         // The invocation's value is the interpolated one: where the
@@ -347,6 +348,58 @@ fn image_base(k: usize) -> u64 {
 /// images').
 const OUTPUT_BASE: u64 = 0x200 << 32;
 
+/// The thread-local pointer the harness gives every thread (a window
+/// above the IDVS output's). The hardware gives each thread its own
+/// area behind the one pointer value, so an address in this window,
+/// whether the pointer itself (the spec's private access) or computed
+/// from it (Mesa's `IADD` of the pointer and an offset, which the spec
+/// sees as a global access), is that thread's private memory.
+const TLS_BASE: u64 = 0x300 << 32;
+
+/// `at`, in the thread's private memory when it addresses the
+/// thread-local window.
+fn thread_local(at: Access) -> Access {
+    if at.space == Space::Global && at.addr >> 32 == TLS_BASE >> 32 {
+        Access {
+            space: Space::Private,
+            binding: 0,
+            ..at
+        }
+    } else {
+        at
+    }
+}
+
+/// The special registers holding the low and high words of the
+/// `thread_local_pointer` FAU value, as the spec's operand semantics
+/// place it: found by running two reads of it on a machine whose special
+/// registers hold their own numbers.
+fn tls_registers(machine: &Machine) -> Result<[(usize, bool, u32); 2], ExecError> {
+    static FOUND: std::sync::OnceLock<Result<[String; 2], String>> = std::sync::OnceLock::new();
+    let names = FOUND.get_or_init(|| {
+        let arch = super::Arch::V10;
+        let text =
+            "MOV.i32 r0, thread_local_pointer.w0\nMOV.i32 r1, thread_local_pointer.w1\nNOP.end\n";
+        let program = super::assemble_source(text, arch).map_err(|e| e.to_string())?;
+        let mut m = sim::machine(1);
+        let mut k = 0u32;
+        while let Some((file, half, n)) = m.parse_reg(&format!("sr{k}")) {
+            m.set(file, half, n, 0, k);
+            k += 1;
+        }
+        sim::run(&mut m, &program, arch).map_err(|e| e.to_string())?;
+        let read = |r: &str| {
+            m.parse_reg(r)
+                .and_then(|(file, half, n)| m.get(file, half, n, 0))
+                .map(|k| format!("sr{k}"))
+                .ok_or_else(|| format!("no {r} after reading the thread-local pointer"))
+        };
+        Ok([read("r0")?, read("r1")?])
+    });
+    let [lo, hi] = names.as_ref().map_err(|e| ExecError::Failed(e.clone()))?;
+    Ok([register(machine, lo)?, register(machine, hi)?])
+}
+
 /// Bytes per structure of the IDVS output buffer (one slot).
 const STRUCTURE_BYTES: u64 = vertex::SLOT_BYTES as u64;
 
@@ -458,7 +511,14 @@ impl ValhallProgram<'_> {
                 .max()
                 .unwrap_or(1)
         });
+        let tls = tls_registers(&m)?;
         for (lane, inv) in threads.iter().enumerate() {
+            for ((file, half, n), bits) in tls
+                .into_iter()
+                .zip([TLS_BASE as u32, (TLS_BASE >> 32) as u32])
+            {
+                m.set(file, half, n, lane, bits);
+            }
             for (k, &bits) in inv.uniforms.iter().enumerate() {
                 let (file, half, n) = register(&m, &format!("u{k}"))?;
                 m.set(file, half, n, lane, bits);
