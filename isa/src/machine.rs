@@ -751,25 +751,23 @@ pub(crate) fn is_literal_value(
     let FieldType::Sub(tree, _) = &field.ty else {
         return false;
     };
-    let scope = crate::display::Scope::new(isa, leaf, word, generation, None).unvalidated();
-    if scope.field_text(&field.name).is_none_or(|t| t.is_empty()) {
-        return true;
-    }
+    // The form's classes first: they are a table look-up, the text below
+    // renders the operand, and a form without a register answers alone.
     let value = field.extract(word);
     let form = match isa.decoder(*tree) {
         Some(d) => d.lookup(value, generation),
         None => Some(*tree),
     };
     let Some(form) = form else { return true };
-    let classes = isa
-        .form_classes(form)
-        .into_iter()
-        .filter(|c| {
-            matches!(c, OperandClass::Register { file, relative: false }
-            if isa.regfiles[*file].kind == crate::model::RegfileKind::Gpr)
-        })
-        .count();
-    classes == 0
+    let registers = isa.form_classes(form).into_iter().any(|c| {
+        matches!(c, OperandClass::Register { file, relative: false }
+            if isa.regfiles[file].kind == crate::model::RegfileKind::Gpr)
+    });
+    if !registers {
+        return true;
+    }
+    let scope = crate::display::Scope::new(isa, leaf, word, generation, None).unvalidated();
+    scope.field_text(&field.name).is_none_or(|t| t.is_empty())
 }
 
 /// The word with the register number inside operand `field` zeroed. The
