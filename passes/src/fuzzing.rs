@@ -248,7 +248,7 @@ impl Gen<'_, '_, '_, '_> {
     fn statement(&mut self, depth: u32) -> ArbResult<()> {
         use GenericOp::*;
         let nested = depth < self.limits.max_depth;
-        match self.u.int_in_range(0..=28u8)? {
+        match self.u.int_in_range(0..=29u8)? {
             0 | 1 => {
                 let s = *self.u.choose(&[Scalar::F32, Scalar::F16])?;
                 let op = *self.u.choose(&[FAdd, FSub, FMul, FDiv, FMin, FMax])?;
@@ -546,6 +546,7 @@ impl Gen<'_, '_, '_, '_> {
                 let v = self.b.load_sysval(sysval, comp, ty);
                 self.push(v);
             }
+            29 => self.fall_through()?,
             _ => {
                 // Register groups: collect two f32s and split them again.
                 let (x, y) = (self.pick(Scalar::F32)?, self.pick(Scalar::F32)?);
@@ -603,6 +604,27 @@ impl Gen<'_, '_, '_, '_> {
             let ty = self.b.type_of(t);
             let v = self.b.phi(ty, &[(t, then_end), (e, else_end)]);
             self.push(v);
+        }
+        Ok(())
+    }
+
+    /// The block ends in a jump to a new block that only it reaches (what
+    /// frontends leave after inlining), passing up to two values through
+    /// one-operand phis.
+    fn fall_through(&mut self) -> ArbResult<()> {
+        let mut through = Vec::new();
+        for _ in 0..self.u.int_in_range(0..=2u8)? {
+            let s = self.pick_type()?;
+            through.push(self.pick(s)?);
+        }
+        let from = self.b.current_block();
+        let next = self.b.new_block();
+        self.b.jump(next);
+        self.b.switch_to(next);
+        for v in through {
+            let ty = self.b.type_of(v);
+            let p = self.b.phi(ty, &[(v, from)]);
+            self.push(p);
         }
         Ok(())
     }
@@ -710,7 +732,7 @@ pub struct DiffStats {
     /// The original run was defined, so outcomes were compared.
     pub compared: bool,
     /// Passes (by registry order) that changed the program.
-    pub changed: [bool; 3],
+    pub changed: [bool; 4],
     pub insts: usize,
 }
 

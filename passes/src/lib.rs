@@ -17,11 +17,16 @@
 //!   is hoisted (no side effects, nothing that may be undefined behaviour).
 //!   One post-order sweep handles chains and any nesting depth in linear
 //!   time.
+//! - [`merge_blocks`]: a block whose only predecessor jumps to it
+//!   unconditionally joins that predecessor (frontends leave long chains
+//!   of them; each boundary costs a jump and a scheduling barrier).
 //! - [`optimise`] (generic IR, before instruction selection): [`fold`]
 //!   (constant folding with the interpreter's own semantics),
 //!   [`simplify`] (algebraic identities; float ones only where the shader
-//!   allows), [`gvn`] (common subexpressions over the dominator tree) and
-//!   `dce`, to a fixed point. [`Registry::generic`] names them.
+//!   allows), [`gvn`] (common subexpressions over the dominator tree),
+//!   [`load_cse`] (a load that repeats an earlier one in its block with
+//!   no conflicting write between), `merge_blocks` and `dce`, to a fixed
+//!   point. [`Registry::generic`] names them.
 //!
 //! Every pass is linear in the shader's size; `cargo bench -p
 //! lathe-passes` shows ns/instruction at 1k, 10k and 100k instructions for
@@ -142,8 +147,10 @@ pub mod group;
 pub mod gvn;
 pub mod legalise;
 pub mod link;
+pub mod load_cse;
 pub mod lower_swap;
 pub mod manager;
+pub mod merge_blocks;
 pub mod optimise;
 pub mod private_arrays;
 pub mod promote_arrays;

@@ -90,6 +90,11 @@ impl<O: Opcode> Registry<O> {
             || Box::new(crate::copy_prop::CopyProp),
         );
         r.register(
+            "merge-blocks",
+            "append a block to its only predecessor when that one jumps to it",
+            || Box::new(crate::merge_blocks::MergeBlocks),
+        );
+        r.register(
             "flatten",
             "turn simple if/else diamonds into straight code, phis into sel",
             || Box::new(crate::flatten::Flatten),
@@ -205,8 +210,8 @@ impl<O: Opcode> Registry<O> {
 
 impl Registry<lathe_ir::GenericOp> {
     /// The standard passes and the generic-IR optimisations run before
-    /// instruction selection: `fold`, `simplify`, `gvn`, and `optimise`
-    /// (those and `dce` to a fixed point).
+    /// instruction selection: `fold`, `simplify`, `gvn`, `load-cse` and
+    /// `optimise` (those, `merge-blocks` and `dce` to a fixed point).
     pub fn generic() -> Self {
         let mut r = Self::standard();
         r.register(
@@ -225,8 +230,13 @@ impl Registry<lathe_ir::GenericOp> {
             || Box::new(crate::gvn::Gvn),
         );
         r.register(
+            "load-cse",
+            "replace a load by an earlier identical one in its block with no conflicting write between",
+            || Box::new(crate::load_cse::LoadCse),
+        );
+        r.register(
             "optimise",
-            "fold, simplify, gvn and dce to a fixed point",
+            "fold, simplify, gvn, load-cse, merge-blocks and dce to a fixed point",
             || Box::new(crate::optimise::Optimise),
         );
         r

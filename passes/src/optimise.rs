@@ -1,6 +1,7 @@
 //! The generic optimisation pipeline both backends run before instruction
 //! selection: [`fold`](crate::fold), [`simplify`](crate::simplify),
-//! [`gvn`](crate::gvn) and [`dce`](crate::dce), repeated until a round
+//! [`gvn`](crate::gvn), [`load_cse`](crate::load_cse),
+//! [`merge_blocks`](crate::merge_blocks) and [`dce`](crate::dce), repeated until a round
 //! changes nothing (each can expose work for the others: a folded
 //! constant makes an identity apply, a simplified operand makes two
 //! instructions equal), at most [`MAX_ROUNDS`] times.
@@ -43,6 +44,8 @@ pub fn optimise(shader: &mut Shader<'_, GenericOp>) -> bool {
         let mut round = crate::fold::fold(shader);
         round |= crate::simplify::simplify(shader);
         round |= crate::gvn::gvn(shader);
+        round |= crate::load_cse::load_cse(shader);
+        round |= crate::merge_blocks::merge_blocks(shader);
         round |= crate::dce::eliminate(shader);
         if !round {
             break;

@@ -318,7 +318,7 @@ fn registry_rejects_unknown_passes_and_lists_valid_ones() {
         .unwrap();
     assert_eq!(
         err.to_string(),
-        "unknown pass `gvn` (valid passes: dce, copy-prop, flatten)"
+        "unknown pass `gvn` (valid passes: dce, copy-prop, merge-blocks, flatten)"
     );
 }
 
