@@ -26,8 +26,10 @@
 //! within the occupancy level of the program order (it never loses
 //! occupancy against program order). An order that loses it is redone
 //! with the switch to pressure made ever earlier (margins of 1/8, 1/4,
-//! 1/2 of the goal, then from the start); only when every one loses does
-//! the block keep its order.
+//! 1/2 of the goal, then from the start), and last in program order with
+//! only its stalls filled by later ready instructions that keep every file
+//! within that level; only when every one loses does the block keep its
+//! order.
 //! Values live through the block without a use in it are not counted (the
 //! same amount in both orders).
 //!
@@ -509,9 +511,14 @@ fn schedule_body<O: Opcode>(
     }
 
     // Latency first until pressure nears the goal; when that order loses
-    // occupancy, switch to saving registers ever earlier before giving up.
-    for margin_div in [8, 4, 2, 1] {
-        let out = list_schedule(&g, target, &height, &goal, margin_div);
+    // occupancy, switch to saving registers ever earlier, then keep
+    // program order and only fill its stalls, before giving up.
+    let modes = [8, 4, 2, 1]
+        .map(|margin_div| Mode::Latency { margin_div })
+        .into_iter()
+        .chain([Mode::FillStalls]);
+    for mode in modes {
+        let out = list_schedule(&g, target, &height, &goal, &level_top, mode);
         let new_max = g.pressure(files.len(), out.iter().map(|&k| k as usize));
         let loses_occupancy = new_max
             .iter()
@@ -524,15 +531,35 @@ fn schedule_body<O: Opcode>(
     None
 }
 
-/// One list-scheduling run: latency first, pressure first once the live
-/// units come within `goal / margin_div` of the goal.
+/// How a list-scheduling run ranks its ready instructions.
+#[derive(Clone, Copy)]
+enum Mode {
+    /// Latency first (the longest path to the block's end), pressure first
+    /// once the live units come within `goal / margin_div` of the goal.
+    Latency { margin_div: u32 },
+    /// Program order, except that while the next instruction waits for an
+    /// operand a later ready one issues if every file stays within the
+    /// program order's occupancy level: a long block whose program order
+    /// keeps pressure low (a frontend's straight-line code) gets its
+    /// stalls filled without losing threads.
+    FillStalls,
+}
+
+/// One list-scheduling run ranking candidates by `mode`; `cap` is the
+/// occupancy level per file that [`Mode::FillStalls`] keeps within.
 fn list_schedule<O: Opcode>(
     g: &Body,
     target: &dyn TargetFacts<O>,
     height: &[u32],
     goal: &[u32],
-    margin_div: u32,
+    cap: &[u32],
+    mode: Mode,
 ) -> Vec<u32> {
+    // The ready heap's priority: the height, or in program order.
+    let priority = |k: usize| match mode {
+        Mode::Latency { .. } => height[k],
+        Mode::FillStalls => u32::MAX - k as u32,
+    };
     let n = height.len();
     let files = target.files();
     let mut pressure = Pressure::new(files.len());
@@ -542,7 +569,7 @@ fn list_schedule<O: Opcode>(
     let mut ready: BinaryHeap<(u32, Reverse<u32>)> = BinaryHeap::new();
     for (k, &p) in preds.iter().enumerate() {
         if p == 0 {
-            ready.push((height[k], Reverse(k as u32)));
+            ready.push((priority(k), Reverse(k as u32)));
         }
     }
     let mut address_live: Option<u32> = None;
@@ -575,20 +602,34 @@ fn list_schedule<O: Opcode>(
         if window.is_empty() {
             break;
         }
-        let tight = files.iter().enumerate().any(|(f, file)| {
-            file.allocated && goal[f] != u32::MAX && {
-                let margin = (goal[f] / margin_div).max(2);
-                pressure.live[f] + margin >= goal[f]
-            }
-        });
+        let tight = match mode {
+            Mode::Latency { margin_div } => files.iter().enumerate().any(|(f, file)| {
+                file.allocated && goal[f] != u32::MAX && {
+                    let margin = (goal[f] / margin_div).max(2);
+                    pressure.live[f] + margin >= goal[f]
+                }
+            }),
+            Mode::FillStalls => false,
+        };
+        let next_in_order = window.iter().map(|&(_, Reverse(k))| k).min();
         let mut best: Option<(usize, Key)> = None;
         for (w, &(h, Reverse(k))) in window.iter().enumerate() {
             let r = g.result[k as usize];
             let blocked = r != NONE && g.address[r as usize] && address_live.is_some();
             let on_time = earliest[k as usize] <= cycle;
             // Lower keys are better: not blocked, then (pressure) least
-            // growth or (latency) on time, then height, then program order.
-            let key = if tight {
+            // growth or (latency) on time, then height, then program order;
+            // filling stalls: on time and within the cap (or next in
+            // program order), then program order.
+            let key = if let Mode::FillStalls = mode {
+                let growth = g.growth(k as usize, &remaining);
+                let fits = growth <= 0
+                    || pressure.live.iter().zip(cap).all(|(&live, &top)| {
+                        top == u32::MAX || i64::from(live) + growth <= i64::from(top)
+                    });
+                let fills = on_time && (fits || Some(k) == next_in_order);
+                (blocked, i64::from(!fills), 0, 0, k)
+            } else if tight {
                 let growth = g.growth(k as usize, &remaining);
                 (blocked, growth, u32::MAX - h, u32::from(!on_time), k)
             } else {
@@ -632,7 +673,7 @@ fn list_schedule<O: Opcode>(
             earliest[s] = earliest[s].max(cycle + u64::from(lat));
             preds[s] -= 1;
             if preds[s] == 0 {
-                ready.push((height[s], Reverse(s as u32)));
+                ready.push((priority(s), Reverse(s as u32)));
             }
         }
     }
