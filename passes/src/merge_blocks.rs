@@ -26,7 +26,7 @@
 //! assert!(merge_blocks(&mut shader));
 //! assert_eq!(
 //!     lathe_ir::print(&shader),
-//!     "shader fragment\nb0:\n  %0:f32 = load_input slot=0 comp=0 interp=smooth\n  %2:f32 = fadd %0, %0\n  store_output slot=0 comp=0 %2\n  ret\n"
+//!     "shader fragment\nb0:\n  %0:f32 = load_input slot=0 comp=0 interp=smooth\n  %1:f32 = fadd %0, %0\n  store_output slot=0 comp=0 %1\n  ret\n"
 //! );
 //! lathe_ir::validate(&shader).unwrap();
 //! ```
