@@ -88,7 +88,8 @@ pub fn load_cse(shader: &mut Shader<'_, GenericOp>) -> bool {
                     }
                 }
             } else if effects.side_effects || effects.barrier != BarrierClass::NONE {
-                available.retain(|_, &mut (_, class)| !class.conflicts().intersects(effects.barrier));
+                available
+                    .retain(|_, &mut (_, class)| !class.conflicts().intersects(effects.barrier));
             }
         }
     }
