@@ -5,7 +5,8 @@
 //! feeds two collects, or one collect twice, or it already has a place as
 //! a split lane, a phi, a preloaded input or another vector) it inserts a
 //! copy (the target's [`TargetFacts::copy`]) right before the collect and
-//! groups the copy instead. Afterwards every value sits in at most one
+//! groups the copy instead. Split lanes gathered again in their order
+//! need none: that group lies inside their vector's. Afterwards every value sits in at most one
 //! group at one lane, so an assignment satisfying all groups always exists
 //! (given enough registers: each group in its own range).
 //!
@@ -92,9 +93,11 @@ pub fn group<O: Opcode>(shader: &mut Shader<'_, O>, target: &dyn TargetFacts<O>)
                 Op::Collect => {
                     let args: Vec<Value> = shader.inst(i).args.to_vec();
                     let mut fixed = args.clone();
+                    let lanes_in_order = regroups_lanes(shader, &args);
                     for (k, &v) in args.iter().enumerate() {
                         let twice_here = args[..k].contains(&v);
-                        if claimed[v.index()] || has_own_place(shader, v) || twice_here {
+                        let own_place = !lanes_in_order && has_own_place(shader, v);
+                        if claimed[v.index()] || own_place || twice_here {
                             let ty = shader.value_type(v);
                             let c = shader.create_inst(
                                 Op::Opcode(target.copy(ty)),
@@ -156,6 +159,25 @@ pub fn group<O: Opcode>(shader: &mut Shader<'_, O>, target: &dyn TargetFacts<O>)
         }
     }
     g
+}
+
+/// Whether `args` are consecutive lanes of one vector in order (split
+/// lanes regathered): their group lies inside the vector's, so each lane
+/// keeps its one place and needs no copy.
+fn regroups_lanes<O: Opcode>(shader: &Shader<'_, O>, args: &[Value]) -> bool {
+    let split = |v: Value| {
+        let d = shader.inst(shader.value_def(v));
+        match (d.op, d.args.first()) {
+            (Op::Split { lane }, Some(&vector)) => Some((vector, u32::from(lane))),
+            _ => None,
+        }
+    };
+    let Some((vector, first)) = args.first().and_then(|&v| split(v)) else {
+        return false;
+    };
+    (0..)
+        .zip(args)
+        .all(|(k, &v)| split(v) == Some((vector, first + k)))
 }
 
 /// Whether `v` has a place of its own that a collect cannot move: a split

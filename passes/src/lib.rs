@@ -156,6 +156,7 @@ pub mod private_arrays;
 pub mod promote_arrays;
 pub mod ra;
 pub mod sched;
+pub mod self_copies;
 pub mod simplify;
 pub mod sink_outputs;
 pub mod target;

@@ -57,6 +57,7 @@
 //! definition produced, through copies, spills, fills and joins); it runs
 //! after every allocation in debug builds.
 
+mod affinity;
 pub mod check;
 mod liveness;
 
@@ -64,6 +65,7 @@ use crate::manager::{Pass, PassFailure};
 use crate::target::{
     BaseOperand, FileId, FileKind, PhysReg, RegClass, RegisterFile, SpillSlot, TargetFacts,
 };
+use affinity::Affinity;
 use lathe_ir::{
     ArrayDecl, ArrayId, Block, Cfg, Inst, InstData, Op, Opcode, Reg, Shader, Type, Value,
 };
@@ -510,6 +512,8 @@ struct Allocator<'s, 'a, O: Opcode, T: ?Sized> {
     /// A spill or fill was needed on a target with a spill base, and no
     /// register was kept for it.
     needs_base: bool,
+    /// Values that would like related registers (see [`affinity`]).
+    affinity: Affinity,
 }
 
 const FAR: u32 = 1 << 20;
@@ -611,6 +615,9 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         let mut joins = vec![false; s.block_capacity()];
         let mut phis: Vec<Inst> = Vec::new();
         let mut splits: Vec<(Block, usize, Block)> = Vec::new();
+        // Collects, splits and copies: their results join their operands'
+        // affinity sets once every class is known.
+        let mut related: Vec<Inst> = Vec::new();
         let mut steps: Vec<Step<O>> = Vec::with_capacity(s.len() + 16);
         let mut block_steps = vec![(0, 0); s.block_capacity()];
         for &b in cfg.rpo() {
@@ -629,6 +636,10 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 if let Some(r) = d.result {
                     def_block[r.index()] = b.0;
                     let ty = s.value_type(r);
+                    let copy = d.args.len() == 1 && d.op == Op::Opcode(t.copy(ty));
+                    if copy || matches!(d.op, Op::Collect | Op::Split { .. }) {
+                        related.push(i);
+                    }
                     let class = t.result_class(&d.op, ty);
                     if files.get(class.file.index()).is_none_or(|f| !assigned(f)) {
                         return Err(RaError::Unsupported(format!(
@@ -658,13 +669,14 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         }
         cfg.split_edges(&splits);
         joins.resize(s.block_capacity(), false);
-        for i in phis {
+        for &i in &phis {
             let d = s.inst(i);
             for (&v, &p) in d.args.iter().zip(d.targets.iter()) {
                 uses.push(Use::live_out(v, p));
             }
         }
         let live = Liveness::compute(&cfg, s.block_capacity(), &def_block, uses);
+        let affinity = affinity::build(s, &vals, &live, &phis, &related);
         let nb = s.block_capacity();
         let scratch_base = s.arrays().len() as u32;
         let high = base.clone();
@@ -714,6 +726,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             group_args: Vec::new(),
             spill_base,
             needs_base: false,
+            affinity,
             succs_left: vec![0; nb],
             preds_left: vec![0; nb],
             s,
@@ -1031,6 +1044,36 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             .count() as u32
     }
 
+    /// Is `unit..unit + n` inside `class`'s file, aligned for it, and
+    /// free?
+    fn fits(&self, class: RegClass, unit: u32, n: u32) -> bool {
+        let (lo, hi) = self.file_range(class);
+        unit >= lo
+            && unit + n <= hi
+            && (unit - lo) % class.align.max(1) as u32 == 0
+            && self.is_free(unit, n, &[])
+    }
+
+    /// Where `v`, about to be defined, would like to go: its affinity
+    /// set's unit for it when that is free, or, when no member of its set
+    /// is placed yet, its place in the lowest free window holding the
+    /// whole set. `None` leaves the choice to the caller.
+    fn preferred_free(&mut self, v: Value) -> Option<u32> {
+        let info = *self.val(v);
+        let n = info.units as u32;
+        if let Some(u) = self.affinity.preferred(v) {
+            let u = u32::try_from(u).ok()?;
+            return self.fits(info.class, u, n).then_some(u);
+        }
+        let (span, align, at) = self.affinity.unplaced_span(v)?;
+        let window = RegClass {
+            align: align.max(info.class.align),
+            ..info.class
+        };
+        let start = self.find_free(window, span, &[])?;
+        Some(start + at).filter(|&u| self.fits(info.class, u, n))
+    }
+
     // ----- next uses -----
 
     /// Gather the uses in block `b`'s instructions `insts` (phis read at
@@ -1298,7 +1341,10 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 let arg = d.args[k];
                 place_of(&from, arg).and_then(|x| x.unit)
             });
-            let unit = match hint.filter(|&u| self.is_free(u, units, &[])) {
+            let preferred = self
+                .preferred_free(r)
+                .or_else(|| hint.filter(|&u| self.is_free(u, units, &[])));
+            let unit = match preferred {
                 Some(u) => Some(u),
                 None => loop {
                     if let Some(u) = self.find_free(class, units, &[]) {
@@ -1319,6 +1365,7 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 continue;
             };
             self.occupy(r, unit);
+            self.affinity.placed(r, unit);
             self.s.set_value_reg(r, Some(self.to_reg(unit)));
             self.push_original(b, i);
             placed.push(r);
@@ -1706,6 +1753,17 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 self.held_outputs.push(v);
             }
         }
+        // A split's result would like its lane's register (free when the
+        // vector dies here).
+        let lane_at = match (op, operands.first(), result) {
+            (Op::Split { lane }, Some(&v), Some(r))
+                if self.val(v).class.file == self.val(r).class.file =>
+            {
+                let n = self.units_of(r);
+                self.unit_of(v).map(|u| u + u32::from(lane) * n)
+            }
+            _ => None,
+        };
         // Operands dying here free their registers for the result, and so
         // do the copies made for this instruction.
         self.dying.append(&mut self.temps);
@@ -1750,13 +1808,20 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 }
                 None if tied_unit.is_some() => tied_unit.unwrap_or(0),
                 None => {
-                    match group_at.or_else(|| self.find_free(info.class, info.units as u32, &[])) {
+                    let n = info.units as u32;
+                    let lane = lane_at.filter(|&u| self.fits(info.class, u, n));
+                    match group_at
+                        .or(lane)
+                        .or_else(|| self.preferred_free(r))
+                        .or_else(|| self.find_free(info.class, n, &[]))
+                    {
                         Some(u) => u,
-                        None => self.make_room(b, info.class, info.units as u32, operands, pos)?,
+                        None => self.make_room(b, info.class, n, operands, pos)?,
                     }
                 }
             };
             self.occupy(r, unit);
+            self.affinity.placed(r, unit);
             self.s.set_value_reg(r, Some(self.to_reg(unit)));
         }
         self.dying.clear();
@@ -1882,7 +1947,11 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             )));
         }
         let start = loop {
-            let Some(start) = self.group_window(info.class, n, args, &dying) else {
+            let preferred = self
+                .affinity
+                .preferred(r)
+                .and_then(|u| u32::try_from(u).ok());
+            let Some(start) = self.group_window(info.class, n, args, &dying, preferred) else {
                 return Err(RaError::Unsupported(format!(
                     "no aligned window of {n} units in file {} for a register group: every one \
                      holds another group or an address value",
@@ -1942,14 +2011,23 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
     /// The aligned window of `n` units for a group of `args` that needs
     /// the fewest moves, or `None` if each holds a value that stays
     /// (another group, an address value) or a temporary copy.
-    fn group_window(&self, class: RegClass, n: u32, args: &[Value], dying: &[bool]) -> Option<u32> {
+    fn group_window(
+        &self,
+        class: RegClass,
+        n: u32,
+        args: &[Value],
+        dying: &[bool],
+        preferred: Option<u32>,
+    ) -> Option<u32> {
         let (lo, hi) = self.file_range(class);
         let align = class.align.max(1) as u32;
         let mut best: Option<(u32, u32)> = None;
-        let mut u = lo;
-        'window: while u + n <= hi {
-            let start = u;
-            u += align;
+        // The group's affinity window first, so it wins a tie.
+        let preferred = preferred.filter(|&u| u >= lo && u + n <= hi && (u - lo) % align == 0);
+        let mut windows = preferred
+            .into_iter()
+            .chain((lo..(hi + 1).saturating_sub(n)).step_by(align as usize));
+        'window: while let Some(start) = windows.next() {
             if self.holds_temp(start, n) {
                 continue;
             }

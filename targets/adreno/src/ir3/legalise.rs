@@ -116,7 +116,7 @@ pub fn legalise(
     super::collects::place(shader, target)?;
     check(shader, target)?;
     let layout = shader.layout().to_vec();
-    drop_self_copies(shader, target, &layout);
+    lathe_passes::self_copies::drop_self_copies(shader, target);
     l.lower_flow(shader, &layout)?;
     l.mark_end_of_input(shader, &layout);
     l.insert_syncs(shader, &layout)?;
@@ -317,44 +317,6 @@ pub(crate) fn word_of(
             Ok(None)
         }
     }
-}
-
-/// Removes the copies ra left whose source and destination are one
-/// register (a value moved to where it already is): they would only cost
-/// a word and delay slots. Their readers read the source instead.
-fn drop_self_copies(shader: &mut Shader<'_, MachineOp>, target: &Ir3Target, layout: &[Block]) {
-    let mut renamed: HashMap<Value, Value> = HashMap::new();
-    for &b in layout {
-        let mut dropped = HashSet::new();
-        for &i in shader.block_insts(b) {
-            let d = shader.inst(i);
-            let (Op::Opcode(op), Some(r), &[src]) = (d.op, d.result, &d.args[..]) else {
-                continue;
-            };
-            let ty = shader.value_type(r);
-            if op == target.copy(ty)
-                && shader.value_type(src) == ty
-                && shader.value_reg(src).is_some()
-                && shader.value_reg(src) == shader.value_reg(r)
-            {
-                renamed.insert(r, src);
-                dropped.insert(i);
-            }
-        }
-        if !dropped.is_empty() {
-            shader.retain_insts(b, |i, _| !dropped.contains(&i));
-        }
-    }
-    if renamed.is_empty() {
-        return;
-    }
-    let resolve = |mut v: Value| {
-        while let Some(&w) = renamed.get(&v) {
-            v = w;
-        }
-        v
-    };
-    shader.rewrite_operands(resolve);
 }
 
 /// A collect emits nothing only when ra put its operands where the

@@ -56,6 +56,7 @@ pub fn legalise(
     ) {
         return Ok(false);
     }
+    lathe_passes::self_copies::drop_self_copies(shader, target);
     move_split_lanes(shader, target);
     move_collect_operands(shader, target)?;
     lower_swaps(shader, target).map_err(|e| match e {
