@@ -2024,10 +2024,10 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         let mut best: Option<(u32, u32)> = None;
         // The group's affinity window first, so it wins a tie.
         let preferred = preferred.filter(|&u| u >= lo && u + n <= hi && (u - lo) % align == 0);
-        let mut windows = preferred
+        let windows = preferred
             .into_iter()
             .chain((lo..(hi + 1).saturating_sub(n)).step_by(align as usize));
-        'window: while let Some(start) = windows.next() {
+        'window: for start in windows {
             if self.holds_temp(start, n) {
                 continue;
             }
