@@ -136,6 +136,7 @@
 //! assert_eq!(out.outputs[&(0, 0)], (Type::F32, 0.25f32.to_bits()));
 //! ```
 
+pub mod constant_data;
 pub mod copy_prop;
 pub mod dce;
 pub mod depth;

@@ -43,8 +43,11 @@ impl Pass<GenericOp> for UboVectors {
     }
 }
 
-/// Bytes in a UBO vector, as a shift.
-const VECTOR_SHIFT: u32 = 4;
+/// Bytes in a vector of `load_ubo_vec4`.
+pub const VECTOR_BYTES: u32 = 16;
+
+/// [`VECTOR_BYTES`] as a shift.
+const VECTOR_SHIFT: u32 = VECTOR_BYTES.trailing_zeros();
 
 /// Definitions followed when looking for known bits (deeper operands
 /// count as unknown).

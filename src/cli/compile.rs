@@ -178,6 +178,7 @@ fn compile_for(model: &str, lowered: &Lowered<'_>, args: &CompileArgs) -> CliRes
                         "ubo_ranges": i.consts.ubo_ranges.iter().map(|r| serde_json::json!({"binding": r.binding, "byte_offset": r.byte_offset, "words": r.words, "const_word": r.const_word})).collect::<Vec<_>>(),
                         "preloads": i.consts.preloads.iter().map(|p| serde_json::json!({"input": p.input, "sysval": p.sysval.name(), "comp": p.comp})).collect::<Vec<_>>(),
                         "varyings": i.consts.varyings.iter().map(|v| serde_json::json!({"slot": v.slot, "comp": v.comp, "inloc": v.inloc, "interp": format!("{:?}", v.interp.mode).to_lowercase(), "loc": format!("{:?}", v.interp.loc).to_lowercase(), "type": v.ty.to_string(), "sysval": v.sysval.map(|s| s.name())})).collect::<Vec<_>>(),
+                        "constant_data": i.consts.constant_data.as_ref().map(|d| serde_json::json!({"binding": d.binding, "words": d.words.iter().map(|w| format!("0x{w:08x}")).collect::<Vec<_>>()})),
                         "immediates": i.consts.immediates.iter().map(|&(w, bits)| serde_json::json!({"const_word": w, "bits": format!("0x{bits:08x}")})).collect::<Vec<_>>(),
                         "barycentrics": i.consts.barycentrics.iter().map(|b| serde_json::json!({"input": b.input, "interp": format!("{:?}", b.mode).to_lowercase(), "loc": format!("{:?}", b.loc).to_lowercase()})).collect::<Vec<_>>(),
                     },
@@ -273,6 +274,7 @@ fn compile_valhall(
                     "stored": stored(&out.io),
                     // Buffer base addresses (low word first) and storage
                     // buffer sizes the driver pushes into the FAU.
+                    "constant_data": out.io.constant_data.as_ref().map(|d| serde_json::json!({"binding": d.binding, "words": d.words.iter().map(|w| format!("0x{w:08x}")).collect::<Vec<_>>()})),
                     "buffer_addresses": out.io.addresses.iter().map(|a| serde_json::json!({"fau": format!("u{}", a.fau), "kind": format!("{:?}", a.kind), "binding": a.binding})).collect::<Vec<_>>(),
                     "buffer_sizes": out.io.sizes.iter().map(|s| serde_json::json!({"fau": format!("u{}", s.fau), "binding": s.binding})).collect::<Vec<_>>(),
                     // Texture/sampler handles, and texture and image

@@ -181,6 +181,32 @@ b2:
   ret
 ";
 
+/// A table of three `vec2` positions indexed by the vertex index (as
+/// `var pos = array(vec2(...), ...)` lowers: six scalars, the index
+/// times two): long enough to become constant data
+/// ([`crate::constant_data`]). The fourth of four threads reads past it.
+pub const VERTEX_INDEXED_VEC2_TABLE: &str = "shader vertex
+array a0: f32[6]
+b0:
+  %0:u32 = load_sysval sv=vertex_index
+  %1:f32 = const 0.0
+  %2:f32 = const 0.5
+  %3:f32 = const -0.5
+  array_store array=a0 offset=0 %1
+  array_store array=a0 offset=1 %2
+  array_store array=a0 offset=2 %3
+  array_store array=a0 offset=3 %3
+  array_store array=a0 offset=4 %2
+  array_store array=a0 offset=5 %3
+  %4:u32 = const 2
+  %5:u32 = imul %0, %4
+  %6:f32 = array_load array=a0 offset=0 addr=%5
+  %7:f32 = array_load array=a0 offset=1 addr=%5
+  store_output slot=0 comp=0 %6
+  store_output slot=0 comp=1 %7
+  ret
+";
+
 /// Compiles and verifies `programs` random programs (`random_program`
 /// seeds `0..programs`) on every model with 8 threads, through
 /// `compile_and_verify(text, model, options)` (the backend's whole

@@ -5,7 +5,8 @@
 //! verifier (interpreter against the simulator, with hazards) on random
 //! programs that store and load at computed indices in branches and
 //! loops, and on a vertex shader indexing a constant table by its vertex
-//! index. `IR3_ARRAY_PROGRAMS=N` runs N random programs (default 40).
+//! index; a longer table becomes constant data read with `ldc`
+//! (`lathe_passes::constant_data`). `IR3_ARRAY_PROGRAMS=N` runs N random programs (default 40).
 
 use std::rc::Rc;
 
@@ -17,6 +18,16 @@ use lathe_ir::verify::{Options, VerifyError, verify};
 use lathe_passes::fuzzing::arrays;
 
 fn compile_and_verify(text: &str, model: &str, options: &Options) -> Result<usize, VerifyError> {
+    compile_and_verify_with(text, model, options, |_| {})
+}
+
+/// [`compile_and_verify`], showing the compiled shader to `check` first.
+fn compile_and_verify_with(
+    text: &str,
+    model: &str,
+    options: &Options,
+    check: impl FnOnce(&lathe_adreno::ir3::compile::Output),
+) -> Result<usize, VerifyError> {
     let arena = lathe_ir::Bump::new();
     let generic =
         lathe_ir::parse::<GenericOp>(&arena, text).unwrap_or_else(|e| panic!("{e:?}\n{text}"));
@@ -25,6 +36,7 @@ fn compile_and_verify(text: &str, model: &str, options: &Options) -> Result<usiz
     let target = Rc::new(Ir3Target::new(gpu).unwrap());
     let out = compile_with(&generic, &target, &CompileOptions::default())
         .unwrap_or_else(|e| panic!("{model}: {e}\n{text}"));
+    check(&out);
     let program = Ir3Program::new(&out.compiled, &out.ports, gpu);
     verify(&generic, &program, options).map(|r| r.compared)
 }
@@ -82,5 +94,31 @@ fn a_long_array_lives_in_private_memory() {
             .unwrap()
             .compared;
         assert!(compared >= 4 * 4, "{model}: {compared} compared");
+    }
+}
+
+/// Six elements read at a computed index: constant data (each element in
+/// a vec4 of its own), one `ldc` per load and no compare-and-select chain;
+/// the three threads inside the table are compared.
+#[test]
+fn a_longer_constant_table_is_constant_data() {
+    for model in ["a630", "a740"] {
+        let compared = compile_and_verify_with(
+            arrays::VERTEX_INDEXED_VEC2_TABLE,
+            model,
+            &Options::default(),
+            |out| {
+                let data = out.compiled.interface.consts.constant_data.as_ref();
+                let data = data.unwrap_or_else(|| panic!("{model}: no constant data"));
+                let words: Vec<u32> = data.words.iter().step_by(4).copied().collect();
+                let half = 0.5f32.to_bits();
+                let minus = (-0.5f32).to_bits();
+                assert_eq!(words, [0, half, minus, minus, half, minus], "{model}");
+                let asm = &out.compiled.asm;
+                assert_eq!(asm.matches("ldc.offset0.").count(), 2, "{model}:\n{asm}");
+                assert!(!asm.contains("sel."), "{model}:\n{asm}");
+            },
+        );
+        assert_eq!(compared, Ok(6), "{model}");
     }
 }

@@ -6,7 +6,8 @@
 //! hazards) on random programs that store and load at computed indices in
 //! branches and loops (`lathe_passes::fuzzing::arrays`, shared with ir3's
 //! test), and on a vertex shader indexing a constant table by its vertex
-//! index. `VALHALL_ARRAY_PROGRAMS=N` runs N random programs (default 20).
+//! index; a longer table becomes constant data read with LOAD
+//! (`lathe_passes::constant_data`). `VALHALL_ARRAY_PROGRAMS=N` runs N random programs (default 20).
 
 use std::rc::Rc;
 
@@ -17,6 +18,16 @@ use lathe_mali::valhall::{target::ValhallTarget, verify::ValhallProgram};
 use lathe_passes::fuzzing::arrays;
 
 fn compile_and_verify(text: &str, model: &str, options: &Options) -> Result<usize, VerifyError> {
+    compile_and_verify_with(text, model, options, |_| {})
+}
+
+/// [`compile_and_verify`], showing the compiled shader to `check` first.
+fn compile_and_verify_with(
+    text: &str,
+    model: &str,
+    options: &Options,
+    check: impl FnOnce(&lathe_mali::valhall::compile::Output),
+) -> Result<usize, VerifyError> {
     let arena = lathe_ir::Bump::new();
     let generic =
         lathe_ir::parse::<GenericOp>(&arena, text).unwrap_or_else(|e| panic!("{e:?}\n{text}"));
@@ -29,6 +40,7 @@ fn compile_and_verify(text: &str, model: &str, options: &Options) -> Result<usiz
         !listing.is_empty() && !listing.contains("array"),
         "{listing}"
     );
+    check(&out);
     verify(&generic, &ValhallProgram::new(&out), options).map(|r| r.compared)
 }
 
@@ -82,5 +94,33 @@ fn a_long_array_lives_in_private_memory() {
             .unwrap()
             .compared;
         assert!(compared >= 4 * 4, "{model}: {compared} compared");
+    }
+}
+
+/// Six elements read at a computed index: constant data (the words
+/// packed) read from memory; the three threads inside the table are
+/// compared.
+#[test]
+fn a_longer_constant_table_is_constant_data() {
+    for model in ["g57", "g610"] {
+        let compared = compile_and_verify_with(
+            arrays::VERTEX_INDEXED_VEC2_TABLE,
+            model,
+            &Options::default(),
+            |out| {
+                // The loads are in the varying shader of an IDVS pair.
+                let out = out.varying.as_deref().unwrap_or(out);
+                let data = out.io.constant_data.as_ref();
+                let data = data.unwrap_or_else(|| panic!("{model}: no constant data"));
+                let half = 0.5f32.to_bits();
+                let minus = (-0.5f32).to_bits();
+                assert_eq!(data.words, [0, half, minus, minus, half, minus], "{model}");
+                assert!(
+                    out.io.addresses.iter().any(|a| a.binding == data.binding),
+                    "{model}"
+                );
+            },
+        );
+        assert_eq!(compared, Ok(6), "{model}");
     }
 }

@@ -155,6 +155,10 @@ pub struct ConstLayout {
     /// shader's storage buffers as Mesa numbers them on a6xx
     /// (`ir3_image_to_ibo`: the image index plus `num_ssbos`).
     pub image_ibo_base: u32,
+    /// Constant tables the shader reads as a UBO the driver uploads
+    /// ([`lathe_passes::constant_data`]; each element in a vec4 of its
+    /// own, so `ldc` reads its word directly).
+    pub constant_data: Option<lathe_passes::constant_data::ConstantData>,
 }
 
 impl ConstLayout {

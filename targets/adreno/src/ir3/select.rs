@@ -40,6 +40,8 @@ use lathe_isa::machine::MachineSpec;
 use lathe_isa::select::SelectTarget;
 pub use lathe_isa::select::{Interface, Port, SelectError};
 
+use lathe_passes::ubo_vectors::VECTOR_BYTES;
+
 use super::abi::ConstLayout;
 use super::generated::{MachineOp, Spec, asm};
 use super::target::Ir3Target;
@@ -88,7 +90,16 @@ pub fn select<'a>(
     // const file), and again once arrays are SSA values.
     let mut optimised = generic.duplicate();
     lathe_passes::optimise::optimise(&mut optimised);
-    let (mut lowered, consts) = super::abi::lower(&optimised, target)?;
+    // Constant tables indexed at run time are read from a UBO, each
+    // element in a vec4 of its own (ldc picks the word by an immediate).
+    let constant_data =
+        lathe_passes::constant_data::move_constant_arrays(&mut optimised, VECTOR_BYTES)
+            .map_err(SelectError::Unsupported)?;
+    if constant_data.is_some() {
+        lathe_passes::optimise::optimise(&mut optimised);
+    }
+    let (mut lowered, mut consts) = super::abi::lower(&optimised, target)?;
+    consts.constant_data = constant_data;
     // ldc addresses UBOs in vec4s: loads whose word in the vec4 is known
     // read it directly (the optimisation below shares their indices).
     let vectors = lathe_passes::ubo_vectors::split_ubo_offsets(&mut lowered);

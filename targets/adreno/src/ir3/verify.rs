@@ -167,8 +167,17 @@ impl Executor for Ir3Program<'_> {
         threads: &[Invocation],
         memory: &mut Memory,
     ) -> Result<Vec<Outcome>, ExecError> {
-        let mut m = sim::machine(threads.len());
         let interface = &self.compiled.interface;
+        // The driver uploads the shader's constant data.
+        let bound;
+        let threads = match &interface.consts.constant_data {
+            Some(data) => {
+                bound = data.bind(threads);
+                &bound[..]
+            }
+            None => threads,
+        };
+        let mut m = sim::machine(threads.len());
         let local_size = [threads.len() as u32, 1, 1];
         for (lane, inv) in threads.iter().enumerate() {
             let ssbo_bytes: Vec<u32> = memory.ssbos.iter().map(|b| 4 * b.len() as u32).collect();

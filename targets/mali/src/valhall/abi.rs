@@ -284,6 +284,9 @@ pub struct PushedWord {
 /// must set up (and what `--verify` feeds the simulator).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Io {
+    /// Constant tables the shader reads as a UBO the driver uploads
+    /// ([`lathe_passes::constant_data`], words packed).
+    pub constant_data: Option<lathe_passes::constant_data::ConstantData>,
     /// UBO words pushed into the FAU, after the push constants.
     pub pushed: Vec<PushedWord>,
     /// Varyings (fragment) or attributes (vertex) loaded.

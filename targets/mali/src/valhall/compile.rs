@@ -153,6 +153,13 @@ fn compile_variant(
     // pushes.
     let mut optimised = generic.duplicate();
     lathe_passes::optimise::optimise(&mut optimised);
+    // Constant tables indexed at run time are read from a UBO (LOAD at
+    // the computed offset), their words packed.
+    let constant_data = lathe_passes::constant_data::move_constant_arrays(&mut optimised, 4)
+        .map_err(SelectError::Unsupported)?;
+    if constant_data.is_some() {
+        lathe_passes::optimise::optimise(&mut optimised);
+    }
     let generic = &optimised;
     // System values packed in preloaded registers are unpacked first.
     let unpacked = abi::unpack_preloads(generic)?;
@@ -212,6 +219,7 @@ fn compile_variant(
     out.io.addresses = addresses;
     out.io.sizes = sizes;
     out.io.driver_words = driver_words;
+    out.io.constant_data = constant_data;
     Ok(out)
 }
 

@@ -500,6 +500,15 @@ impl ValhallProgram<'_> {
     /// One program's run.
     fn run(&self, threads: &[Invocation], memory: &mut Memory) -> Result<Vec<Outcome>, ExecError> {
         let out = self.out;
+        // The driver uploads the shader's constant data.
+        let bound;
+        let threads = match &out.io.constant_data {
+            Some(data) => {
+                bound = data.bind(threads);
+                &bound[..]
+            }
+            None => threads,
+        };
         let mut m = sim::machine(threads.len());
         // The run is the first threads of one workgroup (x fastest): the
         // smallest box that holds their local ids gives each of them the
