@@ -22,7 +22,7 @@ use std::sync::OnceLock;
 /// Generic opcodes no compute shader can reach, with the reason
 /// (`compute_diff` excludes them from its coverage check; `fragment_diff`
 /// checks that the corpus fragment shaders it compares reach the first six).
-pub const COMPUTE_UNREACHABLE: [(&str, &str); 8] = [
+pub const COMPUTE_UNREACHABLE: [(&str, &str); 10] = [
     (
         "ddx",
         "derivatives work on 2x2 fragment quads: fragment shaders only",
@@ -52,6 +52,14 @@ pub const COMPUTE_UNREACHABLE: [(&str, &str); 8] = [
         "output",
         "meta instruction of hand-written IR; the frontend never emits it",
     ),
+    (
+        "load_private",
+        "backends lower large arrays to it before selection; the frontend emits array_load",
+    ),
+    (
+        "store_private",
+        "backends lower large arrays to it before selection; the frontend emits array_store",
+    ),
 ];
 
 /// The opcode names in an IR text (the first word of every instruction).
@@ -60,6 +68,7 @@ pub fn opcodes(text: &str, seen: &mut BTreeSet<String>) {
         if line.ends_with(':')
             || line.starts_with("shader")
             || line.starts_with("array")
+            || line.starts_with("private ")
             || line.is_empty()
         {
             continue;
