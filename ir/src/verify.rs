@@ -865,7 +865,7 @@ struct Reads {
     /// meta inputs their coordinates and levels are computed from, and
     /// the textures they read.
     fetch: FetchSources,
-    /// Storage buffers whose loaded words reach the address of a
+    /// Storage buffers whose loaded integer words reach the address of a
     /// storage-buffer access (a linked list, an index table): bounded
     /// draws fill them with indices.
     index_buffers: BTreeSet<u8>,
@@ -910,9 +910,15 @@ fn index_buffers(shader: &Shader<'_, GenericOp>) -> BTreeSet<u8> {
         }
         let d = shader.inst(shader.value_def(v));
         match d.op {
-            Op::Opcode(LoadSsbo { binding }) => {
+            // Only integer words are indices: a float that reaches an
+            // address through a compare (a ray's nearest hit picking a
+            // quad) must keep float inputs; small integers as float bits
+            // are denormals, which the hardware may flush and so decide
+            // such compares differently from the interpreter.
+            Op::Opcode(LoadSsbo { binding }) if shader.value_type(v).scalar.is_int() => {
                 found.insert(binding);
             }
+            Op::Opcode(LoadSsbo { .. }) => {}
             // An array element is whatever was stored to the array.
             Op::Opcode(ArrayLoad { array, .. }) => work.extend(stored[array.index()].iter()),
             op if op.effects().barrier == BarrierClass::NONE => work.extend(d.operands()),
@@ -1321,6 +1327,30 @@ mod tests {
                 .map_err(|e| ExecError::Failed(e.to_string()))?;
             Ok(out.into_iter().map(Option::unwrap_or_default).collect())
         }
+    }
+
+    /// An integer word that addresses a buffer (a list's next index)
+    /// makes its buffer an index buffer; floats that only pick an index
+    /// through a compare (a ray's nearest hit) do not: small integers as
+    /// float bits would be denormals the hardware may flush.
+    #[test]
+    fn only_integer_words_that_reach_an_address_make_index_buffers() {
+        let text = "shader compute
+b0:
+  %0:u32 = const 0
+  %1:u32 = const 4
+  %2:u32 = load_ssbo binding=0 %0
+  %3:f32 = load_ssbo binding=2 %0
+  %4:f32 = load_ssbo binding=2 %1
+  %5:bool = flt %3, %4
+  %6:u32 = sel %5, %2, %1
+  %7:u32 = load_ssbo binding=1 %6
+  store_ssbo binding=3 %0, %7
+  ret
+";
+        let arena = crate::Bump::new();
+        let shader = crate::parse::<GenericOp>(&arena, text).unwrap();
+        assert_eq!(index_buffers(&shader), BTreeSet::from([0]));
     }
 
     /// A fetch at `uv * 256` and level `lod` from varyings (as WGSL's
