@@ -34,6 +34,7 @@
 //! lathe_ir::validate(&shader).unwrap();
 //! ```
 
+use crate::u32_code::{const_bits, constant, emit};
 use lathe_ir::{GenericOp, Inst, Invocation, Op, Shader, Type, Value};
 
 /// Arrays shorter than this stay to be promoted: a computed-index load
@@ -234,32 +235,6 @@ fn widen(shader: &mut Shader<'_, GenericOp>, out: &mut Vec<Inst>, v: Value) -> V
         ),
         _ => emit(shader, out, GenericOp::Cvt, &[v]),
     }
-}
-
-fn const_bits(shader: &Shader<'_, GenericOp>, v: Value) -> Option<u32> {
-    match shader.inst(shader.value_def(v)).op {
-        Op::Opcode(GenericOp::Const { bits }) => Some(bits),
-        _ => None,
-    }
-}
-
-/// A new `u32` instruction appended to `out`, giving its result.
-fn emit(
-    shader: &mut Shader<'_, GenericOp>,
-    out: &mut Vec<Inst>,
-    op: GenericOp,
-    args: &[Value],
-) -> Value {
-    let i = shader.create_inst(Op::Opcode(op), args, &[], None, Some(Type::U32));
-    out.push(i);
-    shader
-        .inst(i)
-        .result
-        .unwrap_or_else(|| unreachable!("made with a result"))
-}
-
-fn constant(shader: &mut Shader<'_, GenericOp>, out: &mut Vec<Inst>, bits: u32) -> Value {
-    emit(shader, out, GenericOp::Const { bits }, &[])
 }
 
 #[cfg(test)]

@@ -161,6 +161,7 @@ pub mod self_copies;
 pub mod simplify;
 pub mod sink_outputs;
 pub mod target;
+mod u32_code;
 pub mod ubo_vectors;
 
 pub use manager::{Pass, PassError, PassFailure, PassManager, PassRecord, Registry, timing_report};

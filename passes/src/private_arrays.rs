@@ -25,6 +25,7 @@
 //! lathe_ir::validate(&shader).unwrap();
 //! ```
 
+use crate::u32_code::{constant, emit};
 use lathe_ir::{GenericOp, Inst, Op, Shader, Type, Value};
 
 /// Bytes per array element in private memory: one 32-bit word.
@@ -161,23 +162,4 @@ fn byte_offset(
     let two = constant(shader, out, WORD.trailing_zeros());
     let scaled = emit(shader, out, GenericOp::Shl, &[index, two]);
     Ok(emit(shader, out, GenericOp::IAdd, &[scaled, at]))
-}
-
-/// A new u32 instruction appended to `out`, giving its result.
-fn emit(
-    shader: &mut Shader<'_, GenericOp>,
-    out: &mut Vec<Inst>,
-    op: GenericOp,
-    args: &[Value],
-) -> Value {
-    let i = shader.create_inst(Op::Opcode(op), args, &[], None, Some(Type::U32));
-    out.push(i);
-    shader
-        .inst(i)
-        .result
-        .unwrap_or_else(|| unreachable!("made with a result"))
-}
-
-fn constant(shader: &mut Shader<'_, GenericOp>, out: &mut Vec<Inst>, bits: u32) -> Value {
-    emit(shader, out, GenericOp::Const { bits }, &[])
 }

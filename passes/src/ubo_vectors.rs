@@ -28,6 +28,7 @@
 //! ```
 
 use crate::manager::{Pass, PassFailure};
+use crate::u32_code::{const_bits, constant, emit};
 use lathe_ir::{GenericOp, Inst, Op, Shader, Type, Value};
 
 /// The `ubo-vectors` pass (generic IR only).
@@ -207,32 +208,6 @@ fn known_low_bits(shader: &Shader<'_, GenericOp>, v: Value, depth: u32) -> LowBi
         }
         _ => LowBits::UNKNOWN,
     }
-}
-
-fn const_bits(shader: &Shader<'_, GenericOp>, v: Value) -> Option<u32> {
-    match shader.inst(shader.value_def(v)).op {
-        Op::Opcode(GenericOp::Const { bits }) => Some(bits),
-        _ => None,
-    }
-}
-
-/// A new `u32` instruction appended to `out`, giving its result.
-fn emit(
-    shader: &mut Shader<'_, GenericOp>,
-    out: &mut Vec<Inst>,
-    op: GenericOp,
-    args: &[Value],
-) -> Value {
-    let i = shader.create_inst(Op::Opcode(op), args, &[], None, Some(Type::U32));
-    out.push(i);
-    shader
-        .inst(i)
-        .result
-        .unwrap_or_else(|| unreachable!("made with a result"))
-}
-
-fn constant(shader: &mut Shader<'_, GenericOp>, out: &mut Vec<Inst>, bits: u32) -> Value {
-    emit(shader, out, GenericOp::Const { bits }, &[])
 }
 
 #[cfg(test)]
