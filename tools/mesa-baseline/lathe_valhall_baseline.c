@@ -66,7 +66,8 @@ lathe_lower_vk_instr(nir_builder *b, nir_instr *instr, void *data)
       return true;
    }
    case nir_intrinsic_vulkan_resource_reindex: {
-      nir_def *v = nir_vec2(b, nir_iadd(b, nir_channel(b, intr->src[0].ssa, 0), intr->src[1].ssa), nir_imm_int(b, 0));
+      nir_def *v = nir_vec2(b, nir_iadd(b, nir_channel(b, intr->src[0].ssa, 0), intr->src[1].ssa),
+                            nir_channel(b, intr->src[0].ssa, 1));
       nir_def_replace(&intr->def, v);
       return true;
    }
@@ -137,7 +138,7 @@ lathe_lower_vk(nir_shader *nir)
    nir->info.num_images = counts[3];
    NIR_PASS_V(nir, nir_lower_explicit_io, nir_var_mem_push_const, nir_address_format_32bit_offset);
    NIR_PASS_V(nir, nir_lower_explicit_io, nir_var_mem_ubo | nir_var_mem_ssbo,
-              nir_address_format_vec2_index_32bit_offset);
+              nir_address_format_32bit_index_offset);
    if (nir->info.stage == MESA_SHADER_COMPUTE || nir->info.shared_size) {
       NIR_PASS_V(nir, nir_lower_vars_to_explicit_types, nir_var_mem_shared, glsl_get_natural_size_align_bytes);
       NIR_PASS_V(nir, nir_lower_explicit_io, nir_var_mem_shared, nir_address_format_32bit_offset);
@@ -203,8 +204,8 @@ main(int argc, char **argv)
    };
    const struct spirv_to_nir_options opts = {
       .capabilities = &caps,
-      .ubo_addr_format = nir_address_format_vec2_index_32bit_offset,
-      .ssbo_addr_format = nir_address_format_vec2_index_32bit_offset,
+      .ubo_addr_format = nir_address_format_32bit_index_offset,
+      .ssbo_addr_format = nir_address_format_32bit_index_offset,
       .push_const_addr_format = nir_address_format_32bit_offset,
       .shared_addr_format = nir_address_format_32bit_offset,
    };
