@@ -294,6 +294,46 @@ impl<'a> Scope<'a> {
         Some(s)
     }
 
+    /// The `when` variants active in the form operand field `name` decodes
+    /// to (each as its encoding and index in that encoding's `whens`),
+    /// evaluated with the form's params bound to this scope, so a variant an
+    /// instruction field picks through a param (ir3 cat6's `SRC_IM`) is
+    /// found. Empty when the field is no operand form or shows nothing.
+    pub fn field_variants(&self, name: &str) -> Vec<(EncId, usize)> {
+        let Some(found) = self.find(name) else {
+            return Vec::new();
+        };
+        let (Some(v), FieldType::Sub(tree, binds)) =
+            (found.scope.item_value(found.item), found.item.ty())
+        else {
+            return Vec::new();
+        };
+        let width = self.isa.encodings[*tree].width;
+        let v = if width >= 64 {
+            v as u64
+        } else {
+            v as u64 & ((1 << width) - 1)
+        };
+        let Some(leaf) = self
+            .isa
+            .decoder(*tree)
+            .map_or(Some(*tree), |d| d.lookup(v, self.generation))
+        else {
+            return Vec::new();
+        };
+        let sub = Scope::new(
+            self.isa,
+            leaf,
+            v,
+            self.generation,
+            Some((found.scope, binds)),
+        )
+        .unvalidated();
+        sub.levels()
+            .filter_map(|(k, enc)| sub.active_when(k, enc).map(|j| (enc, j)))
+            .collect()
+    }
+
     fn write_field(&self, name: &str, out: &mut dyn Write) -> Result<(), DisasmError> {
         let unresolved = || DisasmError::Unresolved {
             name: name.to_string(),

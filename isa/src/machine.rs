@@ -767,7 +767,19 @@ pub(crate) fn is_literal_value(
         return true;
     }
     let scope = crate::display::Scope::new(isa, leaf, word, generation, None).unvalidated();
-    scope.field_text(&field.name).is_none_or(|t| t.is_empty())
+    // A form that is a register or an immediate by another field of the
+    // instruction marks its immediate variant.
+    let immediate = scope
+        .field_variants(&field.name)
+        .into_iter()
+        .any(|(enc, j)| {
+            isa.encodings[enc].whens[j].meta.iter().any(|(k, v, _)| {
+                k == "immediate"
+                    && (matches!(v, MetaValue::Ident(s) if s == "true")
+                        || matches!(v, MetaValue::Int(n) if *n != 0))
+            })
+        });
+    immediate || scope.field_text(&field.name).is_none_or(|t| t.is_empty())
 }
 
 /// The word with the register number inside operand `field` zeroed. The

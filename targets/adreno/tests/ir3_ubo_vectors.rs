@@ -58,6 +58,12 @@ fn a_matrix_array_reads_each_word_with_one_ldc() {
         assert!(!asm.contains("sel."), "{model}:\n{asm}");
         // Field 36 is word 1 of vec4 2 of the element.
         assert!(asm.contains("ldc.offset1."), "{model}:\n{asm}");
+        // The UBO index is the ldc's immediate, moved into no register.
+        assert_eq!(asm.matches(".imm ").count(), 5, "{model}:\n{asm}");
+        assert!(
+            !asm.lines().any(|l| l.contains("mov") && l.ends_with(", 1")),
+            "{model}:\n{asm}"
+        );
         assert!(compared > 0, "{model}");
     }
 }

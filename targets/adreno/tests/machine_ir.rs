@@ -30,3 +30,17 @@ fn a_decoded_instruction_shows_its_modifiers_as_attributes() {
         .collect();
     assert_eq!(MachineOp::parse("add.s", &attrs_list, None).unwrap(), op);
 }
+
+#[test]
+fn an_immediate_picked_by_another_field_is_no_register_operand() {
+    // cat6's SRC2 is an immediate or a GPR by the MODE field (`.imm`):
+    // the UBO index of `ldc.imm` stays in the word, its `.uniform` form
+    // reads a register.
+    let src_count = |text: &str| {
+        let word = lathe_adreno::ir3::assemble(text, lathe_adreno::ir3::Generation::A6xx).unwrap();
+        let op = MachineOp::from_word(word, 600).unwrap();
+        op.value_operands(lathe_isa::operands::Role::Src).count()
+    };
+    assert_eq!(src_count("ldc.offset1.1.imm r1.x, r0.x, 2"), 1);
+    assert_eq!(src_count("ldc.offset1.1.uniform r1.x, r0.x, r0.y"), 2);
+}
