@@ -1,6 +1,7 @@
 //! Constant folding: a pure scalar operation whose operands are all
 //! constants becomes the constant it computes, and a branch on a constant
-//! becomes a jump.
+//! becomes a jump, and an array access whose address operand is a
+//! constant becomes a static access at the element it names.
 //!
 //! Values come from [`lathe_ir::scalar_ops::eval`], the function the
 //! interpreter itself runs for these opcodes, so a folded constant is by
@@ -58,6 +59,9 @@ pub fn fold(shader: &mut Shader<'_, GenericOp>) -> bool {
                     branches.push((b, i, c & 1 == 1));
                 }
             }
+            Op::Opcode(GenericOp::ArrayLoad { .. } | GenericOp::ArrayStore { .. }) => {
+                changed |= static_array_access(shader, i);
+            }
             Op::Opcode(op) if !matches!(op, GenericOp::Const { .. }) => {
                 let Some(r) = data.result else { continue };
                 let ty = shader.value_type(r);
@@ -87,6 +91,47 @@ pub fn fold(shader: &mut Shader<'_, GenericOp>) -> bool {
         changed |= branch_to_jump(shader, b, i, taken);
     }
     changed
+}
+
+/// Makes the array access `i` static when its address operand is a
+/// constant and the element it names (`address + offset`, wrapping at the
+/// address's width) is inside the array; an access outside is left for
+/// the backends to treat as they treat any out-of-bounds index.
+fn static_array_access(shader: &mut Shader<'_, GenericOp>, i: Inst) -> bool {
+    let data = shader.inst(i);
+    let (
+        Some(address),
+        Op::Opcode(
+            GenericOp::ArrayLoad { array, offset } | GenericOp::ArrayStore { array, offset },
+        ),
+    ) = (data.address, data.op)
+    else {
+        return false;
+    };
+    let Some(bits) = constant(shader, address) else {
+        return false;
+    };
+    let width = shader.value_type(address).scalar.bits();
+    let index = bits.wrapping_add(offset) & (u32::MAX >> (32 - width.min(32)));
+    let Some(decl) = shader.arrays().get(array.index()) else {
+        return false;
+    };
+    if index >= decl.len {
+        return false;
+    }
+    let data = shader.inst_mut(i);
+    data.op = Op::Opcode(match data.op {
+        Op::Opcode(GenericOp::ArrayLoad { .. }) => GenericOp::ArrayLoad {
+            array,
+            offset: index,
+        },
+        _ => GenericOp::ArrayStore {
+            array,
+            offset: index,
+        },
+    });
+    data.address = None;
+    true
 }
 
 /// Turns the branch `i` ending `b` into a jump to the side `taken`

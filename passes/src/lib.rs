@@ -163,5 +163,6 @@ pub mod sink_outputs;
 pub mod target;
 mod u32_code;
 pub mod ubo_vectors;
+pub mod unroll;
 
 pub use manager::{Pass, PassError, PassFailure, PassManager, PassRecord, Registry, timing_report};

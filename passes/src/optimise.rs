@@ -46,6 +46,7 @@ pub fn optimise(shader: &mut Shader<'_, GenericOp>) -> bool {
         round |= crate::gvn::gvn(shader);
         round |= crate::load_cse::load_cse(shader);
         round |= crate::merge_blocks::merge_blocks(shader);
+        round |= crate::unroll::unroll(shader);
         round |= crate::dce::eliminate(shader);
         if !round {
             break;
