@@ -610,6 +610,18 @@ b0:
     for model in ["a630", "a740"] {
         let gpu: GpuModel = model.parse().unwrap();
         let out = compiled(&generic, gpu);
+        // The buffer slots are the instructions' immediates (`.imm`),
+        // which the simulator reads: a wrong slot would not verify.
+        let asm = &out.compiled.asm;
+        assert!(
+            asm.contains("ldib.b.untyped.1d.u32.1.imm "),
+            "{model}:\n{asm}"
+        );
+        assert!(
+            asm.contains("stib.b.untyped.1d.u32.1.imm "),
+            "{model}:\n{asm}"
+        );
+        assert!(!asm.contains(".uniform "), "{model}:\n{asm}");
         for threads in [4, 8] {
             let options = Options {
                 threads,
