@@ -33,6 +33,7 @@
 //! | `load_input` | `slot= comp= interp=flat\|smooth\|noperspective [loc=centroid\|sample]` | — | non-bool scalar |
 //! | `store_output` | `slot= comp=` | `v` non-bool scalar | — |
 //! | `load_uniform` | `index=N [addr=%A]` (push constants too) | — | non-bool scalar |
+//! | `store_uniform` | `index=N` (a backend's preamble: see below) | `v: 32-bit scalar` | — |
 //! | `load_ubo load_ssbo` | `binding=B` | `byte_offset: u32` | 32-bit scalar |
 //! | `store_ssbo` | `binding=B` | `byte_offset: u32, v: 32-bit` | — |
 //! | `ssbo_atomic` | `binding=B op=OP` | `byte_offset: u32, v: T [, comparator: T]` | i32/u32 |
@@ -299,6 +300,14 @@ pub enum GenericOp {
     /// Read uniform word `index` (+ the address operand if present). Push
     /// constants are uniforms: word `index` is push-constant byte `4 * index`.
     LoadUniform {
+        index: u32,
+    },
+    /// Write uniform word `index` (made by a backend's preamble,
+    /// `lathe_passes::preamble`, never by a frontend): the part of a
+    /// program that runs once per draw stores what the rest reads as
+    /// `load_uniform index=N`). The interpreter does not run it: it
+    /// models the uniforms as the driver's, read-only.
+    StoreUniform {
         index: u32,
     },
     /// Read a 32-bit word from UBO `binding` at byte offset operand 0.
@@ -791,6 +800,7 @@ impl Opcode for GenericOp {
             LoadVarying { .. } => "load_varying",
             StoreOutput { .. } => "store_output",
             LoadUniform { .. } => "load_uniform",
+            StoreUniform { .. } => "store_uniform",
             LoadUbo { .. } => "load_ubo",
             LoadUboVec4 { .. } => "load_ubo_vec4",
             Sample { .. } => "sample",
@@ -865,7 +875,7 @@ impl Opcode for GenericOp {
                 write_slot(slot, out)?;
                 write!(out, " comp={comp}")
             }
-            LoadUniform { index } => write!(out, " index={index}"),
+            LoadUniform { index } | StoreUniform { index } => write!(out, " index={index}"),
             LoadUboVec4 { binding, comp } => write!(out, " binding={binding} comp={comp}"),
             LoadUbo { binding }
             | LoadSsbo { binding }
@@ -1009,6 +1019,9 @@ impl Opcode for GenericOp {
             "load_uniform" => LoadUniform {
                 index: a.number("index")?,
             },
+            "store_uniform" => StoreUniform {
+                index: a.number("index")?,
+            },
             "load_ubo" => LoadUbo {
                 binding: a.number("binding")?,
             },
@@ -1148,6 +1161,8 @@ impl Opcode for GenericOp {
                 ..
             } => effects(false, false, BarrierClass::OUTPUT_W),
             StoreOutput { .. } => effects(true, false, BarrierClass::OUTPUT_W),
+            // Nothing in the part that stores reads the word back.
+            StoreUniform { .. } => effects(true, false, BarrierClass::NONE),
             Discard | Demote => effects(true, false, kill),
             Barrier | ControlBarrier => effects(true, false, BarrierClass::ALL),
             ImageLoad { .. } | LoadSsbo { .. } | SsboAtomicLoad { .. } => {
@@ -1539,6 +1554,14 @@ fn check_generic(op: GenericOp, sig: &Signature<'_>) -> Result<(), String> {
             scalar(r)?;
             if r.scalar == Scalar::Bool {
                 return Err("uniforms are not bool".into());
+            }
+        }
+        StoreUniform { .. } => {
+            count(1)?;
+            no_result()?;
+            scalar(ops[0])?;
+            if ops[0].scalar.bits() != 32 {
+                return Err("a stored uniform is one 32-bit word".into());
             }
         }
         LoadUbo { .. } | LoadSsbo { .. } | LoadShared | LoadPrivate => {

@@ -1280,6 +1280,9 @@ impl<'m, 'a> Machine<'m, 'a> {
                 self.helper = true;
                 Ok(None)
             }
+            StoreUniform { .. } => Err(InterpError::Unsupported(
+                "store_uniform (a backend's preamble: interpret the shader before it is split)".into(),
+            )),
             LoadVarying { .. } => Err(InterpError::Unsupported(
                 "load_varying (a backend's form of load_input: interpret the shader before its ABI lowering)".into(),
             )),

@@ -31,8 +31,8 @@ pub struct RegFile {
     /// The file whose units are the low (even) and high (odd) halves of
     /// this one's (ir3's merged half registers).
     pub half: Option<HalfView>,
-    /// One copy shared by all threads (`kind const` / `kind uniform`),
-    /// read-only to instructions.
+    /// One copy shared by all threads (`kind const` / `kind uniform`): an
+    /// instruction that writes it (ir3's `stc`) writes it for all.
     pub uniform: bool,
     /// Latency class of writes to the file, when the file declares one.
     pub latency: Option<usize>,

@@ -1002,7 +1002,7 @@ pub enum SimError {
     /// The instruction has no semantics in the spec.
     #[error("unsupported: instruction {pc} ({name}) has no semantics")]
     Unsupported { pc: usize, name: &'static str },
-    /// An operand outside its register file, or a write to a read-only one.
+    /// An operand outside its register file.
     #[error("instruction {pc}: {message}")]
     Operand { pc: usize, message: String },
     /// The I/O side ([`GpuIo`]) refused an access.
@@ -1417,12 +1417,6 @@ impl Machine {
         let Some((file, index)) = self.resolve(op, rep, lane, pc)? else {
             return Err(self.bad(pc, "write to an immediate"));
         };
-        if self.files[file].uniform {
-            return Err(self.bad(
-                pc,
-                &format!("write to read-only {}", self.name(file, op.half, index)),
-            ));
-        }
         let v = Machine::finish(op, v);
         if op.half || (T::WORDS == 1 && op.wmask == 0) {
             self.set(file, op.half, index, lane, v.to_reg(op.half));

@@ -1199,12 +1199,6 @@ impl Machine {
     ) -> Result<(), SimError> {
         let m = self.group_member(op, k, pc)?;
         let (file, index) = self.resolve(&m, rep, lane, pc)?.expect("a register");
-        if self.files[file].uniform {
-            return Err(SimError::Operand {
-                pc,
-                message: format!("write to read-only {}", self.name(file, m.half, index)),
-            });
-        }
         self.set(file, m.half, index, lane, bits & view_mask(op));
         Ok(())
     }

@@ -28,6 +28,10 @@
 //!   no conflicting write between), `merge_blocks` and `dce`, to a fixed
 //!   point. [`Registry::generic`] names them.
 //!
+//! - [`preamble`] (generic IR, for a backend whose hardware runs a
+//!   preamble once per draw): expressions of uniforms only move into a
+//!   preamble block that stores them into uniform words the rest reads.
+//!
 //! Every pass is linear in the shader's size; `cargo bench -p
 //! lathe-passes` shows ns/instruction at 1k, 10k and 100k instructions for
 //! a chain of diamonds and for deeply nested ones.
@@ -153,6 +157,7 @@ pub mod lower_swap;
 pub mod manager;
 pub mod merge_blocks;
 pub mod optimise;
+pub mod preamble;
 pub mod private_arrays;
 pub mod promote_arrays;
 pub mod ra;

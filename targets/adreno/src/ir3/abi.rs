@@ -30,7 +30,8 @@
 //! The const file is laid out as the shader's own uniforms (push
 //! constants, words `0..uniform_words`), then each used driver parameter,
 //! then the UBO ranges, each range starting on a vec4, then the float
-//! immediates while they fit.
+//! immediates while they fit, then (a6xx on) the words the shader's own
+//! preamble stores ([`ConstLayout::preamble`]).
 //!
 //! ```
 //! use lathe_adreno::ir3::{abi, target::Ir3Target, GpuModel};
@@ -159,9 +160,26 @@ pub struct ConstLayout {
     /// ([`lathe_passes::constant_data`]; each element in a vec4 of its
     /// own, so `ldc` reads its word directly).
     pub constant_data: Option<lathe_passes::constant_data::ConstantData>,
+    /// The const words the shader's preamble stores with `stc` and its
+    /// main part reads (a6xx on: [`lathe_passes::preamble`]), from a vec4
+    /// after everything above; the driver writes none of them.
+    pub preamble: Option<lathe_passes::preamble::Hoisted>,
 }
 
 impl ConstLayout {
+    /// The first const word after the uniforms, driver parameters, UBO
+    /// ranges and float immediates: where the preamble's words may start
+    /// (on the next vec4).
+    pub fn end_word(&self) -> u32 {
+        let params = self.params.iter().map(|&(_, w)| w + 1);
+        let ranges = self.ubo_ranges.iter().map(|r| r.const_word + r.words);
+        let immediates = self.immediates.iter().map(|&(w, _)| w + 1);
+        params
+            .chain(ranges)
+            .chain(immediates)
+            .fold(self.uniform_words, u32::max)
+    }
+
     /// The const words `(word, bits)` a driver writes for an invocation:
     /// its uniforms, the driver parameters (the workgroup size is the
     /// dispatch's, `local_size`), the pushed UBO ranges and the float

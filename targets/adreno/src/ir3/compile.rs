@@ -26,7 +26,7 @@ use std::rc::Rc;
 use lathe_ir::{GenericOp, Shader};
 use lathe_passes::manager::{PassError, Registry};
 
-use super::emit::{Compiled, EmitError, emit};
+use super::emit::{Compiled, EmitError, emit_program};
 use super::generated::MachineOp;
 use super::select::{Interface, select};
 use super::target::Ir3Target;
@@ -95,8 +95,7 @@ pub fn compile_with(
             dumps.push((record.name, dump));
         }
     }
-    let mut compiled = emit(&mut shader, target)?;
-    compiled.interface.consts = selected.consts;
+    let compiled = emit_program(&mut shader, target, selected.consts)?;
     Ok(Output {
         compiled,
         ports: selected.interface,

@@ -108,13 +108,36 @@ impl Compiled {
 
 /// Legalises `shader` if needed and emits it.
 pub fn emit(shader: &mut Shader<'_, MachineOp>, target: &Ir3Target) -> Result<Compiled, EmitError> {
+    emit_program(shader, target, super::abi::ConstLayout::default())
+}
+
+/// [`emit`] for a shader laid out by [`super::abi`] as `consts` says: when
+/// it has a preamble ([`super::abi::ConstLayout::preamble`]), the first
+/// block is the preamble's body, framed as Mesa's ir3 frames it:
+///
+/// ```text
+/// shps #main      every wave but the first skips the preamble
+/// getone #main    every thread but one of it skips the body
+/// …body…          computes and stores with stc
+/// (ss)(sy)shpe    its results are in the const file
+/// main: (jp)…
+/// ```
+pub fn emit_program(
+    shader: &mut Shader<'_, MachineOp>,
+    target: &Ir3Target,
+    consts: super::abi::ConstLayout,
+) -> Result<Compiled, EmitError> {
     legalise::legalise(shader, target)?;
     let g = target.generation_id();
     let generation = Generation::from_gpu_id(g)
         .ok_or_else(|| LegaliseError::Malformed(format!("no generation {g}")))?;
     let mut words = Vec::new();
     let mut interface = Interface::default();
-    for &b in shader.layout() {
+    let mut body = None;
+    for (k, &b) in shader.layout().iter().enumerate() {
+        if k == 1 && consts.preamble.is_some() {
+            body = Some(words.len());
+        }
         for &i in shader.block_insts(b) {
             if let Some(w) = legalise::word_of(shader, target, i)? {
                 words.push(w.encode(g));
@@ -146,6 +169,10 @@ pub fn emit(shader: &mut Shader<'_, MachineOp>, target: &Ir3Target) -> Result<Co
             }
         }
     }
+    if let Some(body) = body {
+        words = frame_preamble(words, body, target)?;
+    }
+    interface.consts = consts;
     interface.inputs.sort_by_key(|s| s.index);
     interface.outputs.sort_by_key(|s| s.index);
     let asm = disassembly(&words, generation)?;
@@ -161,6 +188,53 @@ pub fn emit(shader: &mut Shader<'_, MachineOp>, target: &Ir3Target) -> Result<Co
         interface,
         stats,
     })
+}
+
+/// `words` with their first `body` words framed as the preamble
+/// ([`emit_program`]; the spec's idioms `preamble_start`, `elect`,
+/// `preamble_end`).
+fn frame_preamble(
+    words: Vec<u64>,
+    body: usize,
+    target: &Ir3Target,
+) -> Result<Vec<u64>, LegaliseError> {
+    let g = target.generation_id();
+    let idiom = |name: &str| {
+        target.idiom(name).ok_or_else(|| {
+            LegaliseError::Unsupported(format!("a preamble on a GPU without `{name}`"))
+        })
+    };
+    let set = |op: MachineOp, key: &str, value: u64| {
+        op.with_modifier(key, value).ok_or_else(|| {
+            LegaliseError::Malformed(format!("`{}` has no field `{key}`", lathe_ir::Opcode::name(&op)))
+        })
+    };
+    let (main, rest) = (words.get(body).copied(), &words[body..]);
+    // The main part's first instruction is where both jumps land: its
+    // word with the (jp) bits (those `jp` changes in its encoding).
+    let landing = main.and_then(|w| {
+        let op = MachineOp::from_word(w, g)?;
+        let jp = op.with_modifier("jp", 1)?.encode(&[], &[], g) ^ op.encode(&[], &[], g);
+        Some(w | jp)
+    });
+    let mut out = Vec::with_capacity(words.len() + 4);
+    let offset = |from: usize| (body + 3 - from) as u64;
+    out.push(set(idiom("preamble_start")?, "immed", offset(0))?.encode(&[], &[], g));
+    out.push(set(idiom("elect")?, "immed", offset(1))?.encode(&[], &[], g));
+    out.extend_from_slice(&words[..body]);
+    let end = set(set(idiom("preamble_end")?, "ss", 1)?, "sy", 1)?;
+    out.push(end.encode(&[], &[], g));
+    match landing {
+        Some(word) => {
+            out.push(word);
+            out.extend_from_slice(&rest[1..]);
+        }
+        None => {
+            out.push(set(idiom("nop")?, "jp", 1)?.encode(&[], &[], g));
+            out.extend_from_slice(rest);
+        }
+    }
+    Ok(out)
 }
 
 /// One line per word, as the generated disassembler shows it.

@@ -35,7 +35,7 @@
 //! assert_eq!(err.to_string(), "unsupported: umul_high giving u32 (ir3 selection)");
 //! ```
 
-use lathe_ir::{GenericOp, Shader};
+use lathe_ir::{GenericOp, Op, Shader};
 use lathe_isa::machine::MachineSpec;
 use lathe_isa::select::SelectTarget;
 pub use lathe_isa::select::{Interface, Port, SelectError};
@@ -119,6 +119,19 @@ pub fn select<'a>(
         let text = e.to_string();
         SelectError::Unsupported(text.trim_start_matches("unsupported: ").to_string())
     })?;
+    // Uniform expressions move into a preamble the first wave runs once
+    // (a6xx on), its words after the const layout's; the preloaded
+    // registers (meta inputs, vertex attributes) are read before it.
+    if let Some(limit) = target.preamble_words() {
+        let first_word = consts.end_word().next_multiple_of(4);
+        let budget = lathe_passes::preamble::Budget {
+            first_word,
+            words: limit.saturating_sub(first_word),
+        };
+        consts.preamble = lathe_passes::preamble::hoist(&mut lowered, budget, |op| {
+            matches!(op, Op::Input { .. } | Op::Opcode(GenericOp::LoadInput { .. }))
+        });
+    }
     let (shader, interface) =
         lathe_isa::select::select(&rules::RULES, &lowered, target, generic.arena())?;
     Ok(Selected {

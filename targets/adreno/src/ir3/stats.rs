@@ -19,7 +19,10 @@
 //! in private memory, as Mesa counts the opcodes); `waves` is the spec's occupancy at the footprint; `loops`
 //! counts backward branches. `last-baryf` is the position (in counted
 //! instructions) of the varying fetch with `(ei)`, `last-helper` that of
-//! the last `nop` with `(eq)` (legalisation emits none yet).
+//! the last `nop` with `(eq)` (legalisation emits none yet). After
+//! Mesa's fields, `preamble` counts the preamble's instructions (`shps`
+//! to `shpe`), which Mesa leaves out of the others and prints as
+//! `; N preamble instr`.
 //!
 //! Not computed: `sstall`/`systall` (Mesa's estimate of cycles stalled on
 //! a sync flag uses soft delays that are no hardware fact): they print 0.
@@ -60,6 +63,10 @@ pub struct Stats {
     pub sy: u32,
     pub waves: u32,
     pub loops: u32,
+    /// Instructions of the preamble (`shps` to `shpe`, as Mesa counts its
+    /// `preamble_instrs_count`), which run once per draw: none of the
+    /// counts above includes them but the register footprint.
+    pub preamble: u32,
 }
 
 impl fmt::Display for Stats {
@@ -70,7 +77,8 @@ impl fmt::Display for Stats {
             "{} shader: {} inst, {} nops, {} non-nops, {} mov, {} cov, {} dwords, \
              {} last-baryf, {} last-helper, {} half, {} full, {} constlen, \
              {} cat0, {} cat1, {} cat2, {} cat3, {} cat4, {} cat5, {} cat6, {} cat7, \
-             {} stp, {} ldp, {} sstall, {} (ss), {} systall, {} (sy), {} waves, {} loops",
+             {} stp, {} ldp, {} sstall, {} (ss), {} systall, {} (sy), {} waves, {} loops, \
+             {} preamble",
             self.stage,
             self.inst,
             self.nops,
@@ -98,7 +106,8 @@ impl fmt::Display for Stats {
             self.systall,
             self.sy,
             self.waves,
-            self.loops
+            self.loops,
+            self.preamble
         )
     }
 }
@@ -129,6 +138,8 @@ pub(crate) fn collect(
     let g = target.generation_id();
     let nop = target.idiom("nop");
     let (jump, branch) = (target.idiom("jump"), target.idiom("branch"));
+    let (start, end) = (target.idiom("preamble_start"), target.idiom("preamble_end"));
+    let mut in_preamble = false;
     // The spill and fill instructions (any slot: the offset is no part
     // of which instruction it is).
     let slot = SpillSlot {
@@ -158,6 +169,26 @@ pub(crate) fn collect(
         let facts = delay::facts(word, generation)?;
         let (repeat, slots) = (facts.repeat, facts.nops);
         let count = 1 + repeat;
+        for a in &facts.accesses {
+            if a.special {
+                continue;
+            }
+            let last = a.num + a.elems - 1;
+            if a.half {
+                max_half = max_half.max(Some(last / 4));
+                if merged {
+                    max_full = max_full.max(Some(last / 2 / 4));
+                }
+            } else {
+                max_full = max_full.max(Some(last / 4));
+            }
+        }
+        in_preamble |= same(start, &op);
+        if in_preamble {
+            s.preamble += count + slots;
+            in_preamble = !same(end, &op);
+            continue;
+        }
         // Mesa's position of an instruction: the slots before it.
         let position = s.inst;
         let category: usize = meta_text(&op, "category")
@@ -209,20 +240,6 @@ pub(crate) fn collect(
             && op.modifier("immed").is_some_and(|o| (o as u32 as i32) <= 0)
         {
             s.loops += 1;
-        }
-        for a in facts.accesses {
-            if a.special {
-                continue;
-            }
-            let last = a.num + a.elems - 1;
-            if a.half {
-                max_half = max_half.max(Some(last / 4));
-                if merged {
-                    max_full = max_full.max(Some(last / 2 / 4));
-                }
-            } else {
-                max_full = max_full.max(Some(last / 4));
-            }
         }
     }
     s.full = max_full.map_or(0, |m| m + 1);

@@ -237,6 +237,18 @@ impl Ir3Target {
             .sum()
     }
 
+    /// The const words a preamble may store into (`stc` with an
+    /// immediate destination: the spec's `const-dst-imm` offset field
+    /// reaches them, within the const file), or `None` when the GPU runs
+    /// no preamble (its generation has no `preamble_start` idiom).
+    pub fn preamble_words(&self) -> Option<u32> {
+        let isa = Spec::isa();
+        isa.idiom("preamble_start", self.generation)?;
+        let dst = isa.encoding("const-dst-imm")?;
+        let width = isa.encodings[dst].plain.item("OFFSET")?.width();
+        Some(self.const_words().min(1u32.checked_shl(width).unwrap_or(u32::MAX)))
+    }
+
     /// The generation number the spec's tables are read at (Mesa's
     /// `gpu_id`: 600 for a6xx).
     pub fn generation_id(&self) -> u32 {
