@@ -265,3 +265,24 @@ fn valhall_disassembly_assembles_back_and_the_outputs_agree() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn uniform_matrix_products_go_to_the_preamble_whose_const_range_the_json_names() {
+    let shader = example("uniform-matrices.wgsl");
+    for gpu in ["a630", "a740"] {
+        let json: serde_json::Value = serde_json::from_str(&stdout(&lathe(&[
+            "compile", "--gpu", gpu, "--emit", "json", "--verify", &shader,
+        ])))
+        .expect("--emit json prints JSON");
+        let consts = &json["interface"]["consts"];
+        // The 16 words of projection * view * model, after the 48 of the
+        // pushed UBO range.
+        assert_eq!(consts["preamble"]["const_word"], 48, "{gpu}: {consts}");
+        assert_eq!(consts["preamble"]["words"], 16, "{gpu}: {consts}");
+        let stats = json["stats"].as_str().unwrap();
+        assert!(!stats.ends_with(" 0 preamble"), "{stats}");
+
+        let asm = stdout(&lathe(&["compile", "--gpu", gpu, "--no-preamble", &shader]));
+        assert!(!asm.contains("shps") && asm.trim_end().ends_with(" 0 preamble"), "{asm}");
+    }
+}

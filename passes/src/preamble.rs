@@ -33,7 +33,7 @@
 //! use lathe_passes::preamble::{hoist, Budget};
 //! use lathe_ir::{GenericOp, Op};
 //!
-//! let text = "shader vertex\nb0:\n  %0:f32 = load_input slot=0 comp=0\n  %1:f32 = load_uniform index=0\n  %2:f32 = load_uniform index=1\n  %3:f32 = fmul %1, %2\n  %4:f32 = fadd %3, %1\n  %5:f32 = fmul %0, %4\n  store_output slot=0 comp=0 %5\n  ret\n";
+//! let text = "shader vertex\nb0:\n  %0:f32 = load_input slot=0 comp=0 interp=smooth\n  %1:f32 = load_uniform index=0\n  %2:f32 = load_uniform index=1\n  %3:f32 = fmul %1, %2\n  %4:f32 = fadd %3, %1\n  %5:f32 = fmul %0, %4\n  store_output slot=0 comp=0 %5\n  ret\n";
 //! let arena = lathe_ir::Bump::new();
 //! let mut shader = lathe_ir::parse::<GenericOp>(&arena, text).unwrap();
 //! let preloaded = |op: &Op<GenericOp>| matches!(op, Op::Opcode(GenericOp::LoadInput { .. }));
@@ -270,4 +270,55 @@ fn copy_expression(
         copies.insert(top, c);
     }
     copies[&v]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hoisted(text: &str, words: u32) -> (Option<Hoisted>, String) {
+        let arena = lathe_ir::Bump::new();
+        let mut shader = lathe_ir::parse::<GenericOp>(&arena, text).unwrap();
+        let preloaded = |op: &Op<GenericOp>| matches!(op, Op::Input { .. });
+        let budget = Budget {
+            first_word: 16,
+            words,
+        };
+        let h = hoist(&mut shader, budget, preloaded);
+        lathe_ir::validate(&shader).unwrap();
+        (h, lathe_ir::print(&shader))
+    }
+
+    const TWO: &str = "shader fragment\nb0:\n  %0:f32 = input index=0\n  %1:f32 = load_uniform index=0\n  %2:f32 = load_uniform index=1\n  %3:f32 = fadd %1, %2\n  %4:f32 = fmul %3, %3\n  %5:f32 = rcp %4\n  %6:f32 = fmul %1, %2\n  %7:f32 = fmul %0, %5\n  %8:f32 = fadd %7, %6\n  store_output slot=0 comp=0 %8\n  ret\n";
+
+    #[test]
+    fn no_budget_changes_nothing() {
+        let arena = lathe_ir::Bump::new();
+        let before = lathe_ir::print(&lathe_ir::parse::<GenericOp>(&arena, TWO).unwrap());
+        assert_eq!(hoisted(TWO, 0), (None, before));
+    }
+
+    #[test]
+    fn the_longest_expression_is_taken_first_and_inputs_lead_the_preamble() {
+        let (h, text) = hoisted(TWO, 1);
+        assert_eq!(h.map(|h| h.words), Some(1));
+        // rcp(fmul(fadd)) saves three operations, the lone fmul one.
+        assert!(text.contains("%5:f32 = load_uniform index=16"), "{text}");
+        assert!(text.contains("%6:f32 = fmul %1, %2"), "{text}");
+        let first = text.lines().nth(2).unwrap();
+        assert!(first.ends_with("= input index=0"), "{text}");
+        let (h, text) = hoisted(TWO, 8);
+        assert_eq!(h.map(|h| h.words), Some(2));
+        assert!(text.contains("%6:f32 = load_uniform index=17"), "{text}");
+    }
+
+    #[test]
+    fn what_may_be_undefined_is_hoisted_only_from_the_entry() {
+        let guarded = "shader fragment\nb0:\n  %0:u32 = input index=0\n  %1:u32 = load_uniform index=0\n  %2:u32 = load_uniform index=1\n  %3:bool = ine %2, %0\n  branch %3, b1, b2\nb1:\n  %4:u32 = udiv %1, %2\n  %5:u32 = iadd %4, %0\n  store_output slot=0 comp=0 %5\n  jump b2\nb2:\n  ret\n";
+        assert_eq!(hoisted(guarded, 4).0, None);
+        let entry = "shader fragment\nb0:\n  %0:u32 = input index=0\n  %1:u32 = load_uniform index=0\n  %2:u32 = load_uniform index=1\n  %4:u32 = udiv %1, %2\n  %5:u32 = iadd %4, %0\n  store_output slot=0 comp=0 %5\n  ret\n";
+        let (h, text) = hoisted(entry, 4);
+        assert_eq!(h.map(|h| h.words), Some(1), "{text}");
+        assert!(text.contains("store_uniform index=16"), "{text}");
+    }
 }

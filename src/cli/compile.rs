@@ -82,6 +82,10 @@ pub struct CompileArgs {
     /// with status 1, a timing hazard with status 3.
     #[arg(long)]
     pub verify: bool,
+    /// With an Adreno `--gpu` that runs a preamble (a6xx on): keep every
+    /// expression in the main part (Mesa's `IR3_SHADER_DEBUG=nopreamble`).
+    #[arg(long)]
+    pub no_preamble: bool,
     /// Seed of `--verify`'s random inputs.
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub seed: u64,
@@ -126,6 +130,7 @@ fn compile_for(model: &str, lowered: &Lowered<'_>, args: &CompileArgs) -> CliRes
     };
     let options = CompileOptions {
         dumps: args.print_after.is_some() || args.emit == Some(Emit::Ir),
+        no_preamble: args.no_preamble,
     };
     let out = lathe::compile::compile_lowered_ir3(lowered, gpu, &options)?;
     print_dumps(&out.dumps, args.print_after.as_deref())?;
@@ -180,6 +185,7 @@ fn compile_for(model: &str, lowered: &Lowered<'_>, args: &CompileArgs) -> CliRes
                         "varyings": i.consts.varyings.iter().map(|v| serde_json::json!({"slot": v.slot, "comp": v.comp, "inloc": v.inloc, "interp": format!("{:?}", v.interp.mode).to_lowercase(), "loc": format!("{:?}", v.interp.loc).to_lowercase(), "type": v.ty.to_string(), "sysval": v.sysval.map(|s| s.name())})).collect::<Vec<_>>(),
                         "constant_data": i.consts.constant_data.as_ref().map(|d| serde_json::json!({"binding": d.binding, "words": d.words.iter().map(|w| format!("0x{w:08x}")).collect::<Vec<_>>()})),
                         "immediates": i.consts.immediates.iter().map(|&(w, bits)| serde_json::json!({"const_word": w, "bits": format!("0x{bits:08x}")})).collect::<Vec<_>>(),
+                        "preamble": i.consts.preamble.map(|p| serde_json::json!({"const_word": p.first_word, "words": p.words})),
                         "barycentrics": i.consts.barycentrics.iter().map(|b| serde_json::json!({"input": b.input, "interp": format!("{:?}", b.mode).to_lowercase(), "loc": format!("{:?}", b.loc).to_lowercase()})).collect::<Vec<_>>(),
                     },
                 },

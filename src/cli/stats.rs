@@ -47,6 +47,9 @@ pub struct StatsArgs {
     /// (`lathe compile --verify`, seed 1): a `verify` column.
     #[arg(long)]
     pub verify: bool,
+    /// Adreno a6xx on: no preamble (`lathe compile --no-preamble`).
+    #[arg(long)]
+    pub no_preamble: bool,
     /// Files or directories (searched recursively for `.spv` and `.wgsl`).
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
@@ -88,7 +91,7 @@ pub fn run(args: StatsArgs) -> CliResult {
         files
             .par_iter()
             .flat_map_iter(|f| {
-                let rows = file_rows(f, gpu, args.verify);
+                let rows = file_rows(f, gpu, args.verify, args.no_preamble);
                 progress.step();
                 rows
             })
@@ -146,7 +149,7 @@ fn is_shader(p: &Path) -> bool {
 
 /// The rows of every entry point of `path` (one failed row when the
 /// file itself does not read or parse).
-fn file_rows(path: &Path, gpu: Gpu, verify: bool) -> Vec<Row> {
+fn file_rows(path: &Path, gpu: Gpu, verify: bool, no_preamble: bool) -> Vec<Row> {
     let file = path.display().to_string();
     let failed = |message: String| {
         vec![Row {
@@ -194,7 +197,7 @@ fn file_rows(path: &Path, gpu: Gpu, verify: bool) -> Vec<Row> {
                 stage,
                 ..Options::default()
             };
-            let (result, verify) = compile_one(source, &options, gpu, verify);
+            let (result, verify) = compile_one(source, &options, gpu, verify, no_preamble);
             Row {
                 file: file.clone(),
                 entry,
@@ -215,6 +218,7 @@ fn compile_one(
     options: &Options,
     gpu: Gpu,
     verify: bool,
+    no_preamble: bool,
 ) -> (Result<Fields, String>, Option<String>) {
     let arena = lathe_ir::Bump::new();
     let lowered = match lower(&arena, source, options) {
@@ -234,7 +238,11 @@ fn compile_one(
     };
     match gpu {
         Gpu::Adreno(gpu) => {
-            let out = match compile_lowered_ir3(&lowered, gpu, &CompileOptions::default()) {
+            let backend = CompileOptions {
+                no_preamble,
+                ..CompileOptions::default()
+            };
+            let out = match compile_lowered_ir3(&lowered, gpu, &backend) {
                 Ok(o) => o,
                 Err(e) => return (Err(e.to_string()), None),
             };

@@ -338,6 +338,8 @@ fn the_statistics_line_has_mesas_fields_in_order() {
         "(sy)",
         "waves",
         "loops",
+        // Lathe's own, after Mesa's: the preamble's instructions.
+        "preamble",
     ];
     let (stage, rest) = line.split_once(" shader: ").unwrap();
     assert_eq!(stage, "MESA_SHADER_FRAGMENT");

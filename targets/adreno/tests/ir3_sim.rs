@@ -1124,10 +1124,10 @@ fn group_branches_decide_for_every_thread() {
     let all = format!("ball p0.x, #2\n{body}");
     assert_eq!(group_run(&all, [1, 1, 1, 0], r1), [7; 4]);
     assert_eq!(group_run(&all, [1; 4], r1), [0; 4]);
-    // getone: one thread jumps; getlast: all but the last one.
+    // getone: all but one thread jump; getlast: all but the last one.
     assert_eq!(
         group_run(&format!("getone #2\n{body}"), [0; 4], r1),
-        [0, 7, 7, 7]
+        [7, 0, 0, 0]
     );
     assert_eq!(
         group_run(&format!("getlast.w8 #2\n{body}"), [0; 4], r1),
@@ -1180,9 +1180,9 @@ fn movs_reads_another_thread_before_any_write() {
 
 #[test]
 fn movmsk_shows_the_active_threads_and_swz_swaps() {
-    // Thread 0 jumps ahead: movmsk runs in threads 1..=3 only.
+    // Threads 1..=3 jump ahead: movmsk runs in thread 0 only.
     let r = group_run("getone #3\nmovmsk.w32 r0.x\nend\nend\n", [0; 4], [0; 4]);
-    assert_eq!(r, [0, 0b1110, 0b1110, 0b1110]);
+    assert_eq!(r, [0b0001, 0, 0, 0]);
     let m = run_io(
         "swz.u32u32 r0.x, r0.y, r0.y, r0.x\nend\n",
         prim::Harness::default(),
@@ -1497,4 +1497,22 @@ fn typed_ibo_accesses_go_through_the_harness_images() {
         hazard("add.u r0.y, r1.x, r1.y\nldib.b.untyped.1d.u32.1.imm r2.x, r0.x, 2\nend\n"),
         None
     );
+}
+
+#[test]
+fn stc_in_one_thread_writes_the_const_file_every_thread_reads() {
+    // The preamble's frame: threads 1..=3 skip the body, thread 0 stores
+    // its r0.x and r0.y into c1.y and c1.z; then every thread reads them.
+    let src = "getone #3\nstc.u32 c[5], r0.x, 2\n(sy)(ss)shpe\n(jp)mov.u32u32 r1.x, c1.y\nmov.u32u32 r1.y, c1.z\nend\n";
+    let m = run_io(
+        src,
+        prim::Harness::default(),
+        &[("r0.x", [10, 11, 12, 13]), ("r0.y", [20, 21, 22, 23])],
+    )
+    .unwrap();
+    for lane in 0..4 {
+        assert_eq!((reg(&m, "r1.x", lane), reg(&m, "r1.y", lane)), (10, 20));
+    }
+    assert_eq!(reg(&m, "c1.x", 0), 0, "stc wrote two words only");
+    assert_eq!(reg(&m, "c1.w", 0), 0, "stc wrote two words only");
 }

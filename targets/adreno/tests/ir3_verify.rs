@@ -680,3 +680,120 @@ b2:
         }
     }
 }
+
+/// A vertex shader that multiplies two uniform 2x2 matrices (uniform
+/// words 0..=3 and 4..=7, row-major) and the product by its input.
+const MATRICES: &str = "shader vertex
+b0:
+  %0:f32 = load_input slot=0 comp=0 interp=smooth
+  %1:f32 = load_input slot=0 comp=1 interp=smooth
+  %2:f32 = load_uniform index=0
+  %3:f32 = load_uniform index=1
+  %4:f32 = load_uniform index=2
+  %5:f32 = load_uniform index=3
+  %6:f32 = load_uniform index=4
+  %7:f32 = load_uniform index=5
+  %8:f32 = load_uniform index=6
+  %9:f32 = load_uniform index=7
+  %10:f32 = fmul %2, %6
+  %11:f32 = ffma %3, %8, %10
+  %12:f32 = fmul %2, %7
+  %13:f32 = ffma %3, %9, %12
+  %14:f32 = fmul %4, %6
+  %15:f32 = ffma %5, %8, %14
+  %16:f32 = fmul %4, %7
+  %17:f32 = ffma %5, %9, %16
+  %18:f32 = fmul %11, %0
+  %19:f32 = ffma %13, %1, %18
+  %20:f32 = fmul %15, %0
+  %21:f32 = ffma %17, %1, %20
+  store_output slot=0 comp=0 %19
+  store_output slot=0 comp=1 %21
+  ret
+";
+
+#[test]
+fn uniform_matrix_products_run_once_in_the_preamble_and_verify() {
+    let arena = lathe_ir::Bump::new();
+    let generic = lathe_ir::parse::<GenericOp>(&arena, MATRICES).unwrap();
+    for model in ["a630", "a740"] {
+        let gpu: GpuModel = model.parse().unwrap();
+        let out = compiled(&generic, gpu);
+        let c = &out.compiled;
+        for seed in 0..4 {
+            let options = Options {
+                seed,
+                ..Options::default()
+            };
+            let program = Ir3Program::new(c, &out.ports, gpu);
+            verify(&generic, &program, &options)
+                .unwrap_or_else(|e| panic!("{model}, seed {seed}: {e}\n{}", c.asm));
+        }
+        // The four products are stored once, into the words after the
+        // uniforms, and the main part reads them there.
+        let preamble = c.interface.consts.preamble.expect("a preamble");
+        assert_eq!((preamble.first_word, preamble.words), (8, 4), "{model}");
+        let lines: Vec<&str> = c.asm.lines().collect();
+        assert!(lines[0].starts_with("shps #"), "{model}\n{}", c.asm);
+        assert!(lines[1].starts_with("getone #"), "{model}\n{}", c.asm);
+        assert_eq!(c.asm.matches("stc.u32 c[").count(), 4, "{}", c.asm);
+        assert!(c.asm.contains("shpe\n"), "{}", c.asm);
+        // The main part is shorter than the whole shader without a
+        // preamble; the preamble's instructions are counted apart.
+        let target = Rc::new(Ir3Target::new(gpu).unwrap());
+        let options = CompileOptions {
+            no_preamble: true,
+            ..CompileOptions::default()
+        };
+        let whole = compile_with(&generic, &target, &options).unwrap().compiled;
+        assert!(!whole.asm.contains("shps"), "{}", whole.asm);
+        assert_eq!(whole.stats.preamble, 0);
+        assert!(c.stats.preamble > 0);
+        assert!(
+            c.stats.inst < whole.stats.inst,
+            "{model}: {} main vs {} whole\n{}",
+            c.stats.inst,
+            whole.stats.inst,
+            c.asm
+        );
+    }
+}
+
+#[test]
+fn a_preamble_that_is_skipped_or_stores_elsewhere_is_caught() {
+    let arena = lathe_ir::Bump::new();
+    let generic = lathe_ir::parse::<GenericOp>(&arena, MATRICES).unwrap();
+    for model in ["a630", "a740"] {
+        let gpu: GpuModel = model.parse().unwrap();
+        let out = compiled(&generic, gpu);
+        // Every wave skipping the preamble: the const words stay unset
+        // (the harness writes only what a driver writes).
+        let skipped = patched(&out, gpu, "shps", |l| l.replacen("shps", "jump", 1));
+        let program = Ir3Program::new(&skipped.compiled, &skipped.ports, gpu);
+        let err = verify(&generic, &program, &Options::default()).unwrap_err();
+        assert!(
+            matches!(err, VerifyError::Mismatch { .. }),
+            "{model}: {err}"
+        );
+        // One product stored into the word of another.
+        let moved = patched(&out, gpu, "stc.u32 c[8]", |l| {
+            l.replacen("c[8]", "c[9]", 1)
+        });
+        let program = Ir3Program::new(&moved.compiled, &moved.ports, gpu);
+        let err = verify(&generic, &program, &Options::default()).unwrap_err();
+        assert!(
+            matches!(err, VerifyError::Mismatch { .. }),
+            "{model}: {err}"
+        );
+    }
+}
+
+#[test]
+fn only_a6xx_and_later_run_a_preamble() {
+    for (model, has) in [("a306", false), ("a530", false), ("a630", true), ("a740", true)] {
+        let target = Ir3Target::new(model.parse().unwrap()).unwrap();
+        // stc's immediate destination reaches 256 words.
+        let expected = has.then_some(256);
+        assert_eq!(target.preamble_words(), expected, "{model}");
+    }
+}

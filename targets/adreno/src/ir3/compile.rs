@@ -28,7 +28,7 @@ use lathe_passes::manager::{PassError, Registry};
 
 use super::emit::{Compiled, EmitError, emit_program};
 use super::generated::MachineOp;
-use super::select::{Interface, select};
+use super::select::{Interface, select_with};
 use super::target::Ir3Target;
 use lathe_isa::select::SelectError;
 
@@ -54,6 +54,10 @@ pub struct CompileOptions {
     /// Keep the machine IR printed after selection and after every
     /// backend pass (`lathe compile --print-after all`).
     pub dumps: bool,
+    /// Keep every expression in the main part: no preamble, as on GPUs
+    /// without one (Mesa's `IR3_SHADER_DEBUG=nopreamble`; `lathe compile
+    /// --no-preamble`).
+    pub no_preamble: bool,
 }
 
 /// A compiled shader and, when asked for, the machine IR after each stage.
@@ -82,7 +86,7 @@ pub fn compile_with(
     options: &CompileOptions,
 ) -> Result<Output, CompileError> {
     let mut dumps = Vec::new();
-    let selected = select(generic, target)?;
+    let selected = select_with(generic, target, !options.no_preamble)?;
     let mut shader = selected.shader;
     if options.dumps {
         dumps.push(("select", lathe_ir::print(&shader)));

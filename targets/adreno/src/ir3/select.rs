@@ -86,6 +86,15 @@ pub fn select<'a>(
     generic: &Shader<'a, GenericOp>,
     target: &Ir3Target,
 ) -> Result<Selected<'a>, SelectError> {
+    select_with(generic, target, true)
+}
+
+/// [`select`], with a preamble where the GPU runs one only if `preamble`.
+pub fn select_with<'a>(
+    generic: &Shader<'a, GenericOp>,
+    target: &Ir3Target,
+    preamble: bool,
+) -> Result<Selected<'a>, SelectError> {
     // Generic optimisation first (constant offsets it folds reach the
     // const file), and again once arrays are SSA values.
     let mut optimised = generic.duplicate();
@@ -122,7 +131,7 @@ pub fn select<'a>(
     // Uniform expressions move into a preamble the first wave runs once
     // (a6xx on), its words after the const layout's; the preloaded
     // registers (meta inputs, vertex attributes) are read before it.
-    if let Some(limit) = target.preamble_words() {
+    if let Some(limit) = target.preamble_words().filter(|_| preamble) {
         let first_word = consts.end_word().next_multiple_of(4);
         let budget = lathe_passes::preamble::Budget {
             first_word,
