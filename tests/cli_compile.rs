@@ -275,14 +275,18 @@ fn uniform_matrix_products_go_to_the_preamble_whose_const_range_the_json_names()
         ])))
         .expect("--emit json prints JSON");
         let consts = &json["interface"]["consts"];
-        // The 16 words of projection * view * model, after the 48 of the
-        // pushed UBO range.
-        assert_eq!(consts["preamble"]["const_word"], 48, "{gpu}: {consts}");
+        // The 16 words of projection * view * model, on a vec4 after the
+        // 48 of the pushed UBO range and the float immediate 1.0.
+        assert_eq!(consts["immediates"][0]["const_word"], 48, "{gpu}: {consts}");
+        assert_eq!(consts["preamble"]["const_word"], 52, "{gpu}: {consts}");
         assert_eq!(consts["preamble"]["words"], 16, "{gpu}: {consts}");
         let stats = json["stats"].as_str().unwrap();
         assert!(!stats.ends_with(" 0 preamble"), "{stats}");
 
         let asm = stdout(&lathe(&["compile", "--gpu", gpu, "--no-preamble", &shader]));
-        assert!(!asm.contains("shps") && asm.trim_end().ends_with(" 0 preamble"), "{asm}");
+        assert!(
+            !asm.contains("shps") && asm.trim_end().ends_with(" 0 preamble"),
+            "{asm}"
+        );
     }
 }

@@ -776,9 +776,7 @@ fn a_preamble_that_is_skipped_or_stores_elsewhere_is_caught() {
             "{model}: {err}"
         );
         // One product stored into the word of another.
-        let moved = patched(&out, gpu, "stc.u32 c[8]", |l| {
-            l.replacen("c[8]", "c[9]", 1)
-        });
+        let moved = patched(&out, gpu, "stc.u32 c[8]", |l| l.replacen("c[8]", "c[9]", 1));
         let program = Ir3Program::new(&moved.compiled, &moved.ports, gpu);
         let err = verify(&generic, &program, &Options::default()).unwrap_err();
         assert!(
@@ -790,7 +788,12 @@ fn a_preamble_that_is_skipped_or_stores_elsewhere_is_caught() {
 
 #[test]
 fn only_a6xx_and_later_run_a_preamble() {
-    for (model, has) in [("a306", false), ("a530", false), ("a630", true), ("a740", true)] {
+    for (model, has) in [
+        ("a306", false),
+        ("a530", false),
+        ("a630", true),
+        ("a740", true),
+    ] {
         let target = Ir3Target::new(model.parse().unwrap()).unwrap();
         // stc's immediate destination reaches 256 words.
         let expected = has.then_some(256);

@@ -206,7 +206,10 @@ fn frame_preamble(
     };
     let set = |op: MachineOp, key: &str, value: u64| {
         op.with_modifier(key, value).ok_or_else(|| {
-            LegaliseError::Malformed(format!("`{}` has no field `{key}`", lathe_ir::Opcode::name(&op)))
+            LegaliseError::Malformed(format!(
+                "`{}` has no field `{key}`",
+                lathe_ir::Opcode::name(&op)
+            ))
         })
     };
     let (main, rest) = (words.get(body).copied(), &words[body..]);

@@ -138,7 +138,10 @@ pub fn select_with<'a>(
             words: limit.saturating_sub(first_word),
         };
         consts.preamble = lathe_passes::preamble::hoist(&mut lowered, budget, |op| {
-            matches!(op, Op::Input { .. } | Op::Opcode(GenericOp::LoadInput { .. }))
+            matches!(
+                op,
+                Op::Input { .. } | Op::Opcode(GenericOp::LoadInput { .. })
+            )
         });
     }
     let (shader, interface) =

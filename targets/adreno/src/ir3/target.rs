@@ -246,7 +246,10 @@ impl Ir3Target {
         isa.idiom("preamble_start", self.generation)?;
         let dst = isa.encoding("const-dst-imm")?;
         let width = isa.encodings[dst].plain.item("OFFSET")?.width();
-        Some(self.const_words().min(1u32.checked_shl(width).unwrap_or(u32::MAX)))
+        Some(
+            self.const_words()
+                .min(1u32.checked_shl(width).unwrap_or(u32::MAX)),
+        )
     }
 
     /// The generation number the spec's tables are read at (Mesa's
