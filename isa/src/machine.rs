@@ -564,6 +564,70 @@ impl<S: MachineSpec> MachineOp<S> {
         }
         None
     }
+
+    /// The instruction with IR source `n` replaced by what literal
+    /// operand field `i` of `from` reads (Valhall's `MOV.i32 r0, u5` gives
+    /// `u5`), its bits copied: both fields must be the same operand
+    /// encoding. The instruction fields the operand's parameters name
+    /// (Valhall's FAU page) take `from`'s values, so the operand shows the
+    /// same text in both words, as long as every other literal operand
+    /// still shows its own. `None` when that fails, the word does not read
+    /// back as this instruction, or it breaks one of the spec's `check`
+    /// rules (Valhall's FAU limits).
+    pub fn with_source_literal(
+        &self,
+        n: usize,
+        from: &Self,
+        i: usize,
+        generation: u32,
+    ) -> Option<Self> {
+        let isa = S::isa();
+        let info = self.info();
+        let k = (0..info.operands.len())
+            .filter(|&k| info.operands[k].role == Role::Src && !self.is_literal(k))
+            .nth(n)?;
+        let field = &info.operands[k].field;
+        let theirs = &from.info().operands.get(i)?.field;
+        let (FieldType::Sub(tree, params), FieldType::Sub(their_tree, their_params)) =
+            (&field.ty, &theirs.ty)
+        else {
+            return None;
+        };
+        if !from.is_literal(i) || tree != their_tree || params.len() != their_params.len() {
+            return None;
+        }
+        let text = |leaf: EncId, word: u64, name: &str| {
+            crate::display::Scope::new(isa, leaf, word, generation, None)
+                .unvalidated()
+                .field_text(name)
+        };
+        let wanted = text(from.encoding(), from.word, &theirs.name)?;
+        let mut word = field.insert(self.word, theirs.extract(from.word));
+        for ((param, caller), (their_param, their_caller)) in params.iter().zip(their_params) {
+            let mine = plain_field(isa, info.enc, caller)?;
+            let source = plain_field(isa, from.encoding(), their_caller)?;
+            if param != their_param || mine.width != source.width {
+                return None;
+            }
+            word = mine.insert(word, source.extract(from.word));
+        }
+        if isa.decode(word, generation) != Some(info.enc)
+            || !is_literal_value(isa, info.enc, field, word, generation)
+            || text(info.enc, word, &field.name)? != wanted
+        {
+            return None;
+        }
+        let others_kept = (0..info.operands.len())
+            .filter(|&j| j != k && self.is_literal(j))
+            .all(|j| {
+                let name = &info.operands[j].field.name;
+                text(info.enc, word, name) == text(info.enc, self.word, name)
+            });
+        let valid = crate::display::Scope::new(isa, info.enc, word, generation, None)
+            .check_rules()
+            .is_ok();
+        (others_kept && valid).then(|| Self::new(self.leaf, word, self.literal | 1 << k))
+    }
 }
 
 /// The form of operand tree `tree` that `value` decodes to.

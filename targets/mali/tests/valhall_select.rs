@@ -320,6 +320,39 @@ fn uniforms_share_an_instruction_only_within_one_fau_slot() {
     assert_eq!(moves_for_uniforms(0, 5), 1);
 }
 
+#[test]
+fn uniform_and_table_constant_moves_fold_into_arithmetic_sources() {
+    // No rule of the rules file reads a uniform or a constant in FMAX,
+    // FMIN or FMA's addend: `fold-sources` does, within one 64-bit FAU
+    // slot (u2 and u3 share one, u6 is another, so one move stays).
+    let asm = verified(
+        "shader fragment
+b0:
+  %0:f32 = load_input slot=0 comp=0 interp=smooth
+  %1:f32 = load_uniform index=2
+  %2:f32 = fmax %0, %1
+  %3:f32 = load_uniform index=3
+  %4:f32 = ffma %2, %3, %1
+  %5:f32 = const 0x40000000
+  %6:f32 = fmin %4, %5
+  %7:f32 = load_uniform index=6
+  %8:f32 = ffma %6, %7, %1
+  store_output slot=0 comp=0 %8
+  ret
+",
+    );
+    let text = asm.join("\n");
+    let has = |prefix: &str, tail: &str| {
+        asm.iter()
+            .any(|l| l.starts_with(prefix) && l.ends_with(tail))
+    };
+    assert!(has("FMAX.f32", ", u2"), "{text}");
+    assert!(has("FMA.f32", ", u3, u2"), "{text}");
+    assert!(has("FMIN.f32", ", 0x40000000"), "{text}");
+    let moves = asm.iter().filter(|l| l.starts_with("MOV.i32")).count();
+    assert_eq!(moves, 1, "{text}");
+}
+
 /// `text` verified on both models by `lathe_ir::verify` (random inputs,
 /// UBO words and system values per thread); the g610 disassembly.
 fn verified(text: &str) -> Vec<String> {

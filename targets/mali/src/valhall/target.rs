@@ -33,6 +33,7 @@ use lathe_ir::{Op, Shader, Type};
 use lathe_isa::ast::MetaValue;
 use lathe_isa::machine::MachineSpec;
 use lathe_isa::model::RegfileKind;
+use lathe_isa::operands::Role;
 use lathe_passes::target::{
     Exchange, FileId, FileKind, OperandForms, PhysReg, RegClass, RegisterFile, SpillSlot,
     TargetFacts,
@@ -272,6 +273,39 @@ impl TargetFacts<MachineOp> for ValhallTarget {
             immediate: o.accepts_immediate,
             relative: o.accepts_relative,
         }
+    }
+
+    /// A plain move of a FAU word, special value or immediate-table
+    /// constant (`MOV.i32 r0, u5`) folds into a 32-bit source of an
+    /// arithmetic instruction, which then reads the FAU itself: the
+    /// source byte is copied with its FAU page, and the spec's `check`
+    /// rules (one 64-bit FAU slot, two distinct FAU values per
+    /// instruction) decide. Message instructions keep their registers
+    /// (their FAU limits differ, and the spec states none for them), and
+    /// so does a source read as a 64-bit pair.
+    fn fold_operand(
+        &self,
+        consumer: &Op<MachineOp>,
+        operand: usize,
+        producer: &Op<MachineOp>,
+        ty: Type,
+    ) -> Option<MachineOp> {
+        let (c, p) = (Self::machine(consumer)?, Self::machine(producer)?);
+        if self.is_async(consumer) || ty.lanes > 1 || c.source(operand)?.wide {
+            return None;
+        }
+        let copy = self.copy(ty);
+        if p.encoding() != copy.encoding() {
+            return None;
+        }
+        let info = p.info();
+        let i = (0..info.operands.len()).find(|&i| info.operands[i].role == Role::Src)?;
+        // Every bit but the source's as the plain move has it.
+        let source = info.operands[i].field.mask();
+        if p.word() & !source != copy.word() & !source {
+            return None;
+        }
+        c.with_source_literal(operand, p, i, self.generation)
     }
 
     fn occupancy(&self, file: FileId, units: u32) -> u32 {
