@@ -259,6 +259,12 @@ fn compile_valhall(
                     .map(|s| serde_json::json!({"slot": s.slot, "comp": s.comp, "place": format!("{:?}", s.place)}))
                     .collect::<Vec<_>>()
             };
+            let constants = |io: &lathe_mali::valhall::abi::Io| {
+                io.constants
+                    .iter()
+                    .map(|w| serde_json::json!({"fau": format!("u{}", w.fau), "bits": format!("0x{:08x}", w.bits)}))
+                    .collect::<Vec<_>>()
+            };
             let ports = |s: &[(lathe_mali::valhall::select::Port, u32)]| {
                 s.iter()
                     .map(|(port, reg)| serde_json::json!({"port": format!("{port:?}"), "register": format!("r{reg}")}))
@@ -287,6 +293,9 @@ fn compile_valhall(
                     // sizes (from `fau` on: level 0's width, height and
                     // depth, the array size, the level count).
                     "texture_handles": out.io.textures.iter().map(|h| serde_json::json!({"fau": format!("u{}", h.fau), "texture": h.texture, "sampler": h.sampler, "word": format!("0x{:08x}", h.word())})).collect::<Vec<_>>(),
+                    // Constants outside the immediate table, each in
+                    // the FAU word the driver pushes it into.
+                    "constants": constants(&out.io),
                     "texture_sizes": out.io.texture_sizes.iter().map(|w| serde_json::json!({"fau": format!("u{}", w.fau), "resource": format!("{:?}", w.resource)})).collect::<Vec<_>>(),
                 },
                 "words": c.words.iter().map(|w| format!("0x{w:016x}")).collect::<Vec<_>>(),
@@ -302,20 +311,7 @@ fn compile_valhall(
                     "private_bytes": v.compiled.private_bytes,
                     "inputs": ports(&v.inputs),
                     "stored": stored(&v.io),
-                    "words": v.compiled.words.iter().map(|w| format!("0x{w:016x}")).collect::<Vec<_>>(),
-                });
-            }
-            // The IDVS varying shader (Mesa's secondary shader), at
-            // `offset` bytes of `--emit bin`.
-            if let Some(v) = &out.varying {
-                json["varying_shader"] = serde_json::json!({
-                    "offset": 8 * c.words.len(),
-                    "stats": v.compiled.stats.to_string(),
-                    "registers": v.compiled.registers,
-                    "threads": v.compiled.threads,
-                    "private_bytes": v.compiled.private_bytes,
-                    "inputs": ports(&v.inputs),
-                    "stored": stored(&v.io),
+                    "constants": constants(&v.io),
                     "words": v.compiled.words.iter().map(|w| format!("0x{w:016x}")).collect::<Vec<_>>(),
                 });
             }

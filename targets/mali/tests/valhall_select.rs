@@ -353,6 +353,47 @@ b0:
     assert_eq!(moves, 1, "{text}");
 }
 
+#[test]
+fn constants_outside_the_table_are_pushed_into_fau_words() {
+    // 3.5 and 0.3 are not in the immediate table: each gets a FAU word
+    // after the uniforms the shader reads (u0, u1 and u2: the last
+    // shares its 64-bit slot with 3.5), read in place by FMAX, FMA and
+    // FMIN; 0.3 is read twice from one word. The verifier fills the words
+    // from the interface, so a wrong word fails it.
+    let text = "shader fragment
+b0:
+  %0:f32 = load_input slot=0 comp=0 interp=smooth
+  %1:f32 = const 0x40600000
+  %2:f32 = fmax %0, %1
+  %3:f32 = const 0x3e99999a
+  %4:f32 = load_uniform index=2
+  %5:f32 = ffma %2, %3, %4
+  %6:f32 = fmin %5, %3
+  store_output slot=0 comp=0 %6
+  ret
+";
+    let asm = verified(text);
+    let listing = asm.join("\n");
+    assert!(!listing.contains("IADD_IMM"), "{listing}");
+    // FMA reads 0.3 (u4) and the uniform u2: two slots, one moved.
+    let moves: Vec<&String> = asm.iter().filter(|l| l.starts_with("MOV.i32")).collect();
+    assert_eq!(moves.len(), 1, "{listing}");
+    let arena = lathe_ir::Bump::new();
+    let shader = lathe_ir::parse::<GenericOp>(&arena, text).unwrap();
+    let target = Rc::new(ValhallTarget::new("g610".parse::<MaliModel>().unwrap()));
+    let out = compile_with(&shader, &target, &CompileOptions::default()).unwrap();
+    let words: Vec<(u32, u32)> = out.io.constants.iter().map(|w| (w.fau, w.bits)).collect();
+    assert_eq!(words, vec![(3, 0x4060_0000), (4, 0x3e99_999a)], "{listing}");
+    assert!(
+        listing.contains("FMAX.f32") && listing.contains(", u3"),
+        "{listing}"
+    );
+    assert!(
+        listing.contains("FMIN.f32") && listing.contains(", u4"),
+        "{listing}"
+    );
+}
+
 /// `text` verified on both models by `lathe_ir::verify` (random inputs,
 /// UBO words and system values per thread); the g610 disassembly.
 fn verified(text: &str) -> Vec<String> {
@@ -455,12 +496,13 @@ b0:
     let text = asm.join("\n");
     // u0 is the push constant: the three base addresses are the 64-bit
     // slots after it, the dynamic offsets added in 64 bits and the
-    // constant one folded into the message. Every thread reads word 2 of
-    // buffer 0 but none writes it (a write would race).
+    // constant one folded into the message; the multiplier 4 is a
+    // constant word after them. Every thread reads word 2 of buffer 0
+    // but none writes it (a write would race).
     for base in ["u2", "u4", "u6"] {
         assert!(text.contains(base), "{text}");
     }
-    assert!(!text.contains("u8"), "{text}");
+    assert!(text.contains("IMUL.i32 r0, r60, u8"), "{text}");
     assert!(text.contains("IADD.u64") && text.contains(".w0"), "{text}");
     assert!(text.contains("offset:8"), "{text}");
     assert!(asm.iter().any(|l| l.starts_with("STORE.i32")), "{text}");

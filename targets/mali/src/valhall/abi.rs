@@ -61,6 +61,7 @@ use lathe_isa::select::{Interface, Port, SelectError};
 use super::generated::MachineOp;
 use super::target::ValhallTarget;
 
+pub mod constants;
 pub mod staging;
 pub mod textures;
 pub mod vertex;
@@ -308,6 +309,9 @@ pub struct Io {
     /// Compute dispatch values pushed into FAU words
     /// ([`push_driver_words`]).
     pub driver_words: Vec<DriverWord>,
+    /// Constants outside the immediate table pushed into FAU words
+    /// ([`constants::push_constants`]).
+    pub constants: Vec<constants::ConstantWord>,
     /// Vertex: which IDVS shader this is ([`vertex::Variant`]).
     pub variant: Option<vertex::Variant>,
     /// Vertex: the varying buffer's layout, the same in both variants.

@@ -212,7 +212,17 @@ fn compile_variant(
             None => (None, Vec::new()),
         };
     let generic = driver_shader.as_ref().unwrap_or(generic);
-    let mut out = compile_goal(generic, target, options)?;
+    // Constants outside the immediate table follow the dispatch values.
+    let first_free = driver_words
+        .iter()
+        .map(|w| w.fau + 1)
+        .max()
+        .unwrap_or(first_free);
+    let fau = FauRoom {
+        first_free,
+        words: fau_words,
+    };
+    let mut out = compile_goal(generic, target, options, fau)?;
     out.io.pushed = pushed;
     out.io.textures = textures;
     out.io.texture_sizes = texture_sizes;
@@ -223,11 +233,19 @@ fn compile_variant(
     Ok(out)
 }
 
+/// The FAU words left for constants: from `first_free` up to `words`.
+#[derive(Clone, Copy, Debug)]
+struct FauRoom {
+    first_free: u32,
+    words: u32,
+}
+
 /// [`compile_with`] after the UBO push.
 fn compile_goal(
     generic: &Shader<'_, GenericOp>,
     target: &Rc<ValhallTarget>,
     options: &CompileOptions,
+    fau: FauRoom,
 ) -> Result<Output, CompileError> {
     // The thread count of the smallest footprint is the goal; a shader
     // that spills under it is compiled again with the whole file.
@@ -237,10 +255,10 @@ fn compile_goal(
         .into_iter()
         .map(|units| target.occupancy(general, units))
         .max();
-    if let Some(out) = run(generic, target, options, best)? {
+    if let Some(out) = run(generic, target, options, fau, best)? {
         return Ok(out);
     }
-    match run(generic, target, options, None)? {
+    match run(generic, target, options, fau, None)? {
         Some(out) => Ok(out),
         None => unreachable!("a run without a goal keeps its result"),
     }
@@ -252,13 +270,15 @@ fn run(
     generic: &Shader<'_, GenericOp>,
     target: &Rc<ValhallTarget>,
     options: &CompileOptions,
+    fau: FauRoom,
     goal: Option<u32>,
 ) -> Result<Option<Output>, CompileError> {
     let mut dumps = Vec::new();
     let selected = select(generic, target)?;
     let interface = selected.interface;
     let mut shader = selected.shader;
-    let io = abi::lower(&mut shader, &interface, generic, target)?;
+    let mut io = abi::lower(&mut shader, &interface, generic, target)?;
+    io.constants = abi::constants::push_constants(&mut shader, target, fau.first_free, fau.words);
     if options.dumps {
         dumps.push(("select", lathe_ir::print(&shader)));
     }

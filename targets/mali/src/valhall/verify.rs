@@ -567,6 +567,10 @@ impl ValhallProgram<'_> {
                 let (file, half, n) = register(&m, &format!("u{}", w.fau))?;
                 m.set(file, half, n, lane, bits);
             }
+            for w in &out.io.constants {
+                let (file, half, n) = register(&m, &format!("u{}", w.fau))?;
+                m.set(file, half, n, lane, w.bits);
+            }
             for size in &out.io.sizes {
                 let bytes = memory
                     .ssbos
