@@ -707,6 +707,25 @@ pub fn generate(isa: &Isa) -> TokenStream {
         .iter()
         .map(|&l| Literal::usize_unsuffixed(l))
         .collect();
+    let table_index = {
+        let index = crate::machine::TableIndex::of(isa);
+        let names = index.by_name.iter().map(|(n, _)| n.as_ref());
+        let leaf_of = index.by_name.iter().map(|(_, i)| Literal::u16_unsuffixed(*i));
+        let by_enc = index.by_enc.iter().map(|i| match i {
+            Some(i) => {
+                let i = Literal::u16_unsuffixed(*i);
+                quote! { Some(#i) }
+            }
+            None => quote! { None },
+        });
+        quote! {
+            ::lathe_isa::machine::TableIndex {
+                encs: ::std::borrow::Cow::Borrowed(&ENC_IDS),
+                by_name: ::std::borrow::Cow::Borrowed(&[#((::std::borrow::Cow::Borrowed(#names), #leaf_of)),*]),
+                by_enc: ::std::borrow::Cow::Borrowed(&[#(#by_enc),*]),
+            }
+        }
+    };
     let fields = instruction_fields(isa);
     let field_names: Vec<String> = fields.iter().map(|f| f.name.clone()).collect();
     let display_mod = crate::gen_display::display_module(isa, &field_names);
@@ -861,7 +880,10 @@ pub fn generate(isa: &Isa) -> TokenStream {
             }
             fn table() -> &'static ::lathe_isa::machine::MachineTable {
                 static TABLE: ::std::sync::OnceLock<::lathe_isa::machine::MachineTable> = ::std::sync::OnceLock::new();
-                TABLE.get_or_init(|| ::lathe_isa::machine::MachineTable::new(isa()))
+                /// Its name and encoding indexes, derived from the spec
+                /// when this code was generated.
+                static INDEX: ::lathe_isa::machine::TableIndex = #table_index;
+                TABLE.get_or_init(|| ::lathe_isa::machine::MachineTable::with_index(::std::borrow::Cow::Borrowed(&INDEX)))
             }
         }
 

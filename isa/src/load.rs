@@ -586,7 +586,8 @@ impl Resolver {
             width,
             root,
             generations,
-            encodings,
+            tree_leaves: tree_leaves(&encodings),
+            encodings: encodings.into_iter().map(crate::compact::Lazy::new).collect(),
             enums: enum_defs,
             exprs: named,
             latency: latency_model,
@@ -600,7 +601,10 @@ impl Resolver {
             semantics: Default::default(),
             wide_reads: Vec::new(),
         };
-        isa.decoders = crate::decode::build_decoders(&isa);
+        isa.decoders = crate::decode::build_decoders(&isa)
+            .into_iter()
+            .map(|(root, tree)| (root, crate::compact::Lazy::new(tree)))
+            .collect();
         isa.semantics = crate::semantics::LazySemantics::new(crate::semantics::resolve(
             &isa, machine, semantics,
         )?);
@@ -1293,4 +1297,20 @@ fn declared_params(encs: &[ast::EncodingDecl], enc: EncId) -> Vec<String> {
         }
     }
     v
+}
+
+/// Per tree root, its leaves in source order ([`Isa::tree_leaves`]).
+fn tree_leaves(encodings: &[Encoding]) -> Vec<(EncId, Vec<EncId>)> {
+    let mut trees: Vec<(EncId, Vec<EncId>)> = (0..encodings.len())
+        .filter(|&e| encodings[e].parent.is_none())
+        .map(|root| (root, Vec::new()))
+        .collect();
+    for (i, e) in encodings.iter().enumerate() {
+        if e.is_leaf()
+            && let Some((_, leaves)) = trees.iter_mut().find(|(r, _)| *r == e.root)
+        {
+            leaves.push(i);
+        }
+    }
+    trees
 }

@@ -45,7 +45,7 @@
 //! assert_eq!(lathe_ir::print(&shader), text);
 //! ```
 
-use std::collections::HashMap;
+use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::OnceLock;
@@ -104,11 +104,40 @@ pub struct LeafInfo {
 /// uses a few dozen instructions does not pay for the other hundreds.
 #[derive(Clone, Debug)]
 pub struct MachineTable {
-    encs: Vec<EncId>,
+    index: Cow<'static, TableIndex>,
     leaves: Vec<OnceLock<LeafInfo>>,
-    by_name: HashMap<String, u16>,
-    /// Indexed by encoding.
-    by_enc: Vec<Option<u16>>,
+}
+
+/// The name and encoding indexes of a [`MachineTable`]: built once when
+/// `isa!` generates code ([`TableIndex::of`]), so a program reads them as
+/// static data instead of hashing every name at start-up.
+#[derive(Clone, Debug)]
+pub struct TableIndex {
+    /// Encoding of each instruction.
+    pub encs: Cow<'static, [EncId]>,
+    /// (IR name, instruction), sorted by name.
+    pub by_name: Cow<'static, [(Cow<'static, str>, u16)]>,
+    /// Instruction of each encoding, indexed by encoding.
+    pub by_enc: Cow<'static, [Option<u16>]>,
+}
+
+impl TableIndex {
+    /// The indexes of `isa`'s instructions.
+    pub fn of(isa: &Isa) -> TableIndex {
+        let encs: Vec<EncId> = isa.instructions().collect();
+        let mut by_name: Vec<(Cow<'static, str>, u16)> = Vec::with_capacity(encs.len());
+        let mut by_enc = vec![None; isa.encodings.len()];
+        for (index, &enc) in encs.iter().enumerate() {
+            by_name.push((Cow::Owned(ir_name(isa, enc)), index as u16));
+            by_enc[enc] = Some(index as u16);
+        }
+        by_name.sort();
+        TableIndex {
+            encs: Cow::Owned(encs),
+            by_name: Cow::Owned(by_name),
+            by_enc: Cow::Owned(by_enc),
+        }
+    }
 }
 
 /// Suffix for a spec name that the IR reserves.
@@ -116,44 +145,42 @@ const RESERVED_SUFFIX: &str = ".op";
 
 impl MachineTable {
     pub fn new(isa: &Isa) -> MachineTable {
-        let encs: Vec<EncId> = isa.instructions().collect();
-        let mut by_name = HashMap::with_capacity(encs.len());
-        let mut by_enc = vec![None; isa.encodings.len()];
-        for (index, &enc) in encs.iter().enumerate() {
-            by_name.insert(ir_name(isa, enc), index as u16);
-            by_enc[enc] = Some(index as u16);
-        }
+        MachineTable::with_index(Cow::Owned(TableIndex::of(isa)))
+    }
+
+    /// The table over indexes generated from the spec ([`TableIndex::of`]).
+    pub fn with_index(index: Cow<'static, TableIndex>) -> MachineTable {
         MachineTable {
-            leaves: (0..encs.len()).map(|_| OnceLock::new()).collect(),
-            encs,
-            by_name,
-            by_enc,
+            leaves: (0..index.encs.len()).map(|_| OnceLock::new()).collect(),
+            index,
         }
     }
 
     /// Number of instructions.
     pub fn len(&self) -> usize {
-        self.encs.len()
+        self.index.encs.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.encs.is_empty()
+        self.index.encs.is_empty()
     }
 
     /// Instruction `index`, derived from `isa` (the spec this table was
     /// built from) on first use.
     pub fn leaf(&self, isa: &Isa, index: u16) -> &LeafInfo {
         let i = index as usize;
-        self.leaves[i].get_or_init(|| leaf_info(isa, self.encs[i]))
+        self.leaves[i].get_or_init(|| leaf_info(isa, self.index.encs[i]))
     }
 
     pub fn by_name(&self, name: &str) -> Option<u16> {
-        self.by_name.get(name).copied()
+        let names = &self.index.by_name;
+        let at = names.binary_search_by(|(n, _)| (**n).cmp(name)).ok()?;
+        Some(names[at].1)
     }
 
     /// The index of instruction `enc`, if it is one.
     pub fn by_enc(&self, enc: EncId) -> Option<u16> {
-        self.by_enc.get(enc).copied().flatten()
+        self.index.by_enc.get(enc).copied().flatten()
     }
 }
 

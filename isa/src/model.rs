@@ -475,7 +475,14 @@ pub struct Isa {
     pub width: u32,
     pub root: EncId,
     pub generations: Vec<(String, u32)>,
-    pub encodings: Vec<Encoding>,
+    /// Each decoded on first use: a compile touches the encodings of the
+    /// instructions it emits and their ancestors, not the hundreds of
+    /// others.
+    pub encodings: Vec<crate::compact::Lazy<Encoding>>,
+    /// Per tree root (in encoding order): its leaves, in source order.
+    /// Kept apart from the encodings so listing a tree's leaves decodes
+    /// none of them.
+    pub tree_leaves: Vec<(EncId, Vec<EncId>)>,
     pub enums: Vec<EnumDef>,
     pub exprs: Vec<NamedExpr>,
     pub latency: Latency,
@@ -492,7 +499,8 @@ pub struct Isa {
     pub notes_asserts: bool,
     pub sources: SourceMap,
     /// Per tree root: its decision tree over its leaves.
-    pub decoders: Vec<(EncId, crate::decode::DecisionTree)>,
+    /// Decoded on first use (a program decodes words of one or two trees).
+    pub decoders: Vec<(EncId, crate::compact::Lazy<crate::decode::DecisionTree>)>,
     /// Machine state and instruction semantics (`machine`, `semantics`).
     pub semantics: crate::semantics::LazySemantics,
     /// Per instruction whose semantics read some operand as a 64-bit
@@ -565,11 +573,12 @@ impl Isa {
 
     /// Leaves of the tree rooted at `root`, in source order.
     pub fn leaves(&self, root: EncId) -> impl Iterator<Item = EncId> + '_ {
-        self.encodings
+        self.tree_leaves
             .iter()
-            .enumerate()
-            .filter(move |(_, e)| e.root == root && e.is_leaf())
-            .map(|(i, _)| i)
+            .find(|(r, _)| *r == root)
+            .map_or(&[][..], |(_, leaves)| leaves.as_slice())
+            .iter()
+            .copied()
     }
 
     /// The instructions: leaves of the `root` tree.
@@ -669,7 +678,7 @@ impl Isa {
         self.decoders
             .iter()
             .find(|(r, _)| *r == root)
-            .map(|(_, t)| t)
+            .map(|(_, t)| &**t)
     }
 }
 
