@@ -709,8 +709,19 @@ pub fn generate(isa: &Isa) -> TokenStream {
         .collect();
     let table_index = {
         let index = crate::machine::TableIndex::of(isa);
+        let (leaf_bytes, leaf_ends) = match index.leaf_infos(isa) {
+            Ok((bytes, ends)) => (Literal::byte_string(&bytes), ends),
+            Err(e) => {
+                let msg = format!("compact instruction facts: {e}");
+                return quote! { compile_error!(#msg); };
+            }
+        };
+        let leaf_ends = leaf_ends.into_iter().map(Literal::u32_unsuffixed);
         let names = index.by_name.iter().map(|(n, _)| n.as_ref());
-        let leaf_of = index.by_name.iter().map(|(_, i)| Literal::u16_unsuffixed(*i));
+        let leaf_of = index
+            .by_name
+            .iter()
+            .map(|(_, i)| Literal::u16_unsuffixed(*i));
         let by_enc = index.by_enc.iter().map(|i| match i {
             Some(i) => {
                 let i = Literal::u16_unsuffixed(*i);
@@ -723,6 +734,8 @@ pub fn generate(isa: &Isa) -> TokenStream {
                 encs: ::std::borrow::Cow::Borrowed(&ENC_IDS),
                 by_name: ::std::borrow::Cow::Borrowed(&[#((::std::borrow::Cow::Borrowed(#names), #leaf_of)),*]),
                 by_enc: ::std::borrow::Cow::Borrowed(&[#(#by_enc),*]),
+                leaf_bytes: #leaf_bytes,
+                leaf_ends: &[#(#leaf_ends),*],
             }
         }
     };

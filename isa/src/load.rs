@@ -587,7 +587,10 @@ impl Resolver {
             root,
             generations,
             tree_leaves: tree_leaves(&encodings),
-            encodings: encodings.into_iter().map(crate::compact::Lazy::new).collect(),
+            encodings: encodings
+                .into_iter()
+                .map(crate::compact::Lazy::new)
+                .collect(),
             enums: enum_defs,
             exprs: named,
             latency: latency_model,

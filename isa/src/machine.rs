@@ -66,7 +66,7 @@ pub trait MachineSpec: 'static {
 }
 
 /// One operand field of an instruction.
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct OperandInfo {
     pub field: Field,
     /// Lower-case attribute key.
@@ -82,7 +82,7 @@ pub struct OperandInfo {
 }
 
 /// What the vocabulary knows of one instruction.
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct LeafInfo {
     pub enc: EncId,
     /// The name in IR text.
@@ -93,9 +93,29 @@ pub struct LeafInfo {
     pub operands: Vec<OperandInfo>,
     /// Plain fields that are not operands.
     pub modifiers: Vec<(String, Field)>,
+    #[serde(with = "stored_effects")]
     pub effects: Effects,
     /// First generation the instruction exists in.
     pub first_generation: u32,
+}
+
+/// [`Effects`] in the compact form of a [`LeafInfo`].
+mod stored_effects {
+    use lathe_ir::{BarrierClass, Effects};
+    use serde::{Deserialize, Serialize};
+
+    pub fn serialize<S: serde::Serializer>(fx: &Effects, s: S) -> Result<S::Ok, S::Error> {
+        (fx.side_effects, fx.may_trap, fx.barrier.0).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Effects, D::Error> {
+        let (side_effects, may_trap, barrier) = <(bool, bool, u8)>::deserialize(d)?;
+        Ok(Effects {
+            side_effects,
+            may_trap,
+            barrier: BarrierClass(barrier),
+        })
+    }
 }
 
 /// Every instruction of a spec, indexed for the vocabulary. Only names
@@ -119,6 +139,13 @@ pub struct TableIndex {
     pub by_name: Cow<'static, [(Cow<'static, str>, u16)]>,
     /// Instruction of each encoding, indexed by encoding.
     pub by_enc: Cow<'static, [Option<u16>]>,
+    /// Each instruction's [`LeafInfo`] in compact (`postcard`) form,
+    /// one after another, and where each ends: derived when `isa!`
+    /// generated the code, so a program decodes an instruction's facts
+    /// instead of deriving them from the spec. Empty when built at run
+    /// time ([`TableIndex::of`]): then they are derived on first use.
+    pub leaf_bytes: &'static [u8],
+    pub leaf_ends: &'static [u32],
 }
 
 impl TableIndex {
@@ -136,7 +163,33 @@ impl TableIndex {
             encs: Cow::Owned(encs),
             by_name: Cow::Owned(by_name),
             by_enc: Cow::Owned(by_enc),
+            leaf_bytes: &[],
+            leaf_ends: &[],
         }
+    }
+
+    /// Every instruction's [`LeafInfo`] of `isa`, in compact form, and
+    /// where each ends ([`TableIndex::leaf_bytes`]).
+    pub fn leaf_infos(&self, isa: &Isa) -> Result<(Vec<u8>, Vec<u32>), postcard::Error> {
+        let mut bytes = Vec::new();
+        let mut ends = Vec::with_capacity(self.encs.len());
+        for &enc in self.encs.iter() {
+            bytes.extend(postcard::to_allocvec(&leaf_info(isa, enc))?);
+            ends.push(
+                u32::try_from(bytes.len()).map_err(|_| postcard::Error::SerializeBufferFull)?,
+            );
+        }
+        Ok((bytes, ends))
+    }
+
+    /// Instruction `i`'s stored [`LeafInfo`], if the index has them.
+    fn stored_leaf(&self, i: usize) -> Option<LeafInfo> {
+        let end = *self.leaf_ends.get(i)? as usize;
+        let start = match i {
+            0 => 0,
+            _ => *self.leaf_ends.get(i - 1)? as usize,
+        };
+        postcard::from_bytes(self.leaf_bytes.get(start..end)?).ok()
     }
 }
 
@@ -169,7 +222,11 @@ impl MachineTable {
     /// built from) on first use.
     pub fn leaf(&self, isa: &Isa, index: u16) -> &LeafInfo {
         let i = index as usize;
-        self.leaves[i].get_or_init(|| leaf_info(isa, self.index.encs[i]))
+        self.leaves[i].get_or_init(|| {
+            self.index
+                .stored_leaf(i)
+                .unwrap_or_else(|| leaf_info(isa, self.index.encs[i]))
+        })
     }
 
     pub fn by_name(&self, name: &str) -> Option<u16> {

@@ -34,7 +34,7 @@ use crate::ast::MetaValue;
 use crate::model::{EncId, FieldType, Isa};
 
 /// Whether an operand field is read or written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
     Src,
     Dst,
