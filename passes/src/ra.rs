@@ -358,6 +358,10 @@ struct Val {
     in_mem: bool,
     /// It keeps its register while live (see `Allocator::stays`).
     stays: bool,
+    /// Every read of it is a split of a lane no other split reads, in the
+    /// block defining it: a lane already split is never read again, so its
+    /// units may go to the split's result while the vector lives on.
+    split_apart: bool,
 }
 
 impl Val {
@@ -600,8 +604,13 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 units: 1,
                 in_mem: false,
                 stays: false,
+                split_apart: false,
             })
             .collect();
+        // Per value: the lanes splits read, or `READ_WHOLE` once something
+        // else reads it (see `Val::split_apart`).
+        const READ_WHOLE: u64 = u64::MAX;
+        let mut split_lanes = vec![0u64; nv];
         // One walk over the program gathers everything later steps need
         // from the instructions (a walk costs a cache miss per block or so
         // once the program is larger than the caches): the operands before
@@ -632,6 +641,16 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                     phis.push(i);
                 } else {
                     uses.extend(d.operands().map(|v| Use::live_in(v, b)));
+                }
+                for (k, v) in d.operands().enumerate() {
+                    let lanes = &mut split_lanes[v.index()];
+                    *lanes = match d.op {
+                        Op::Split { lane } if k == 0 && lane < 63 && def_block[v.index()] == b.0 => {
+                            let bit = 1u64 << lane;
+                            if *lanes & bit == 0 { *lanes | bit } else { READ_WHOLE }
+                        }
+                        _ => READ_WHOLE,
+                    };
                 }
                 if let Some(r) = d.result {
                     def_block[r.index()] = b.0;
@@ -668,6 +687,9 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             }
         }
         cfg.split_edges(&splits);
+        for (val, &lanes) in vals.iter_mut().zip(&split_lanes) {
+            val.split_apart = lanes != 0 && lanes != READ_WHOLE;
+        }
         joins.resize(s.block_capacity(), false);
         for &i in &phis {
             let d = s.inst(i);
@@ -1042,6 +1064,11 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         (lo..hi)
             .filter(|&u| self.owner[u as usize].is_none())
             .count() as u32
+    }
+
+    /// Does `v` hold every unit of `unit..unit + n`?
+    fn held_by(&self, unit: u32, n: u32, v: Value) -> bool {
+        (unit..unit + n).all(|u| self.owner[u as usize] == Some(v))
     }
 
     /// Is `unit..unit + n` inside `class`'s file, aligned for it, and
@@ -1444,7 +1471,12 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
         while u < hi {
             if let Some(v) = self.owner[u as usize] {
                 let n = self.units_of(v);
-                if self.val(v).unit == u && !pinned.contains(&v) && !self.stays(v) {
+                if self.val(v).unit != u {
+                    // A lane of a vector split apart (see `Val::split_apart`).
+                    u += 1;
+                    continue;
+                }
+                if !pinned.contains(&v) && !self.stays(v) {
                     let d = self.next_use(v, pos).unwrap_or(FAR);
                     if best.is_none_or(|(bd, _)| d > bd) {
                         best = Some((d, v));
@@ -1754,13 +1786,15 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
             }
         }
         // A split's result would like its lane's register (free when the
-        // vector dies here).
+        // vector dies here, or given to it when the vector is split apart).
         let lane_at = match (op, operands.first(), result) {
             (Op::Split { lane }, Some(&v), Some(r))
                 if self.val(v).class.file == self.val(r).class.file =>
             {
                 let n = self.units_of(r);
-                self.unit_of(v).map(|u| u + u32::from(lane) * n)
+                self.unit_of(v)
+                    .map(|u| u + u32::from(lane) * n)
+                    .map(|u| (u, self.val(v).split_apart && self.held_by(u, n, v)))
             }
             _ => None,
         };
@@ -1809,7 +1843,16 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 None if tied_unit.is_some() => tied_unit.unwrap_or(0),
                 None => {
                     let n = info.units as u32;
-                    let lane = lane_at.filter(|&u| self.fits(info.class, u, n));
+                    let lane = lane_at
+                        .filter(|&(u, given)| {
+                            if given {
+                                let lo = self.file_range(info.class).0;
+                                (u - lo) % info.class.align.max(1) as u32 == 0
+                            } else {
+                                self.fits(info.class, u, n)
+                            }
+                        })
+                        .map(|(u, _)| u);
                     match group_at
                         .or(lane)
                         .or_else(|| self.preferred_free(r))

@@ -531,3 +531,40 @@ b0:
     };
     assert_eq!(reg("%4"), reg("%2"), "{printed}");
 }
+
+#[test]
+fn lanes_split_from_a_live_vector_stay_in_its_registers() {
+    // Each lane is split while the vector still lives on (the later splits
+    // read it), and every lane is an output: the lanes stay where the
+    // vector has them, with no copy, as the output registers the driver
+    // reads (a sampled colour written out unchanged).
+    let text = "shader fragment
+b0:
+  %0:f32 = load_input slot=0 comp=0 interp=smooth
+  %1:f32 = load_input slot=0 comp=1 interp=smooth
+  %2:f32x2 = collect %0, %1
+  %3:f32x4 = sample texture=0 sampler=0 %2
+  %4:f32 = split lane=0 %3
+  %5:f32 = split lane=1 %3
+  %6:f32 = split lane=2 %3
+  %7:f32 = split lane=3 %3
+  output index=0 %4
+  output index=1 %5
+  output index=2 %6
+  output index=3 %7
+  ret
+";
+    let (printed, alloc) = allocated(text);
+    let unit = |v: &str| -> u32 {
+        let at = printed.find(&format!("{v}:")).unwrap();
+        let reg = printed[at..].split_whitespace().next().unwrap();
+        let digits = reg.rsplit('@').next().unwrap();
+        digits.trim_start_matches(|c: char| !c.is_ascii_digit()).parse().unwrap()
+    };
+    let width = unit("%5") - unit("%4");
+    assert!(width > 0, "{printed}");
+    for (k, v) in ["%4", "%5", "%6", "%7"].into_iter().enumerate() {
+        assert_eq!(unit(v), unit("%3") + k as u32 * width, "{printed}");
+    }
+    assert_eq!(alloc.copies, 0, "{printed}");
+}

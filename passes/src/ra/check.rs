@@ -143,6 +143,29 @@ impl<'c, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Checker<'c, 'a, O, T> {
             .then_some(value)
     }
 
+    /// The original value whose units `first..first + n` `v`'s register
+    /// holds under the name `v`: a split reads its lane only (the lanes
+    /// split before may hold their results already).
+    fn read_part(&self, st: &State, v: Value, first: usize, n: usize) -> Option<Value> {
+        let (start, len) = self.units_of(v)?;
+        if first + n > len {
+            return None;
+        }
+        let Cell::Holds { value, .. } = st.units[start + first] else {
+            return None;
+        };
+        (first..first + n)
+            .all(|j| {
+                st.units[start + j]
+                    == Cell::Holds {
+                        value,
+                        name: v,
+                        part: j as u16,
+                    }
+            })
+            .then_some(value)
+    }
+
     /// What `v`'s register holds instead, for an error message.
     fn describe_held(&self, st: &State, v: Value) -> String {
         let held = self.units_of(v).map(|(start, _)| st.units[start]);
@@ -279,7 +302,13 @@ impl<'c, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Checker<'c, 'a, O, T> {
                                     format!("operand {k} has no register"),
                                 ));
                             }
-                            if self.read(st, v) != Some(w) {
+                            let held = match (d.op, d.result.and_then(|r| self.units_of(r))) {
+                                (Op::Split { lane }, Some((_, n))) if k == 0 => {
+                                    self.read_part(st, v, usize::from(lane) * n, n)
+                                }
+                                _ => self.read(st, v),
+                            };
+                            if held != Some(w) {
                                 return Err(self.error(
                                     b,
                                     i,
