@@ -91,6 +91,16 @@ impl Taint {
         }
     }
 
+    /// Lane `k` replaced by `e` (what it was forgotten).
+    pub(crate) fn replace_lane(self, k: usize, e: Exactness) -> Taint {
+        let bit = 1u32.checked_shl(k as u32).unwrap_or(0);
+        Taint {
+            approximate: self.approximate & !bit,
+            undefined: self.undefined & !bit,
+        }
+        .with_lane(k, e)
+    }
+
     /// Lane `k` set to `e` (joined with what it was).
     pub(crate) fn with_lane(self, k: usize, e: Exactness) -> Taint {
         let bit = 1u32.checked_shl(k as u32).unwrap_or(0);

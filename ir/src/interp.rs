@@ -886,15 +886,35 @@ impl<'m, 'a> Machine<'m, 'a> {
     }
 
     /// Write `v` (of exactness `taint`), clobbering whatever overlaps its
-    /// slots in register mode.
+    /// slots in register mode; a scalar written exactly over one lane of a
+    /// vector (a lane split into the vector's own register) leaves the
+    /// vector there with that lane's bits replaced.
     fn store(&mut self, v: Value, val: Val, taint: Taint) -> Result<(), InterpError> {
         let s = self.slot(v)?;
         if let Some(places) = self.places {
             let width = places[v.index()].map_or(1, |p| p.width) as usize;
+            let bits = match val {
+                Val::S(b) => Some(b),
+                Val::V(_) => None,
+            };
             // A value covers at most 32 units (f32x16 in 16-bit units).
-            for t in s.saturating_sub(32)..s {
-                if self.values[t].is_some() && t + self.widths[t] as usize > s {
-                    self.values[t] = None;
+            for t in s.saturating_sub(32)..=s {
+                let covers = t + self.widths[t] as usize > s;
+                if !covers {
+                    continue;
+                }
+                let lane = self.lane_at(t, s, width);
+                match (&mut self.values[t], lane, bits) {
+                    (Some(Val::V(lanes)), Some(k), Some(b)) => {
+                        lanes[k] = b;
+                        self.taints[t] = self.taints[t].replace_lane(k, taint.whole());
+                        if t == s {
+                            return Ok(());
+                        }
+                    }
+                    (Some(Val::V(_)), _, _) if t < s => self.keep_lanes_outside(t, s, width),
+                    (x, _, _) if t < s => *x = None,
+                    _ => {}
                 }
             }
             for t in s + 1..(s + width).min(self.values.len()) {
@@ -907,12 +927,53 @@ impl<'m, 'a> Machine<'m, 'a> {
         Ok(())
     }
 
-    /// The exactness of `v`'s lanes.
+    /// The vector stored at slot `t` is partly overwritten by a value at
+    /// `s..s + width` (`t < s`): its lanes outside that range keep their
+    /// bits in their registers, as scalars (register mode).
+    fn keep_lanes_outside(&mut self, t: usize, s: usize, width: usize) {
+        let Some(Val::V(lanes)) = self.values[t].take() else {
+            return;
+        };
+        let lane_width = self.widths[t] as usize / lanes.len().max(1);
+        let taint = self.taints[t];
+        for (k, &b) in lanes.iter().enumerate() {
+            let at = t + k * lane_width;
+            let clobbered = at < s + width && s < at + lane_width;
+            if lane_width == 0 || clobbered || (at != t && self.values[at].is_some()) {
+                continue;
+            }
+            self.values[at] = Some(Val::S(b));
+            self.widths[at] = lane_width as u32;
+            self.taints[at] = Taint::splat(taint.lane(k), 1);
+        }
+    }
+
+    /// The lane of the vector stored at slot `t` that slots `s..s + width`
+    /// are exactly, if any (register mode).
+    fn lane_at(&self, t: usize, s: usize, width: usize) -> Option<usize> {
+        let Some(Val::V(lanes)) = &self.values[t] else {
+            return None;
+        };
+        let lane_width = self.widths[t] as usize / lanes.len().max(1);
+        (lane_width == width && width > 0 && (s - t) % width == 0)
+            .then_some((s - t) / width)
+            .filter(|&k| k < lanes.len())
+    }
+
+    /// The exactness of `v`'s lanes (in register mode, of lane 0 of the
+    /// vector stored at a scalar's register, see `read`).
     fn taint(&self, v: Value) -> Taint {
-        self.slot(v)
-            .ok()
-            .and_then(|s| self.taints.get(s).copied())
-            .unwrap_or_default()
+        let Ok(s) = self.slot(v) else {
+            return Taint::default();
+        };
+        let taint = self.taints.get(s).copied().unwrap_or_default();
+        if let (Some(Some(Val::V(_))), Some(places)) = (self.values.get(s), self.places) {
+            let width = places[v.index()].map_or(1, |p| p.width) as usize;
+            if self.widths[s] as usize != width && self.lane_at(s, s, width) == Some(0) {
+                return Taint::splat(taint.lane(0), 1);
+            }
+        }
+        taint
     }
 
     /// Undefined behaviour unless `v` is defined: what a branch decides on
@@ -931,9 +992,23 @@ impl<'m, 'a> Machine<'m, 'a> {
             .ok_or_else(|| InterpError::Malformed(format!("value {v:?} used before it is defined")))
     }
 
+    /// `v`'s value; in register mode a scalar whose register is lane 0 of
+    /// a vector stored there (see `store`) reads that lane.
+    fn read(&self, v: Value) -> Result<Val, InterpError> {
+        let val = self.get(v)?;
+        if let (Val::V(lanes), Some(places)) = (val, self.places) {
+            let s = self.slot(v)?;
+            let width = places[v.index()].map_or(1, |p| p.width) as usize;
+            if self.widths[s] as usize != width && self.lane_at(s, s, width) == Some(0) {
+                return Ok(Val::S(lanes[0]));
+            }
+        }
+        Ok(val.clone())
+    }
+
     fn scalar(&self, v: Value) -> Result<u32, InterpError> {
-        match self.get(v)? {
-            Val::S(b) => Ok(*b),
+        match self.read(v)? {
+            Val::S(b) => Ok(b),
             Val::V(_) => Err(InterpError::Malformed(format!(
                 "vector {v:?} used as a scalar"
             ))),
@@ -942,9 +1017,9 @@ impl<'m, 'a> Machine<'m, 'a> {
 
     /// The lanes of a scalar (one) or vector value.
     fn lanes_of(&self, v: Value) -> Result<Vec<u32>, InterpError> {
-        Ok(match self.get(v)? {
-            Val::S(b) => vec![*b],
-            Val::V(l) => l.clone(),
+        Ok(match self.read(v)? {
+            Val::S(b) => vec![b],
+            Val::V(l) => l,
         })
     }
 
@@ -1015,7 +1090,7 @@ impl<'m, 'a> Machine<'m, 'a> {
                 .ok_or_else(|| InterpError::Malformed("phi arity".into()))?;
             phi_vals.push((
                 d.result,
-                self.get(*v)?.clone(),
+                self.read(*v)?,
                 self.taint(*v),
                 self.sources_of(*v).to_vec(),
             ));
@@ -1093,7 +1168,7 @@ impl<'m, 'a> Machine<'m, 'a> {
                     };
                     // Read both before writing either: in register mode the
                     // results overwrite the operands' registers.
-                    let (vx, vy) = (self.get(*x)?.clone(), self.get(*y)?.clone());
+                    let (vx, vy) = (self.read(*x)?, self.read(*y)?);
                     let (tx, ty) = (self.taint(*x), self.taint(*y));
                     let (sx, sy) = (self.sources_of(*x).to_vec(), self.sources_of(*y).to_vec());
                     self.store(a, vx, tx)?;

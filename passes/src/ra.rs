@@ -645,9 +645,15 @@ impl<'s, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Allocator<'s, 'a, O, T> {
                 for (k, v) in d.operands().enumerate() {
                     let lanes = &mut split_lanes[v.index()];
                     *lanes = match d.op {
-                        Op::Split { lane } if k == 0 && lane < 63 && def_block[v.index()] == b.0 => {
+                        Op::Split { lane }
+                            if k == 0 && lane < 63 && def_block[v.index()] == b.0 =>
+                        {
                             let bit = 1u64 << lane;
-                            if *lanes & bit == 0 { *lanes | bit } else { READ_WHOLE }
+                            if *lanes & bit == 0 {
+                                *lanes | bit
+                            } else {
+                                READ_WHOLE
+                            }
                         }
                         _ => READ_WHOLE,
                     };

@@ -559,7 +559,10 @@ b0:
         let at = printed.find(&format!("{v}:")).unwrap();
         let reg = printed[at..].split_whitespace().next().unwrap();
         let digits = reg.rsplit('@').next().unwrap();
-        digits.trim_start_matches(|c: char| !c.is_ascii_digit()).parse().unwrap()
+        digits
+            .trim_start_matches(|c: char| !c.is_ascii_digit())
+            .parse()
+            .unwrap()
     };
     let width = unit("%5") - unit("%4");
     assert!(width > 0, "{printed}");

@@ -260,7 +260,11 @@ fn a_wrong_position_facing_or_point_coordinate_is_caught() {
     // never the same: quads lie side by side along x).
     let x = input(lathe_ir::Sysval::FragCoord);
     let (pc, line) = first_reader(&asm, &x);
-    caught(pc, &line.replacen(&x, &next_component(&x, 1), 1));
+    let source = format!(", {x}");
+    caught(
+        pc,
+        &line.replacen(&source, &format!(", {}", next_component(&x, 1)), 1),
+    );
     // The facing compared the other way round.
     let face = input(lathe_ir::Sysval::FrontFacing);
     let (pc, line) = first_reader(&asm, &face);
