@@ -427,8 +427,14 @@ pub(crate) struct WordFacts {
     pub accesses: Vec<Access>,
 }
 
-pub(crate) fn facts(word: u64, generation: Generation) -> Result<WordFacts, Error> {
-    let n = node(spec()?, word, generation)?;
+/// The facts of `word`, decoded through `cache` (emission passes the
+/// legaliser's: most final words were measured there).
+pub(crate) fn facts(
+    word: u64,
+    generation: Generation,
+    cache: &mut Decoded,
+) -> Result<WordFacts, Error> {
+    let n = cache.get(spec()?, word, generation)?;
     let accesses = n
         .dsts
         .iter()

@@ -33,6 +33,7 @@
 use lathe_ir::{Op, Shader, Type};
 use lathe_passes::target::{FileId, PhysReg, TargetFacts};
 
+use super::delay;
 use super::generated::MachineOp;
 use super::legalise::{self, LegaliseError};
 use super::stats::Stats;
@@ -127,11 +128,15 @@ pub fn emit_program(
     target: &Ir3Target,
     consts: super::abi::ConstLayout,
 ) -> Result<Compiled, EmitError> {
-    legalise::legalise(shader, target)?;
+    let mut decoded = delay::Decoded::default();
+    legalise::legalise_with(shader, target, &mut decoded)?;
     let g = target.generation_id();
     let generation = Generation::from_gpu_id(g)
         .ok_or_else(|| LegaliseError::Malformed(format!("no generation {g}")))?;
     let mut words = Vec::new();
+    // The instruction behind each word, as selection and legalisation
+    // built it: the statistics read it instead of decoding the word.
+    let mut ops = Vec::new();
     let mut interface = Interface::default();
     let mut body = None;
     for (k, &b) in shader.layout().iter().enumerate() {
@@ -141,6 +146,7 @@ pub fn emit_program(
         for &i in shader.block_insts(b) {
             if let Some(w) = legalise::word_of(shader, target, i)? {
                 words.push(w.encode(g));
+                ops.push(w.op);
             }
             let d = shader.inst(i);
             match d.op {
@@ -171,12 +177,21 @@ pub fn emit_program(
     }
     if let Some(body) = body {
         words = frame_preamble(words, body, target)?;
+        // The frame adds words and marks the landing one: read the
+        // instructions back from the framed words.
+        ops = words
+            .iter()
+            .map(|&word| {
+                MachineOp::from_word(word, g)
+                    .ok_or(LegaliseError::Spec(Error::NoMatch { word, generation }))
+            })
+            .collect::<Result<_, _>>()?;
     }
     interface.consts = consts;
     interface.inputs.sort_by_key(|s| s.index);
     interface.outputs.sort_by_key(|s| s.index);
     let asm = disassembly(&words, generation)?;
-    let stats = super::stats::collect(shader, target, &words, &asm)?;
+    let stats = super::stats::collect(shader, target, &words, &ops, &asm, &mut decoded)?;
     interface.constlen = stats.constlen;
     interface.full_regs = stats.full;
     interface.half_regs = stats.half;

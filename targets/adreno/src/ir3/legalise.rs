@@ -101,6 +101,16 @@ pub fn legalise(
     shader: &mut Shader<'_, MachineOp>,
     target: &Ir3Target,
 ) -> Result<bool, LegaliseError> {
+    legalise_with(shader, target, &mut delay::Decoded::default())
+}
+
+/// [`legalise`], keeping the words it decodes in `decoded` (emission's
+/// statistics ask about most of them again).
+pub(crate) fn legalise_with(
+    shader: &mut Shader<'_, MachineOp>,
+    target: &Ir3Target,
+    decoded: &mut delay::Decoded,
+) -> Result<bool, LegaliseError> {
     if is_legalised(shader, target) {
         return Ok(false);
     }
@@ -111,7 +121,7 @@ pub fn legalise(
         })?,
         flow_targets: HashMap::new(),
         ends: HashSet::new(),
-        decoded: Default::default(),
+        decoded: std::cell::RefCell::new(decoded),
     };
     super::collects::place(shader, target)?;
     check(shader, target)?;
@@ -474,7 +484,7 @@ fn sync_kind(op: &MachineOp) -> Option<&'static str> {
     }
 }
 
-struct Legaliser<'t> {
+struct Legaliser<'t, 'd> {
     target: &'t Ir3Target,
     generation: Generation,
     /// The block each inserted jump or branch goes to.
@@ -482,10 +492,10 @@ struct Legaliser<'t> {
     /// The inserted `end`s.
     ends: HashSet<Inst>,
     /// Words decoded for the delay calculator.
-    decoded: std::cell::RefCell<delay::Decoded>,
+    decoded: std::cell::RefCell<&'d mut delay::Decoded>,
 }
 
-impl Legaliser<'_> {
+impl Legaliser<'_, '_> {
     fn idiom(&self, name: &str) -> Result<MachineOp, LegaliseError> {
         self.target.idiom(name).ok_or_else(|| {
             LegaliseError::Spec(Error::Spec(format!(

@@ -33,11 +33,11 @@ use lathe_ir::{Shader, Stage, Type};
 use lathe_isa::ast::MetaValue;
 use lathe_passes::target::{FileId, FileKind, SpillSlot, TargetFacts};
 
+use super::Generation;
 use super::delay;
 use super::generated::{MachineOp, Spec};
 use super::legalise::LegaliseError;
 use super::target::Ir3Target;
-use super::{Error, Generation};
 use lathe_isa::machine::MachineSpec;
 
 /// The counts of Mesa's shader-db line.
@@ -125,17 +125,19 @@ fn meta_text(op: &MachineOp, key: &str) -> Option<String> {
     }
 }
 
-/// The statistics of `words` (with `asm`, their disassembly), emitted
-/// from the legalised `shader`.
+/// The statistics of `words` (with `ops`, the instruction each encodes,
+/// and `asm`, their disassembly), emitted from the legalised `shader`;
+/// `decoded` holds the words the legaliser already decoded.
 pub(crate) fn collect(
     shader: &Shader<'_, MachineOp>,
     target: &Ir3Target,
     words: &[u64],
+    ops: &[MachineOp],
     asm: &str,
+    decoded: &mut delay::Decoded,
 ) -> Result<Stats, LegaliseError> {
     let generation = Generation::from_gpu_id(target.generation_id())
         .ok_or_else(|| LegaliseError::Malformed("unknown generation".into()))?;
-    let g = target.generation_id();
     let nop = target.idiom("nop");
     let (jump, branch) = (target.idiom("jump"), target.idiom("branch"));
     let (start, end) = (target.idiom("preamble_start"), target.idiom("preamble_end"));
@@ -164,9 +166,8 @@ pub(crate) fn collect(
         .filter(|f| f.kind == FileKind::General)
         .count()
         == 1;
-    for &word in words {
-        let op = MachineOp::from_word(word, g).ok_or(Error::NoMatch { word, generation })?;
-        let facts = delay::facts(word, generation)?;
+    for (&word, &op) in words.iter().zip(ops) {
+        let facts = delay::facts(word, generation, decoded)?;
         let (repeat, slots) = (facts.repeat, facts.nops);
         let count = 1 + repeat;
         for a in &facts.accesses {
