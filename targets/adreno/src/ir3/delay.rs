@@ -85,10 +85,12 @@ pub fn required_nops(program: &[u64], generation: Generation) -> Result<u32, Err
 }
 
 /// Decoded words, kept across queries: a legaliser asks about the same
-/// words many times.
+/// words many times. Keyed by instruction word with the Fx hash: a word
+/// lookup is most of a cache hit, and SipHash's flooding resistance buys
+/// nothing for a map that lives for one shader's legalisation.
 #[derive(Default)]
 pub(crate) struct Decoded {
-    nodes: std::collections::HashMap<u64, Node>,
+    nodes: rustc_hash::FxHashMap<u64, Node>,
 }
 
 impl Decoded {
@@ -223,8 +225,9 @@ fn node(isa: &'static Isa, word: u64, generation: Generation) -> Result<Node, Er
             .ok_or_else(|| Error::Spec(format!("latency class `{name}` is not declared")))
     };
     let repeat = value("REPEAT").unwrap_or(0).max(0) as u32;
-    let nops = value("NOP").unwrap_or(0).max(0) as u32;
-    let in_nop_form = value("NOP").is_some();
+    let nop_field = value("NOP");
+    let nops = nop_field.unwrap_or(0).max(0) as u32;
+    let in_nop_form = nop_field.is_some();
     let dst_half = value("DST_HALF").unwrap_or(0) != 0;
     let src_half = match value("HALF") {
         Some(h) => h != 0,
