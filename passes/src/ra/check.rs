@@ -127,20 +127,8 @@ impl<'c, 'a, O: Opcode, T: TargetFacts<O> + ?Sized> Checker<'c, 'a, O, T> {
 
     /// The original value `v`'s register holds under the name `v`.
     fn read(&self, st: &State, v: Value) -> Option<Value> {
-        let (start, n) = self.units_of(v)?;
-        let Cell::Holds { value, .. } = st.units[start] else {
-            return None;
-        };
-        (0..n)
-            .all(|j| {
-                st.units[start + j]
-                    == Cell::Holds {
-                        value,
-                        name: v,
-                        part: j as u16,
-                    }
-            })
-            .then_some(value)
+        let (_, n) = self.units_of(v)?;
+        self.read_part(st, v, 0, n)
     }
 
     /// The original value whose units `first..first + n` `v`'s register
