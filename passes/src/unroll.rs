@@ -330,13 +330,12 @@ fn evaluate(
 /// to the exit.
 fn apply(shader: &mut Shader<'_, GenericOp>, plan: &Plan) {
     let phis = header_phis(shader, plan.header, plan.preheader, plan.latch);
-    // The value each original value stands for in the copy being made
+    // The value each original value stands for in the last copy made
     // (values from outside the loop stand for themselves).
     let mut previous: HashMap<Value, Value> = HashMap::new();
     let mut first_header = None;
     // The previous copy's back edge, to point at the next header copy.
     let mut pending_latch: Option<Inst> = None;
-    let mut last_map = HashMap::new();
     for trip in 0..=plan.trips {
         let last = trip == plan.trips;
         let copied: Vec<Block> = if last {
@@ -423,8 +422,7 @@ fn apply(shader: &mut Shader<'_, GenericOp>, plan: &Plan) {
             // The exit's phis came from the header; now from its last copy.
             retarget_phis(shader, plan.exit, plan.header, header_copy, &map);
         }
-        previous = map.clone();
-        last_map = map;
+        previous = map;
     }
     let first = first_header.expect("one header copy at least");
     let pre_term = shader
@@ -442,7 +440,7 @@ fn apply(shader: &mut Shader<'_, GenericOp>, plan: &Plan) {
         .block_insts(plan.header)
         .iter()
         .filter_map(|&i| shader.inst(i).result)
-        .filter_map(|v| Some((v, *last_map.get(&v)?)))
+        .filter_map(|v| Some((v, *previous.get(&v)?)))
         .collect();
     shader.remove_blocks(&plan.blocks);
     shader.rewrite_operands(|v| *renamed.get(&v).unwrap_or(&v));
