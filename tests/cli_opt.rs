@@ -175,7 +175,7 @@ fn unknown_pass_lists_the_valid_ones() {
     assert!(out.stdout.is_empty());
     let stderr = text(&out.stderr);
     assert!(
-        stderr.contains("unknown pass `frobnicate` (valid passes: dce, copy-prop, merge-blocks, flatten, fold, simplify, gvn, load-cse, optimise)"),
+        stderr.contains("unknown pass `frobnicate` (valid passes: dce, copy-prop, merge-blocks, flatten, fold, simplify, gvn, load-cse, unroll, promote-arrays, ubo-vectors, optimise)"),
         "{stderr}"
     );
 }

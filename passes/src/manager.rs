@@ -210,8 +210,9 @@ impl<O: Opcode> Registry<O> {
 
 impl Registry<lathe_ir::GenericOp> {
     /// The standard passes and the generic-IR optimisations run before
-    /// instruction selection: `fold`, `simplify`, `gvn`, `load-cse` and
-    /// `optimise` (those, `merge-blocks` and `dce` to a fixed point).
+    /// instruction selection: `fold`, `simplify`, `gvn`, `load-cse`,
+    /// `unroll`, `promote-arrays`, `ubo-vectors` and `optimise` (the first
+    /// five, `merge-blocks` and `dce` to a fixed point).
     pub fn generic() -> Self {
         let mut r = Self::standard();
         r.register(
@@ -235,8 +236,23 @@ impl Registry<lathe_ir::GenericOp> {
             || Box::new(crate::load_cse::LoadCse),
         );
         r.register(
+            "unroll",
+            "unroll counted loops whose trip count the interpreter's ops compute",
+            || Box::new(crate::unroll::Unroll),
+        );
+        r.register(
+            "promote-arrays",
+            "private arrays become values (chains of sel for run-time indices)",
+            || Box::new(crate::promote_arrays::PromoteArrays),
+        );
+        r.register(
+            "ubo-vectors",
+            "UBO loads at 16-byte-aligned offsets become loads of one word of a vector",
+            || Box::new(crate::ubo_vectors::UboVectors),
+        );
+        r.register(
             "optimise",
-            "fold, simplify, gvn, load-cse, merge-blocks and dce to a fixed point",
+            "fold, simplify, gvn, load-cse, merge-blocks, unroll and dce to a fixed point",
             || Box::new(crate::optimise::Optimise),
         );
         r

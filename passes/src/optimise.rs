@@ -1,10 +1,11 @@
 //! The generic optimisation pipeline both backends run before instruction
 //! selection: [`fold`](crate::fold), [`simplify`](crate::simplify),
 //! [`gvn`](crate::gvn), [`load_cse`](crate::load_cse),
-//! [`merge_blocks`](crate::merge_blocks) and [`dce`](crate::dce), repeated until a round
+//! [`merge_blocks`](crate::merge_blocks), [`unroll`](crate::unroll) and
+//! [`dce`](crate::dce), repeated until a round
 //! changes nothing (each can expose work for the others: a folded
 //! constant makes an identity apply, a simplified operand makes two
-//! instructions equal), at most [`MAX_ROUNDS`] times.
+//! instructions equal, an unrolled loop's copies fold), at most [`MAX_ROUNDS`] times.
 //!
 //! ```
 //! use lathe_passes::optimise::optimise;

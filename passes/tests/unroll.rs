@@ -107,3 +107,16 @@ fn loops_with_a_run_time_bound_or_a_second_exit_stay() {
     let (text, count) = optimised(early, &[2]);
     assert_eq!(count, 1, "{text}");
 }
+
+#[test]
+fn the_registry_runs_unroll_by_name() {
+    let text = kernel(4);
+    let arena = lathe_ir::Bump::new();
+    let mut shader = lathe_ir::parse::<GenericOp>(&arena, &text).unwrap();
+    let mut pipeline = lathe_passes::manager::Registry::<GenericOp>::generic()
+        .pipeline(&["unroll"])
+        .unwrap();
+    pipeline.run(&mut shader).unwrap();
+    lathe_ir::validate(&shader).unwrap();
+    assert_eq!(loops(&shader), 0, "{}", lathe_ir::print(&shader));
+}
