@@ -318,7 +318,8 @@ pub enum GenericOp {
     /// operand 0 of UBO `binding` (byte offset `16 * index + 4 * comp`):
     /// a UBO load whose offset is known to be a multiple of 16 plus a
     /// constant, for hardware that addresses uniform buffers in vectors
-    /// (see `lathe_passes::ubo_vectors`).
+    /// (see `lathe_passes::ubo_vectors`). A vector result reads its lanes
+    /// from words `comp`, `comp + 1`, … of the vector (at most the 4th).
     LoadUboVec4 {
         binding: u8,
         comp: u8,
@@ -1570,9 +1571,12 @@ fn check_generic(op: GenericOp, sig: &Signature<'_>) -> Result<(), String> {
         }
         LoadUboVec4 { comp, .. } => {
             expect(&[(Type::U32, "vector index")])?;
-            word(result(sig.result)?)?;
-            if comp > 3 {
-                return Err("comp is a vector component, 0..=3".into());
+            let r = result(sig.result)?;
+            word(Type::scalar(r.scalar))?;
+            if u32::from(comp) + u32::from(r.lanes) > 4 {
+                return Err(format!(
+                    "{r} from component {comp} reaches past the vector's 4 words"
+                ));
             }
         }
         StoreSsbo { .. } | StoreShared | StorePrivate => {

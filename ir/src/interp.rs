@@ -739,9 +739,9 @@ struct Machine<'m, 'a> {
     /// Under [`Limits::sources`], each value's sources (by slot, as
     /// `values`); empty otherwise.
     sources: Vec<Vec<Source>>,
-    /// The input word the current read read (joined into its result's
+    /// The input words the current read read (joined into its result's
     /// sources).
-    loaded_from: Option<Source>,
+    loaded_from: Vec<Source>,
     /// Register mode ([`run_placed`]): each value's slots, and the width
     /// of the value last written at each slot.
     places: Option<&'m [Option<Placement>]>,
@@ -775,7 +775,7 @@ impl<'m, 'a> Machine<'m, 'a> {
             taints: vec![Taint::EXACT; shader.value_capacity()],
             loaded: Taint::EXACT,
             sources: Vec::new(),
-            loaded_from: None,
+            loaded_from: Vec::new(),
             places: None,
             widths: Vec::new(),
             arrays: shader
@@ -838,11 +838,11 @@ impl<'m, 'a> Machine<'m, 'a> {
     /// The union of the sources of `d`'s operands, and of the word the
     /// instruction read.
     fn operand_sources(&mut self, d: &crate::shader::InstData<'_, GenericOp>) -> Vec<Source> {
-        let read = self.loaded_from.take();
+        let read = std::mem::take(&mut self.loaded_from);
         if self.sources.is_empty() {
             return Vec::new();
         }
-        let mut out: Vec<Source> = read.into_iter().collect();
+        let mut out: Vec<Source> = read;
         for v in d.operands() {
             out = union_sources(&out, self.sources_of(v));
         }
@@ -1199,7 +1199,7 @@ impl<'m, 'a> Machine<'m, 'a> {
                     }
                 }
                 Op::Input { index } => {
-                    self.loaded_from = Some(Source::Meta { index });
+                    self.loaded_from = vec![Source::Meta { index }];
                     Val::S(
                         *self.inv.meta_inputs.get(index as usize).ok_or_else(|| {
                             InterpError::MissingInput(format!("meta input {index}"))
@@ -1225,7 +1225,7 @@ impl<'m, 'a> Machine<'m, 'a> {
                         self.defined(i, v, what)?;
                     }
                     self.loaded = Taint::EXACT;
-                    self.loaded_from = None;
+                    self.loaded_from.clear();
                     match self.generic(i, op, result_ty, memory)? {
                         Some(Generic::Value(v)) => v,
                         Some(Generic::Flow(f)) => return Ok(f),
@@ -1366,7 +1366,7 @@ impl<'m, 'a> Machine<'m, 'a> {
                 let bits = self.inv.inputs.get(&(slot, comp)).ok_or_else(|| {
                     InterpError::MissingInput(format!("slot {slot} component {comp}"))
                 })?;
-                self.loaded_from = Some(Source::Input { slot, comp });
+                self.loaded_from = vec![Source::Input { slot, comp }];
                 s(mask(ty, *bits))
             }
             StoreOutput { slot, comp } => {
@@ -1387,7 +1387,7 @@ impl<'m, 'a> Machine<'m, 'a> {
                     .and_then(|k| self.inv.uniforms.get(k))
                 {
                     Some(&w) => {
-                        self.loaded_from = Some(Source::Uniform { word: at as u32 });
+                        self.loaded_from = vec![Source::Uniform { word: at as u32 }];
                         s(mask(ty, w))
                     }
                     None => Err(self.ub(i, format!("uniform {at} is out of bounds"))),
@@ -1403,10 +1403,10 @@ impl<'m, 'a> Machine<'m, 'a> {
                 }
                 match ubo.get(offset as usize / 4) {
                     Some(&w) => {
-                        self.loaded_from = Some(Source::Ubo {
+                        self.loaded_from = vec![Source::Ubo {
                             binding,
                             word: offset / 4,
-                        });
+                        }];
                         s(w)
                     }
                     None => Err(self.ub(i, format!("UBO offset {offset} is out of bounds"))),
@@ -1417,20 +1417,27 @@ impl<'m, 'a> Machine<'m, 'a> {
                 let Some(ubo) = self.inv.ubos.get(binding as usize) else {
                     return Err(InterpError::MissingInput(format!("UBO binding {binding}")));
                 };
-                let word = u64::from(index) * 4 + u64::from(comp);
-                match usize::try_from(word).ok().and_then(|w| ubo.get(w)) {
-                    Some(&w) => {
-                        self.loaded_from = Some(Source::Ubo {
-                            binding,
-                            word: word as u32,
-                        });
-                        s(w)
+                let lanes = result.map_or(1, |t| t.lanes);
+                let mut words = Vec::with_capacity(usize::from(lanes));
+                for c in comp..comp + lanes {
+                    let word = u64::from(index) * 4 + u64::from(c);
+                    match usize::try_from(word).ok().and_then(|w| ubo.get(w)) {
+                        Some(&w) => {
+                            words.push(w);
+                            self.loaded_from.push(Source::Ubo {
+                                binding,
+                                word: word as u32,
+                            });
+                        }
+                        None => {
+                            return Err(self.ub(
+                                i,
+                                format!("UBO vector {index} component {c} is out of bounds"),
+                            ));
+                        }
                     }
-                    None => Err(self.ub(
-                        i,
-                        format!("UBO vector {index} component {comp} is out of bounds"),
-                    )),
                 }
+                Ok(Some(Generic::Value(Val::from_lanes(words))))
             }
             Discard => Ok(Some(Generic::Flow(Flow::Discard))),
             Barrier => Ok(None),
@@ -2001,7 +2008,7 @@ impl<'m, 'a> Machine<'m, 'a> {
                 let v = cell.ok_or_else(uninit)?;
                 self.loaded = written.get(word).map_or(Taint::EXACT, |(_, t)| t);
                 if let (Word::Ssbo { binding, word }, None) = (word, written.get(word)) {
-                    self.loaded_from = Some(Source::Ssbo { binding, word });
+                    self.loaded_from = vec![Source::Ssbo { binding, word }];
                 }
                 Ok(Some(Val::S(v)))
             }

@@ -167,6 +167,7 @@ pub mod simplify;
 pub mod sink_outputs;
 pub mod target;
 mod u32_code;
+pub mod ubo_vector_loads;
 pub mod ubo_vectors;
 pub mod unroll;
 

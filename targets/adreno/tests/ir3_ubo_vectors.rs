@@ -51,15 +51,16 @@ fn compile_and_verify(text: &str, model: &str) -> (String, usize) {
 }
 
 #[test]
-fn a_matrix_array_reads_each_word_with_one_ldc() {
+fn a_matrix_array_reads_each_vec4_with_one_ldc() {
     for model in ["a630", "a740"] {
         let (asm, compared) = compile_and_verify(&matrix_at(64), model);
-        assert_eq!(asm.matches("ldc.").count(), 5, "{model}:\n{asm}");
+        assert_eq!(asm.matches("ldc.").count(), 4, "{model}:\n{asm}");
         assert!(!asm.contains("sel."), "{model}:\n{asm}");
-        // Field 36 is word 1 of vec4 2 of the element.
-        assert!(asm.contains("ldc.offset1."), "{model}:\n{asm}");
+        // Fields 36 and 40 are words 1 and 2 of vec4 2 of the element:
+        // one ldc of two words from word 1.
+        assert!(asm.contains("ldc.offset1.2."), "{model}:\n{asm}");
         // The UBO index is the ldc's immediate, moved into no register.
-        assert_eq!(asm.matches(".imm ").count(), 5, "{model}:\n{asm}");
+        assert_eq!(asm.matches(".imm ").count(), 4, "{model}:\n{asm}");
         assert!(
             !asm.lines().any(|l| l.contains("mov") && l.ends_with(", 1")),
             "{model}:\n{asm}"
@@ -74,5 +75,44 @@ fn a_stride_of_eight_selects_the_word_at_run_time_and_verifies() {
         let (asm, compared) = compile_and_verify(&matrix_at(8), model);
         assert!(asm.contains("sel."), "{model}:\n{asm}");
         assert!(compared > 0, "{model}");
+    }
+}
+
+/// A vertex shader writing the `vec4` at `index * 16` of UBO 1 and the
+/// first word of the next one, as floats.
+const VEC4_AT_INDEX: &str = "shader vertex
+b0:
+  %0:u32 = load_uniform index=0
+  %1:u32 = const 16
+  %2:u32 = imul %0, %1
+  %3:u32 = const 4
+  %4:u32 = iadd %2, %3
+  %5:u32 = const 8
+  %6:u32 = iadd %2, %5
+  %7:u32 = const 12
+  %8:u32 = iadd %2, %7
+  %9:u32 = const 16
+  %10:u32 = iadd %2, %9
+  %11:f32 = load_ubo binding=1 %2
+  %12:f32 = load_ubo binding=1 %4
+  %13:f32 = load_ubo binding=1 %6
+  %14:f32 = load_ubo binding=1 %8
+  %15:f32 = load_ubo binding=1 %10
+  store_output slot=pos comp=0 %14
+  store_output slot=pos comp=1 %13
+  store_output slot=pos comp=2 %12
+  store_output slot=pos comp=3 %11
+  store_output slot=0 comp=0 %15
+  ret
+";
+
+#[test]
+fn the_four_words_of_a_vec4_load_with_one_ldc_and_verify() {
+    for model in ["a630", "a740"] {
+        let (asm, compared) = compile_and_verify(VEC4_AT_INDEX, model);
+        assert!(asm.contains("ldc.offset0.4.imm"), "{model}:\n{asm}");
+        assert!(asm.contains("ldc.offset0.1.imm"), "{model}:\n{asm}");
+        assert_eq!(asm.matches("ldc.").count(), 2, "{model}:\n{asm}");
+        assert!(compared >= 5, "{model}");
     }
 }

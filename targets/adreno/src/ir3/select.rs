@@ -120,6 +120,9 @@ pub fn select_with<'a>(
     if promoted || private || vectors {
         lathe_passes::optimise::optimise(&mut lowered);
     }
+    // One ldc reads the words of a vec4 the shader uses (once value
+    // numbering has given them one index).
+    lathe_passes::ubo_vector_loads::merge_vector_loads(&mut lowered);
     // The texture unit takes integral array layers.
     super::layers::round_layers(&mut lowered);
     // The hardware reads outputs from registers when the program ends:
