@@ -7,6 +7,7 @@
 mod cli;
 
 use clap::{Parser, Subcommand};
+use cli::Deferred;
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -23,45 +24,45 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Disassemble instruction words into Mesa-compatible text.
-    Disasm(cli::isa::DisasmArgs),
+    Disasm(Deferred<cli::isa::DisasmArgs>),
     /// Assemble instruction text into words.
-    Asm(cli::isa::AsmArgs),
+    Asm(Deferred<cli::isa::AsmArgs>),
     /// Run IR passes over a shader in IR text form and print the result.
-    Opt(cli::opt::OptArgs),
+    Opt(Deferred<cli::opt::OptArgs>),
     /// Run machine code on the simulator generated from the spec's
     /// semantics (hazards exit with status 3).
-    Sim(cli::sim::SimArgs),
+    Sim(Deferred<cli::sim::SimArgs>),
     /// Lower a SPIR-V or WGSL shader to IR (or print its interface).
-    Compile(cli::compile::CompileArgs),
+    Compile(Deferred<cli::compile::CompileArgs>),
     /// Compile every shader under the given paths and report statistics
     /// per entry point, with a summary.
-    Stats(cli::stats::StatsArgs),
+    Stats(Deferred<cli::stats::StatsArgs>),
     /// Link a vertex shader with a fragment shader (varying optimisation).
-    Link(cli::link::LinkArgs),
+    Link(Deferred<cli::link::LinkArgs>),
     /// Mali driver helpers.
     Mali {
         #[command(subcommand)]
-        command: cli::mali::MaliCommand,
+        command: Deferred<cli::mali::MaliCommand>,
     },
     /// Adreno driver helpers.
     Adreno {
         #[command(subcommand)]
-        command: cli::adreno::AdrenoCommand,
+        command: Deferred<cli::adreno::AdrenoCommand>,
     },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Disasm(args) => cli::isa::disasm(args),
-        Command::Asm(args) => cli::isa::asm(args),
-        Command::Opt(args) => cli::opt::run(args),
-        Command::Sim(args) => cli::sim::run(args),
-        Command::Compile(args) => cli::compile::run(args),
-        Command::Stats(args) => cli::stats::run(args),
-        Command::Link(args) => cli::link::run(args),
-        Command::Mali { command } => cli::mali::run(command),
-        Command::Adreno { command } => cli::adreno::run(command),
+        Command::Disasm(Deferred(args)) => cli::isa::disasm(args),
+        Command::Asm(Deferred(args)) => cli::isa::asm(args),
+        Command::Opt(Deferred(args)) => cli::opt::run(args),
+        Command::Sim(Deferred(args)) => cli::sim::run(args),
+        Command::Compile(Deferred(args)) => cli::compile::run(args),
+        Command::Stats(Deferred(args)) => cli::stats::run(args),
+        Command::Link(Deferred(args)) => cli::link::run(args),
+        Command::Mali { command } => cli::mali::run(command.0),
+        Command::Adreno { command } => cli::adreno::run(command.0),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -69,5 +70,17 @@ fn main() -> ExitCode {
             eprintln!("lathe: {err}");
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// clap's own consistency checks over the whole command tree, the
+    /// deferred subcommands' arguments included.
+    #[test]
+    fn command_tree_is_consistent() {
+        super::Cli::command().debug_assert();
     }
 }
