@@ -35,7 +35,10 @@
 
 use lathe_isa::EncId;
 use lathe_isa::display::Scope;
-use lathe_isa::model::{FieldType, Isa};
+use lathe_isa::expr::{Expr, ExprKind};
+use lathe_isa::groups::Groups;
+use lathe_isa::model::{Field, FieldType, Isa};
+use lathe_isa::semantics::{SArg, SExpr, SExprKind, Stmt};
 
 use super::{Error, Generation, spec};
 
@@ -87,10 +90,16 @@ pub fn required_nops(program: &[u64], generation: Generation) -> Result<u32, Err
 /// Decoded words, kept across queries: a legaliser asks about the same
 /// words many times. Keyed by instruction word with the Fx hash: a word
 /// lookup is most of a cache hit, and SipHash's flooding resistance buys
-/// nothing for a map that lives for one shader's legalisation.
+/// nothing for a map that lives for one shader's legalisation. A word
+/// not seen yet shares what does not depend on its bits with the other
+/// words of its leaf encoding ([`Plan`]), and its register groups with
+/// the words that agree in the bits their sizes can depend on (only
+/// the sizes are read: a form's `unknown` note may be another word's).
 #[derive(Default)]
 pub(crate) struct Decoded {
     nodes: rustc_hash::FxHashMap<u64, Node>,
+    plans: rustc_hash::FxHashMap<EncId, Plan>,
+    groups: rustc_hash::FxHashMap<(EncId, u64), Groups>,
 }
 
 impl Decoded {
@@ -100,9 +109,26 @@ impl Decoded {
         word: u64,
         generation: Generation,
     ) -> Result<&Node, Error> {
-        Ok(match self.nodes.entry(word) {
+        let Decoded {
+            nodes,
+            plans,
+            groups,
+        } = self;
+        Ok(match nodes.entry(word) {
             std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::hash_map::Entry::Vacant(e) => e.insert(node(isa, word, generation)?),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                let gen_id = generation.gpu_id();
+                let leaf = isa
+                    .decode(word, gen_id)
+                    .ok_or(Error::NoMatch { word, generation })?;
+                let plan = plans.entry(leaf).or_insert_with(|| plan(isa, leaf));
+                let groups = groups
+                    .entry((leaf, word & plan.group_bits))
+                    .or_insert_with(|| {
+                        lathe_isa::groups::groups(isa, word, gen_id).unwrap_or_default()
+                    });
+                e.insert(node(isa, word, leaf, plan, groups, generation)?)
+            }
         })
     }
 }
@@ -207,18 +233,83 @@ fn pair_delay(
     delay.saturating_sub(offset)
 }
 
-/// Decodes `word` into the calculator's view.
-fn node(isa: &'static Isa, word: u64, generation: Generation) -> Result<Node, Error> {
-    let gen_id = generation.gpu_id();
-    let leaf = isa
-        .decode(word, gen_id)
-        .ok_or(Error::NoMatch { word, generation })?;
-    let scope = Scope::new(isa, leaf, word, gen_id, None);
-    let value = |name: &str| scope.value_of(name);
+/// What [`node`] reads of a leaf encoding whatever the word: its role
+/// fields, its latency class and the word bits its register groups can
+/// depend on.
+struct Plan {
+    class_name: &'static str,
+    roles: Vec<RoleField>,
+    /// The bits of the fields the leaf's register group sizes can
+    /// depend on ([`group_bits`]): words of the leaf equal in these bits
+    /// have the same sizes.
+    group_bits: u64,
+    /// Every name a field or derived field of the leaf's chain defines,
+    /// in any variant: a name not among them has no value in any word.
+    names: Vec<&'static str>,
+}
+
+impl Plan {
+    fn defines(&self, name: &str) -> bool {
+        self.names.contains(&name)
+    }
+}
+
+/// A field carrying `role` metadata, nearest definition first (a child's
+/// field shadows its parent's); a tied destination is listed again as a
+/// source.
+struct RoleField {
+    name: &'static str,
+    field: &'static Field,
+    role: &'static str,
+    /// The register file its own `regfile` metadata names (plain
+    /// register-number fields such as a branch's predicate component).
+    file: Option<&'static str>,
+    /// The name of its `(r)` flag, `<FIELD>_R`.
+    r_flag: String,
+}
+
+fn plan(isa: &'static Isa, leaf: EncId) -> Plan {
     let class_name = match isa.meta(leaf, "latency") {
         Some(lathe_isa::ast::MetaValue::Ident(c)) => c.as_str(),
         _ => "",
     };
+    let mut names = Vec::new();
+    for enc in isa.chain(leaf) {
+        let e = &isa.encodings[enc];
+        for level in std::iter::once(&*e.plain).chain(e.whens.iter().map(|w| &w.level)) {
+            names.extend(level.fields.iter().map(|f| f.name.as_str()));
+            names.extend(level.deriveds.iter().map(|d| d.name.as_str()));
+        }
+    }
+    Plan {
+        class_name,
+        roles: role_fields(isa, leaf),
+        group_bits: group_bits(isa, leaf),
+        names,
+    }
+}
+
+/// Decodes `word` (of leaf encoding `leaf`, with register groups
+/// `groups`) into the calculator's view.
+fn node(
+    isa: &'static Isa,
+    word: u64,
+    leaf: EncId,
+    plan: &Plan,
+    groups: &Groups,
+    generation: Generation,
+) -> Result<Node, Error> {
+    let gen_id = generation.gpu_id();
+    let scope = Scope::new(isa, leaf, word, gen_id, None);
+    // A name the leaf never defines is looked up no further.
+    let value = |name: &str| {
+        if plan.defines(name) {
+            scope.value_of(name)
+        } else {
+            None
+        }
+    };
+    let class_name = plan.class_name;
     let class_of = |name: &str| {
         isa.latency
             .class(name)
@@ -237,14 +328,15 @@ fn node(isa: &'static Isa, word: u64, generation: Generation) -> Result<Node, Er
         },
     };
 
-    let groups = lathe_isa::groups::groups(isa, word, gen_id).unwrap_or_default();
     let mut dsts = Vec::new();
     let mut srcs = Vec::new();
     let mut writes_address = false;
-    for (name, field_ty, field_value, role, file) in role_fields(isa, leaf, word) {
-        let gpr = match file {
+    for r in &plan.roles {
+        let name = r.name;
+        let field_value = r.field.extract(word);
+        let gpr = match r.file {
             Some(file) => predicate_of(isa, file, field_value),
-            None => gpr_of(isa, field_ty, field_value, gen_id, &scope),
+            None => gpr_of(isa, &r.field.ty, field_value, gen_id, &scope),
         };
         // A register group (texture coordinates, a load's vector) covers
         // as many registers as the spec's semantics give it.
@@ -253,7 +345,7 @@ fn node(isa: &'static Isa, word: u64, generation: Generation) -> Result<Node, Er
             continue;
         };
         let num = gpr.num;
-        if role == "dst" {
+        if r.role == "dst" {
             writes_address |= gpr.address;
             dsts.push(RegUse {
                 num,
@@ -265,10 +357,7 @@ fn node(isa: &'static Isa, word: u64, generation: Generation) -> Result<Node, Er
             // The source's (r) flag is `<FIELD>_R`, or `SRC_R` for the
             // single source of cat1/cat4; in the (nopN) form those bits
             // count nops instead.
-            let r_flag = value(&format!("{name}_R"))
-                .or_else(|| value("SRC_R"))
-                .unwrap_or(0)
-                != 0;
+            let r_flag = value(&r.r_flag).or_else(|| value("SRC_R")).unwrap_or(0) != 0;
             let elems = if r_flag && !in_nop_form {
                 repeat + 1
             } else {
@@ -302,14 +391,8 @@ fn node(isa: &'static Isa, word: u64, generation: Generation) -> Result<Node, Er
     })
 }
 
-/// A role field: name, type, value, role, and the register file its own
-/// `regfile` metadata names (plain register-number fields such as a
-/// branch's predicate component).
-type RoleField<'i> = (&'i str, &'i FieldType, u64, &'i str, Option<&'i str>);
-
-/// The leaf's fields carrying `role` metadata, nearest definition first (a
-/// child's field shadows its parent's).
-fn role_fields(isa: &Isa, leaf: EncId, word: u64) -> Vec<RoleField<'_>> {
+/// The leaf's role fields ([`RoleField`]).
+fn role_fields(isa: &'static Isa, leaf: EncId) -> Vec<RoleField> {
     let mut seen: Vec<&str> = Vec::new();
     let mut out = Vec::new();
     for enc in isa.chain(leaf) {
@@ -339,27 +422,201 @@ fn role_fields(isa: &Isa, leaf: EncId, word: u64) -> Vec<RoleField<'_>> {
                 && field.meta.iter().any(|(k, v)| {
                     k == "tied" && matches!(v, lathe_isa::ast::MetaValue::Ident(b) if b == "true")
                 });
+            let role_field = |role| RoleField {
+                name: field.name.as_str(),
+                field,
+                role,
+                file,
+                r_flag: format!("{}_R", field.name),
+            };
             if let Some(role) = role {
-                out.push((
-                    field.name.as_str(),
-                    &field.ty,
-                    field.extract(word),
-                    role,
-                    file,
-                ));
+                out.push(role_field(role));
             }
             if tied {
-                out.push((
-                    field.name.as_str(),
-                    &field.ty,
-                    field.extract(word),
-                    "src",
-                    file,
-                ));
+                out.push(role_field("src"));
             }
         }
     }
     out
+}
+
+/// [`Plan::group_bits`] of `leaf`: the bits of every field (at any level
+/// of its chain, in any variant) named by the semantics' expressions
+/// that can size a group ([`stmt_names`]) or by the conditions choosing
+/// each level's variant (which decide what a name means), following
+/// derived fields and named expressions. A name resolving elsewhere (a
+/// param) only widens the set; all bits when the names do not settle.
+fn group_bits(isa: &Isa, leaf: EncId) -> u64 {
+    let mut names: Vec<&str> = Vec::new();
+    let mut named_seen: Vec<usize> = Vec::new();
+    for block in isa.semantics.chain(isa, leaf) {
+        for s in block.body.iter() {
+            stmt_names(isa, s, &mut names, &mut named_seen);
+        }
+    }
+    let levels: Vec<&lathe_isa::model::Level> = isa
+        .chain(leaf)
+        .flat_map(|enc| {
+            let e = &isa.encodings[enc];
+            std::iter::once(&*e.plain).chain(e.whens.iter().map(|w| &w.level))
+        })
+        .collect();
+    for enc in isa.chain(leaf) {
+        for w in &isa.encodings[enc].whens {
+            expr_names(isa, &w.cond, &mut names, &mut named_seen);
+        }
+    }
+    let mut bits = 0u64;
+    let mut k = 0;
+    while k < names.len() {
+        let name = names[k];
+        k += 1;
+        if names.len() > 4096 {
+            return !0;
+        }
+        for level in &levels {
+            for f in level
+                .fields
+                .iter()
+                .filter(|f| f.name.eq_ignore_ascii_case(name))
+            {
+                bits |= f.mask();
+            }
+            for d in level
+                .deriveds
+                .iter()
+                .filter(|d| d.name.eq_ignore_ascii_case(name))
+            {
+                expr_names(isa, &d.expr, &mut names, &mut named_seen);
+            }
+        }
+    }
+    bits
+}
+
+/// Collects the names a semantics statement evaluates where register
+/// groups can depend on them ([`lathe_isa::groups`] grows a group only
+/// in writes, `let`s, effects with arguments and under `mods`; an `if`
+/// counts only around one of those). Operand locations (`reg`, `imm`,
+/// `type`) never size a group.
+fn stmt_names<'i>(isa: &'i Isa, s: &'i Stmt, names: &mut Vec<&'i str>, seen: &mut Vec<usize>) {
+    match s {
+        Stmt::If { cond, then, els } => {
+            if then.iter().chain(els).any(sizes_groups) {
+                expr_names(isa, cond, names, seen);
+            }
+            for s in then.iter().chain(els) {
+                stmt_names(isa, s, names, seen);
+            }
+        }
+        Stmt::Mods { mods, .. } => {
+            for (_, e) in mods {
+                expr_names(isa, e, names, seen);
+            }
+        }
+        Stmt::Let { value, .. } => sexpr_names(isa, value, names, seen),
+        Stmt::Effect { args, .. } => {
+            for a in args {
+                sarg_names(isa, a, names, seen);
+            }
+        }
+        Stmt::Write { index, value, .. } => {
+            if let Some(e) = index {
+                expr_names(isa, e, names, seen);
+            }
+            sexpr_names(isa, value, names, seen);
+        }
+        Stmt::Type { .. }
+        | Stmt::Reg { .. }
+        | Stmt::Imm { .. }
+        | Stmt::ImmBits(_)
+        | Stmt::Use(_)
+        | Stmt::ImmText(_) => {}
+    }
+}
+
+/// Whether `s` (or a statement under it) is one register groups are
+/// read from.
+fn sizes_groups(s: &Stmt) -> bool {
+    match s {
+        Stmt::If { then, els, .. } => then.iter().chain(els).any(sizes_groups),
+        Stmt::Effect { args, .. } => !args.is_empty(),
+        Stmt::Mods { .. } | Stmt::Let { .. } | Stmt::Write { .. } => true,
+        Stmt::Type { .. }
+        | Stmt::Reg { .. }
+        | Stmt::Imm { .. }
+        | Stmt::ImmBits(_)
+        | Stmt::Use(_)
+        | Stmt::ImmText(_) => false,
+    }
+}
+
+fn sarg_names<'i>(isa: &'i Isa, a: &'i SArg, names: &mut Vec<&'i str>, seen: &mut Vec<usize>) {
+    match a {
+        SArg::Value(v) => sexpr_names(isa, v, names, seen),
+        SArg::Static(e) => expr_names(isa, e, names, seen),
+    }
+}
+
+fn sexpr_names<'i>(isa: &'i Isa, v: &'i SExpr, names: &mut Vec<&'i str>, seen: &mut Vec<usize>) {
+    match &v.kind {
+        SExprKind::Read { .. } | SExprKind::Lit { .. } | SExprKind::Local(_) => {}
+        SExprKind::RegRead { index, .. } | SExprKind::Member { index, .. } => {
+            expr_names(isa, index, names, seen)
+        }
+        SExprKind::Call(_, args) => {
+            for a in args {
+                sarg_names(isa, a, names, seen);
+            }
+        }
+        SExprKind::Select(a, b, c) => {
+            for x in [a, b, c] {
+                sexpr_names(isa, x, names, seen);
+            }
+        }
+        SExprKind::Static(cond, a, b) => {
+            expr_names(isa, cond, names, seen);
+            sexpr_names(isa, a, names, seen);
+            sexpr_names(isa, b, names, seen);
+        }
+    }
+}
+
+/// Collects the names `e` looks up, through the named expressions it
+/// calls (each body once).
+fn expr_names<'i>(isa: &'i Isa, e: &'i Expr, names: &mut Vec<&'i str>, seen: &mut Vec<usize>) {
+    match &e.kind {
+        ExprKind::Int(_) | ExprKind::Gen => {}
+        ExprKind::Name(n) => {
+            if !names.contains(&n.as_str()) {
+                names.push(n);
+            }
+        }
+        ExprKind::Named(name, index, args) => {
+            for a in args {
+                expr_names(isa, a, names, seen);
+            }
+            let by_name = isa.exprs.iter().position(|x| x.name == *name);
+            for i in index.iter().copied().chain(by_name) {
+                if !seen.contains(&i)
+                    && let Some(n) = isa.exprs.get(i)
+                {
+                    seen.push(i);
+                    expr_names(isa, &n.expr, names, seen);
+                }
+            }
+        }
+        ExprKind::Unary(_, a) => expr_names(isa, a, names, seen),
+        ExprKind::Binary(_, a, b) => {
+            expr_names(isa, a, names, seen);
+            expr_names(isa, b, names, seen);
+        }
+        ExprKind::Cond(a, b, c) => {
+            expr_names(isa, a, names, seen);
+            expr_names(isa, b, names, seen);
+            expr_names(isa, c, names, seen);
+        }
+    }
 }
 
 /// A GPR operand found in an instruction.
