@@ -290,3 +290,63 @@ fn uniform_matrix_products_go_to_the_preamble_whose_const_range_the_json_names()
         );
     }
 }
+
+#[test]
+fn a_sample_at_a_varying_is_a_texture_prefetch_the_json_describes() {
+    let dir = std::env::temp_dir().join(format!("lathe-cli-prefetch-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let shader = dir.join("prefetch.wgsl");
+    std::fs::write(
+        &shader,
+        "@group(0) @binding(0) var t: texture_2d<f32>;\n\
+         @group(0) @binding(1) var s: sampler;\n\
+         @fragment fn main(@location(0) tint: vec2<f32>, @location(1) uv: vec2<f32>) -> @location(0) vec4<f32> {\n\
+         return textureSample(t, s, uv) * tint.x; }\n",
+    )
+    .unwrap();
+    let shader = shader.to_str().unwrap();
+    for gpu in ["a630", "a740"] {
+        let json: serde_json::Value = serde_json::from_str(&stdout(&lathe(&[
+            "compile", "--gpu", gpu, "--emit", "json", "--verify", shader,
+        ])))
+        .expect("--emit json prints JSON");
+        let consts = &json["interface"]["consts"];
+        let prefetch = &consts["prefetches"][0];
+        // It samples location 1's two components, into the register the
+        // interface names for its input.
+        let uv = consts["varyings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["slot"] == 1 && v["comp"] == 0)
+            .unwrap_or_else(|| panic!("{gpu}: {consts}"));
+        assert_eq!(prefetch["inloc"], uv["inloc"], "{gpu}: {consts}");
+        assert_eq!(prefetch["wrmask"], 15, "{gpu}: {consts}");
+        let inputs = json["interface"]["inputs"].as_array().unwrap();
+        assert!(
+            inputs.iter().any(|i| i["meta"] == prefetch["input"]),
+            "{gpu}: {json}"
+        );
+        let asm = stdout(&lathe(&["compile", "--gpu", gpu, shader]));
+        assert!(!asm.contains("sam"), "{gpu}: {asm}");
+        let asm = stdout(&lathe(&[
+            "compile",
+            "--gpu",
+            gpu,
+            "--no-prefetch",
+            "--verify",
+            shader,
+        ]));
+        assert!(asm.contains("sam"), "{gpu}: {asm}");
+    }
+    // a610 has no texture prefetch.
+    let json: serde_json::Value = serde_json::from_str(&stdout(&lathe(&[
+        "compile", "--gpu", "a610", "--emit", "json", "--verify", shader,
+    ])))
+    .unwrap();
+    assert_eq!(
+        json["interface"]["consts"]["prefetches"],
+        serde_json::json!([])
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -86,6 +86,10 @@ pub struct CompileArgs {
     /// expression in the main part (Mesa's `IR3_SHADER_DEBUG=nopreamble`).
     #[arg(long)]
     pub no_preamble: bool,
+    /// With an Adreno `--gpu` that prefetches textures (a6xx on but a610):
+    /// sample every texture in the shader (`sam`) instead.
+    #[arg(long)]
+    pub no_prefetch: bool,
     /// Seed of `--verify`'s random inputs.
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub seed: u64,
@@ -131,6 +135,7 @@ fn compile_for(model: &str, lowered: &Lowered<'_>, args: &CompileArgs) -> CliRes
     let options = CompileOptions {
         dumps: args.print_after.is_some() || args.emit == Some(Emit::Ir),
         no_preamble: args.no_preamble,
+        no_prefetch: args.no_prefetch,
     };
     let out = lathe::compile::compile_lowered_ir3(lowered, gpu, &options)?;
     print_dumps(&out.dumps, args.print_after.as_deref())?;
@@ -160,9 +165,23 @@ fn compile_for(model: &str, lowered: &Lowered<'_>, args: &CompileArgs) -> CliRes
             write_output(args.output.as_deref(), &c.bytes())
         }
         Emit::Json => {
-            let slots = |s: &[lathe_adreno::ir3::emit::Slot]| {
+            // Each slot with its generic meta index (`meta`, what the const
+            // layout's preloads, barycentrics and prefetches name) or its
+            // input/output location.
+            let slots = |s: &[lathe_adreno::ir3::emit::Slot], ports: &[lathe_isa::select::Port]| {
                 s.iter()
-                    .map(|s| serde_json::json!({"index": s.index, "register": s.register, "type": s.ty.to_string()}))
+                    .map(|s| {
+                        let mut slot = serde_json::json!({"index": s.index, "register": s.register, "type": s.ty.to_string()});
+                        match ports.get(s.index as usize) {
+                            Some(lathe_isa::select::Port::Meta(k)) => slot["meta"] = serde_json::json!(k),
+                            Some(lathe_isa::select::Port::Slot(l, c)) => {
+                                slot["location"] = serde_json::json!(l);
+                                slot["comp"] = serde_json::json!(c);
+                            }
+                            None => {}
+                        }
+                        slot
+                    })
                     .collect::<Vec<_>>()
             };
             let i = &c.interface;
@@ -170,8 +189,8 @@ fn compile_for(model: &str, lowered: &Lowered<'_>, args: &CompileArgs) -> CliRes
                 "gpu": model,
                 "stats": c.stats.to_string(),
                 "interface": {
-                    "inputs": slots(&i.inputs),
-                    "outputs": slots(&i.outputs),
+                    "inputs": slots(&i.inputs, &out.ports.inputs),
+                    "outputs": slots(&i.outputs, &out.ports.outputs),
                     "constlen": i.constlen,
                     "full_regs": i.full_regs,
                     "half_regs": i.half_regs,
@@ -187,6 +206,7 @@ fn compile_for(model: &str, lowered: &Lowered<'_>, args: &CompileArgs) -> CliRes
                         "immediates": i.consts.immediates.iter().map(|&(w, bits)| serde_json::json!({"const_word": w, "bits": format!("0x{bits:08x}")})).collect::<Vec<_>>(),
                         "preamble": i.consts.preamble.map(|p| serde_json::json!({"const_word": p.first_word, "words": p.words})),
                         "barycentrics": i.consts.barycentrics.iter().map(|b| serde_json::json!({"input": b.input, "interp": format!("{:?}", b.mode).to_lowercase(), "loc": format!("{:?}", b.loc).to_lowercase()})).collect::<Vec<_>>(),
+                        "prefetches": i.consts.prefetches.iter().map(|p| serde_json::json!({"input": p.input, "inloc": p.inloc, "texture": p.texture, "sampler": p.sampler, "wrmask": p.wrmask, "half": p.half})).collect::<Vec<_>>(),
                     },
                 },
                 "words": c.words.iter().map(|w| format!("0x{w:016x}")).collect::<Vec<_>>(),

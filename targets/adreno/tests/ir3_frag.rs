@@ -349,3 +349,144 @@ fn a_derivative_along_the_wrong_axis_or_of_the_wrong_kind_is_caught() {
         );
     }
 }
+
+/// A sampled colour at an unmodified varying pair, times another varying
+/// (so the shader fetches varyings itself and keeps the pixel-centre pair).
+const PREFETCHED: &str = "shader fragment
+b0:
+  %0:f32 = load_input slot=0 comp=0 interp=smooth
+  %1:f32 = load_input slot=0 comp=1 interp=smooth
+  %2:f32x2 = collect %0, %1
+  %3:f32x4 = sample texture=1 sampler=1 %2
+  %4:f32 = split lane=0 %3
+  %5:f32 = split lane=1 %3
+  %6:f32 = load_input slot=1 comp=0 interp=smooth
+  %7:f32 = fmul %4, %6
+  store_output slot=0 comp=0 %7
+  store_output slot=0 comp=1 %5
+  ret
+";
+
+/// Only the sampled colour: no varying is fetched by the shader itself.
+const ONLY_PREFETCHED: &str = "shader fragment
+b0:
+  %0:f32 = load_input slot=0 comp=0 interp=smooth
+  %1:f32 = load_input slot=0 comp=1 interp=smooth
+  %2:f32x2 = collect %0, %1
+  %3:f32x4 = sample texture=0 sampler=0 %2
+  %4:f32 = split lane=0 %3
+  %5:f32 = split lane=3 %3
+  store_output slot=0 comp=0 %4
+  store_output slot=0 comp=3 %5
+  ret
+";
+
+#[test]
+fn samples_at_an_unmodified_varying_are_prefetched_and_verify() {
+    for gpu in ["a630", "a740"] {
+        let gpu: GpuModel = gpu.parse().unwrap();
+        for text in [PREFETCHED, ONLY_PREFETCHED] {
+            let (out, asm) = compiled(text, gpu);
+            let consts = &out.compiled.interface.consts;
+            assert!(!asm.contains("sam"), "{gpu}: {asm}");
+            assert_eq!(consts.prefetches.len(), 1, "{gpu}");
+            assert_eq!(consts.prefetches[0].inloc, 0, "{gpu}");
+            // The shader waits for the prefetch before reading it.
+            assert!(asm.contains("(sy)"), "{gpu}: {asm}");
+            // The input phase ends with (ei) even with no fetch of its own.
+            assert!(asm.contains("(ei)"), "{gpu}: {asm}");
+            for seed in 1..4 {
+                let n = run(text, &out, gpu, seed).unwrap_or_else(|e| panic!("{gpu}: {e}\n{asm}"));
+                assert!(n > 0);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_wrong_prefetch_description_or_a_missing_wait_is_caught() {
+    let gpu: GpuModel = "a630".parse().unwrap();
+    let (out, asm) = compiled(PREFETCHED, gpu);
+    assert!(run(PREFETCHED, &out, gpu, 1).is_ok());
+    let with = |change: &dyn Fn(&mut lathe_adreno::ir3::prefetch::Prefetch)| {
+        let mut c = out.compiled.clone();
+        change(&mut c.interface.consts.prefetches[0]);
+        Output {
+            compiled: c,
+            ports: out.ports.clone(),
+            dumps: Vec::new(),
+        }
+    };
+    // Another varying pair, texture or write mask.
+    let wrong: [&dyn Fn(&mut lathe_adreno::ir3::prefetch::Prefetch); 3] =
+        [&|p| p.inloc = 1, &|p| p.texture = 0, &|p| p.wrmask = 0b1110];
+    for (k, change) in wrong.into_iter().enumerate() {
+        assert!(
+            run(PREFETCHED, &with(change), gpu, 1).is_err(),
+            "change {k}\n{asm}"
+        );
+    }
+    // The first reader of the prefetched registers without its (sy).
+    let (pc, line) = asm
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.starts_with("(sy)"))
+        .unwrap();
+    let unsynced = with_line(&out, gpu, pc, line.trim_start_matches("(sy)"));
+    let err = run(PREFETCHED, &unsynced, gpu, 1).unwrap_err().to_string();
+    assert!(err.contains("texture prefetch"), "{err}");
+}
+
+#[test]
+fn gpus_without_prefetch_sample_in_the_shader() {
+    // a610 (Mesa's a6xx_gen1_low) has none.
+    let gpu: GpuModel = "a610".parse().unwrap();
+    let (out, asm) = compiled(PREFETCHED, gpu);
+    assert!(asm.contains("sam"), "{gpu}: {asm}");
+    assert!(out.compiled.interface.consts.prefetches.is_empty(), "{gpu}");
+    run(PREFETCHED, &out, gpu, 1).unwrap_or_else(|e| panic!("{gpu}: {e}\n{asm}"));
+}
+
+/// A prefetched sample scaled by a uniform expression the preamble
+/// computes (a6xx on), with no varying fetched by the shader itself.
+const PREFETCHED_AFTER_PREAMBLE: &str = "shader fragment
+b0:
+  %0:f32 = load_input slot=0 comp=0 interp=smooth
+  %1:f32 = load_input slot=0 comp=1 interp=smooth
+  %2:f32x2 = collect %0, %1
+  %3:f32x4 = sample texture=0 sampler=0 %2
+  %4:f32 = split lane=0 %3
+  %5:f32 = load_uniform index=0
+  %6:f32 = load_uniform index=1
+  %7:f32 = fmul %5, %6
+  %8:f32 = fadd %7, %5
+  %9:f32 = fmul %4, %8
+  store_output slot=0 comp=0 %9
+  ret
+";
+
+#[test]
+fn the_main_part_after_a_preamble_ends_the_input_phase_and_waits_for_the_prefetch() {
+    for gpu in ["a630", "a740"] {
+        let gpu: GpuModel = gpu.parse().unwrap();
+        let text = PREFETCHED_AFTER_PREAMBLE;
+        let (out, asm) = compiled(text, gpu);
+        assert_eq!(out.compiled.interface.consts.prefetches.len(), 1, "{gpu}");
+        // Waves that skip the preamble start at the main part: its
+        // (ei) fetch and its wait for the prefetch are there.
+        let (preamble, main) = asm
+            .split_once("shpe")
+            .unwrap_or_else(|| panic!("{gpu}: no preamble\n{asm}"));
+        assert!(!preamble.contains("(ei)"), "{gpu}: {asm}");
+        assert!(main.contains("(ei)"), "{gpu}: {asm}");
+        let first_reader = main
+            .lines()
+            .skip(1)
+            .find(|l| !l.contains("bary.f"))
+            .unwrap();
+        assert!(first_reader.contains("(sy)"), "{gpu}: {asm}");
+        for seed in 1..4 {
+            run(text, &out, gpu, seed).unwrap_or_else(|e| panic!("{gpu}: {e}\n{asm}"));
+        }
+    }
+}

@@ -19,7 +19,7 @@
 
 use std::collections::HashMap;
 
-use lathe_adreno::ir3::select::{Port, select};
+use lathe_adreno::ir3::select::{Port, SelectOptions, select_with};
 use lathe_adreno::ir3::verify::{barycentrics, fragment_varyings};
 use lathe_adreno::ir3::{GpuModel, collects, run, sim, target::Ir3Target};
 use lathe_ir::interp::{self, Invocation, Limits, Memory};
@@ -80,7 +80,13 @@ fn differential_with_memory(
         Err(e) => return Err(format!("interpreter: {e}")),
     };
     let target = Ir3Target::new(model.parse::<GpuModel>().unwrap()).unwrap();
-    let selected = select(generic, &target).map_err(|e| e.to_string())?;
+    // Every sample through the rules (no texture prefetch: the hardware's
+    // samples before the shader are `--verify`'s to check).
+    let options = SelectOptions {
+        no_prefetch: true,
+        ..SelectOptions::default()
+    };
+    let selected = select_with(generic, &target, &options).map_err(|e| e.to_string())?;
     let mut shader = selected.shader;
     lathe_ir::validate(&shader)
         .map_err(|e| format!("selected IR invalid: {e:?}\n{}", lathe_ir::print(&shader)))?;

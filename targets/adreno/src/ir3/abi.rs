@@ -148,6 +148,9 @@ pub struct ConstLayout {
     pub varyings: Vec<Varying>,
     /// The barycentric pairs the fragment shader reads.
     pub barycentrics: Vec<Barycentrics>,
+    /// Samples the hardware runs before the fragment shader starts
+    /// ([`super::prefetch`]).
+    pub prefetches: Vec<super::prefetch::Prefetch>,
     /// Float constants the shader reads from the const file: `(const
     /// word, bits)`, the same for every draw.
     pub immediates: Vec<(u32, u32)>,
@@ -512,7 +515,7 @@ impl Plan {
 /// else reaches. Varyings fetched there stay where they are read (the
 /// last fetch in the layout is then the last one run); the others move to
 /// the entry.
-fn straight_prefix(g: &Shader<'_, GenericOp>) -> Vec<Block> {
+pub(super) fn straight_prefix(g: &Shader<'_, GenericOp>) -> Vec<Block> {
     let cfg = lathe_ir::Cfg::compute(g);
     let layout = g.layout();
     let mut prefix: Vec<Block> = layout.first().copied().into_iter().collect();

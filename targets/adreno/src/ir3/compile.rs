@@ -28,7 +28,7 @@ use lathe_passes::manager::{PassError, Registry};
 
 use super::emit::{Compiled, EmitError, emit_program};
 use super::generated::MachineOp;
-use super::select::{Interface, select_with};
+use super::select::{Interface, SelectOptions, select_with};
 use super::target::Ir3Target;
 use lathe_isa::select::SelectError;
 
@@ -58,6 +58,9 @@ pub struct CompileOptions {
     /// without one (Mesa's `IR3_SHADER_DEBUG=nopreamble`; `lathe compile
     /// --no-preamble`).
     pub no_preamble: bool,
+    /// Sample every texture in the shader: no texture prefetch
+    /// ([`super::prefetch`]), as on GPUs without one.
+    pub no_prefetch: bool,
 }
 
 /// A compiled shader and, when asked for, the machine IR after each stage.
@@ -86,7 +89,11 @@ pub fn compile_with(
     options: &CompileOptions,
 ) -> Result<Output, CompileError> {
     let mut dumps = Vec::new();
-    let selected = select_with(generic, target, !options.no_preamble)?;
+    let select = SelectOptions {
+        no_preamble: options.no_preamble,
+        no_prefetch: options.no_prefetch,
+    };
+    let selected = select_with(generic, target, &select)?;
     let mut shader = selected.shader;
     if options.dumps {
         dumps.push(("select", lathe_ir::print(&shader)));
@@ -99,7 +106,7 @@ pub fn compile_with(
             dumps.push((record.name, dump));
         }
     }
-    let compiled = emit_program(&mut shader, target, selected.consts)?;
+    let compiled = emit_program(&mut shader, target, selected.consts, &selected.interface)?;
     Ok(Output {
         compiled,
         ports: selected.interface,

@@ -30,12 +30,14 @@
 //! assert_eq!(m.get(file, half, index, 0), Some(0.5f32.to_bits()));
 //! ```
 
-use lathe_ir::{Op, Shader, Type};
+use lathe_ir::{InterpLoc, InterpMode, Op, Shader, Type};
 use lathe_passes::target::{FileId, PhysReg, TargetFacts};
 
+use super::abi::ConstLayout;
 use super::delay;
 use super::generated::MachineOp;
 use super::legalise::{self, LegaliseError};
+use super::select::{Interface as Ports, Port};
 use super::stats::Stats;
 use super::target::Ir3Target;
 use super::{Error, Generation};
@@ -109,7 +111,7 @@ impl Compiled {
 
 /// Legalises `shader` if needed and emits it.
 pub fn emit(shader: &mut Shader<'_, MachineOp>, target: &Ir3Target) -> Result<Compiled, EmitError> {
-    emit_program(shader, target, super::abi::ConstLayout::default())
+    emit_program(shader, target, ConstLayout::default(), &Ports::default())
 }
 
 /// [`emit`] for a shader laid out by [`super::abi`] as `consts` says: when
@@ -123,13 +125,38 @@ pub fn emit(shader: &mut Shader<'_, MachineOp>, target: &Ir3Target) -> Result<Co
 /// (ss)(sy)shpe    its results are in the const file
 /// main: (jp)…
 /// ```
+///
+/// The layout's texture prefetches ([`super::prefetch`]) deliver some of
+/// its meta inputs (`ports` says which input of `shader` each generic
+/// meta input is); emission fails if the allocator put one where the
+/// prefetch state cannot name it, or the pixel-centre barycentrics they
+/// use elsewhere than the spec's `fs_prefetch_ij_reg`.
 pub fn emit_program(
     shader: &mut Shader<'_, MachineOp>,
     target: &Ir3Target,
-    consts: super::abi::ConstLayout,
+    consts: ConstLayout,
+    ports: &Ports,
 ) -> Result<Compiled, EmitError> {
     let mut decoded = delay::Decoded::default();
-    legalise::legalise_with(shader, target, &mut decoded)?;
+    let machine = |k: u32| {
+        let port = ports.inputs.iter().position(|&p| p == Port::Meta(k));
+        port.map(|i| i as u32)
+    };
+    let prefetched: Vec<u32> = consts
+        .prefetches
+        .iter()
+        .filter_map(|p| machine(p.input))
+        .collect();
+    let pixel = consts
+        .barycentrics
+        .iter()
+        .find(|b| (b.mode, b.loc) == (InterpMode::Smooth, InterpLoc::Center))
+        .and_then(|b| machine(b.input));
+    let main = usize::from(consts.preamble.is_some());
+    legalise::legalise_with(shader, target, &prefetched, main, &mut decoded)?;
+    if !prefetched.is_empty() {
+        check_prefetch_registers(shader, target, &prefetched, pixel)?;
+    }
     let g = target.generation_id();
     let generation = Generation::from_gpu_id(g)
         .ok_or_else(|| LegaliseError::Malformed(format!("no generation {g}")))?;
@@ -253,6 +280,49 @@ fn frame_preamble(
         }
     }
     Ok(out)
+}
+
+/// The register number (register * 4 + component) of a full value's
+/// register.
+fn full_register_number(target: &Ir3Target, reg: lathe_ir::Reg) -> u32 {
+    let bits = target.files()[usize::from(reg.file)].unit_bits;
+    u32::from(reg.unit) * bits / 32
+}
+
+/// See [`emit_program`]: `prefetched` and `pixel` are inputs of `shader`.
+fn check_prefetch_registers(
+    shader: &Shader<'_, MachineOp>,
+    target: &Ir3Target,
+    prefetched: &[u32],
+    pixel: Option<u32>,
+) -> Result<(), LegaliseError> {
+    let limits = target.prefetch_limits();
+    let unsupported = |what: String| Err(LegaliseError::Unsupported(what));
+    for &b in shader.layout() {
+        for &i in shader.block_insts(b) {
+            let d = shader.inst(i);
+            let (Op::Input { index }, Some(v)) = (d.op, d.result) else {
+                continue;
+            };
+            let Some(reg) = shader.value_reg(v) else {
+                continue;
+            };
+            let number = full_register_number(target, reg);
+            if prefetched.contains(&index) && number > limits.dst_max {
+                return unsupported(format!(
+                    "a texture prefetch into register number {number} (the prefetch state names at most {})",
+                    limits.dst_max
+                ));
+            }
+            if Some(index) == pixel && number != limits.ij_reg {
+                return unsupported(format!(
+                    "the barycentrics of texture prefetches in register number {number}, not {}",
+                    limits.ij_reg
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// One line per word, as the generated disassembler shows it.

@@ -66,6 +66,10 @@ impl fmt::Display for Generation {
 pub struct GpuModel {
     name: &'static str,
     generation: Generation,
+    /// The model runs its generation's texture prefetches (the spec's
+    /// `fs_prefetch_count`); the smallest a6xx parts do not (Mesa's
+    /// `has_fs_tex_prefetch`).
+    tex_prefetch: bool,
 }
 
 /// Every GPU model Lathe knows, with its ISA generation.
@@ -79,7 +83,7 @@ const MODELS: &[GpuModel] = &[
     GpuModel::new("a506", Generation::A5xx),
     GpuModel::new("a530", Generation::A5xx),
     GpuModel::new("a540", Generation::A5xx),
-    GpuModel::new("a610", Generation::A6xx),
+    GpuModel::new("a610", Generation::A6xx).without_tex_prefetch(),
     GpuModel::new("a618", Generation::A6xx),
     GpuModel::new("a630", Generation::A6xx),
     GpuModel::new("a640", Generation::A6xx),
@@ -93,7 +97,18 @@ const MODELS: &[GpuModel] = &[
 
 impl GpuModel {
     const fn new(name: &'static str, generation: Generation) -> GpuModel {
-        GpuModel { name, generation }
+        GpuModel {
+            name,
+            generation,
+            tex_prefetch: true,
+        }
+    }
+
+    const fn without_tex_prefetch(self) -> GpuModel {
+        GpuModel {
+            tex_prefetch: false,
+            ..self
+        }
     }
 
     /// All known models, in series order.
@@ -109,6 +124,12 @@ impl GpuModel {
     /// The ISA generation this model decodes with.
     pub fn generation(self) -> Generation {
         self.generation
+    }
+
+    /// Whether the model runs the texture prefetches its generation
+    /// defines (see `fs_prefetch_count` in the spec).
+    pub fn has_tex_prefetch(self) -> bool {
+        self.tex_prefetch
     }
 }
 

@@ -16,12 +16,15 @@
 //!   registers agree; a split whose lane ra put elsewhere is the target's
 //!   copy from the vector's lane register (one word);
 //! - `(ei)` on the last varying fetch of a fragment shader (the spec's
-//!   `varying_fetch` metadata);
+//!   `varying_fetch` metadata); one that fetches none but has texture
+//!   prefetches ([`super::prefetch`]) gets the spec's `end_input` idiom,
+//!   a fetch into a register nothing reads, as Mesa's dummy `bary.f`;
 //! - `(ss)`/`(sy)` on the first instruction that reads or overwrites a
 //!   register an asynchronous producer (the spec's `sync` metadata) has
 //!   not delivered yet, over the CFG (a `nop` carries the flag when the
 //!   instruction has no field for it); the `end` counts as reading the
-//!   outputs;
+//!   outputs; a texture-prefetched input is pending as the `sam` it is from
+//!   where the main part starts;
 //! - delay slots from the spec's latency table ([`super::delay`]), over
 //!   every path into a block, folded into the previous instruction's
 //!   `(nopN)` where its encoding has one, else a `nop` with `(rptN)`;
@@ -101,14 +104,19 @@ pub fn legalise(
     shader: &mut Shader<'_, MachineOp>,
     target: &Ir3Target,
 ) -> Result<bool, LegaliseError> {
-    legalise_with(shader, target, &mut delay::Decoded::default())
+    legalise_with(shader, target, &[], 0, &mut delay::Decoded::default())
 }
 
-/// [`legalise`], keeping the words it decodes in `decoded` (emission's
-/// statistics ask about most of them again).
+/// [`legalise`] for a shader whose meta inputs `prefetched` are texture
+/// prefetches ([`super::prefetch`]: the hardware's `sam`s deliver them)
+/// and whose main part starts at layout block `main` (after a preamble),
+/// keeping the words it decodes in `decoded` (emission's statistics ask
+/// about most of them again).
 pub(crate) fn legalise_with(
     shader: &mut Shader<'_, MachineOp>,
     target: &Ir3Target,
+    prefetched: &[u32],
+    main: usize,
     decoded: &mut delay::Decoded,
 ) -> Result<bool, LegaliseError> {
     if is_legalised(shader, target) {
@@ -122,12 +130,15 @@ pub(crate) fn legalise_with(
         flow_targets: HashMap::new(),
         ends: HashSet::new(),
         decoded: std::cell::RefCell::new(decoded),
+        prefetched,
+        main,
     };
     super::collects::place(shader, target)?;
     check(shader, target)?;
     let layout = shader.layout().to_vec();
     lathe_passes::self_copies::drop_self_copies(shader, target);
     l.lower_flow(shader, &layout)?;
+    l.end_input_of_prefetches(shader, &layout)?;
     l.mark_end_of_input(shader, &layout);
     l.insert_syncs(shader, &layout)?;
     l.insert_nops(shader, &layout)?;
@@ -493,6 +504,11 @@ struct Legaliser<'t, 'd> {
     ends: HashSet<Inst>,
     /// Words decoded for the delay calculator.
     decoded: std::cell::RefCell<&'d mut delay::Decoded>,
+    /// Meta inputs the hardware's texture prefetches write.
+    prefetched: &'t [u32],
+    /// The layout index of the main part's first block (1 after a
+    /// preamble, else 0).
+    main: usize,
 }
 
 impl Legaliser<'_, '_> {
@@ -725,6 +741,118 @@ impl Legaliser<'_, '_> {
         Ok(i)
     }
 
+    /// Whether `i` fetches a varying (the spec's `varying_fetch`).
+    fn is_varying_fetch(shader: &Shader<'_, MachineOp>, i: Inst) -> bool {
+        matches!(shader.inst(i).op, Op::Opcode(m)
+            if matches!(m.meta("varying_fetch"), Some(MetaValue::Ident(v)) if v == "true"))
+    }
+
+    /// A fragment shader with prefetches and no varying fetch of its own
+    /// still ends its input phase with an `(ei)` fetch: the spec's
+    /// `end_input` idiom at the top of the main part, into (and with
+    /// barycentrics read from) registers that hold nothing there, so it
+    /// disturbs nothing.
+    fn end_input_of_prefetches(
+        &self,
+        shader: &mut Shader<'_, MachineOp>,
+        layout: &[Block],
+    ) -> Result<(), LegaliseError> {
+        let Some(&main) = layout.get(self.main) else {
+            return Ok(());
+        };
+        if shader.stage != Stage::Fragment || self.prefetched.is_empty() {
+            return Ok(());
+        }
+        let fetches = layout
+            .iter()
+            .flat_map(|&b| shader.block_insts(b).iter().copied())
+            .any(|i| Self::is_varying_fetch(shader, i));
+        if fetches {
+            return Ok(());
+        }
+        let op = self.idiom("end_input")?;
+        let ij_ty = Type::vector(lathe_ir::Scalar::F32, 2);
+        let class = self.target.result_class(&Op::Opcode(op), ij_ty);
+        // Live at the main part's head: the preloaded registers, and
+        // (conservatively) whatever the preamble before it defines.
+        let mut taken: HashSet<Unit> = HashSet::new();
+        for (k, &b) in layout.iter().enumerate() {
+            for &i in shader.block_insts(b) {
+                let d = shader.inst(i);
+                let Some(v) = d.result else { continue };
+                if k < self.main || matches!(d.op, Op::Input { .. }) {
+                    taken.extend(units_of(shader, self.target, v)?);
+                }
+            }
+        }
+        let file = class.file.0;
+        let (n, align) = (class.units(ij_ty) as u16, u16::from(class.align.max(1)));
+        let units = self.target.files()[usize::from(file)].units as u16;
+        let unit = (0..units.saturating_sub(n))
+            .step_by(usize::from(align))
+            .find(|&u| (u..u + n).all(|w| !taken.contains(&(file, w))))
+            .ok_or_else(|| {
+                LegaliseError::Unsupported(
+                    "no register left for the fetch that ends the input phase".into(),
+                )
+            })?;
+        let reg = Reg { file, unit };
+        // The barycentrics it reads: a value no instruction defines and
+        // no block holds (the fetch's result is never read).
+        let ij = shader.create_inst(Op::Input { index: u32::MAX }, &[], &[], None, Some(ij_ty));
+        let ij = shader
+            .inst(ij)
+            .result
+            .ok_or_else(|| LegaliseError::Malformed("an input without a result".into()))?;
+        shader.set_value_reg(ij, Some(reg));
+        let fetch = shader.create_inst(Op::Opcode(op), &[ij], &[], None, Some(Type::F32));
+        if let Some(r) = shader.inst(fetch).result {
+            shader.set_value_reg(r, Some(reg));
+        }
+        // After the preloaded inputs (they emit nothing).
+        let head = shader.block_insts(main).to_vec();
+        let at = head
+            .iter()
+            .position(|&i| !matches!(shader.inst(i).op, Op::Input { .. }))
+            .unwrap_or(head.len());
+        let mut insts = head[..at].to_vec();
+        insts.push(fetch);
+        insts.extend_from_slice(&head[at..]);
+        shader.set_block_insts(main, &insts);
+        Ok(())
+    }
+
+    /// The register units the texture prefetches write: pending on the
+    /// spec's `sam` sync kind where the main part starts (a wave that
+    /// skips the preamble reaches it with them still in flight).
+    fn prefetched_units(
+        &self,
+        shader: &Shader<'_, MachineOp>,
+        layout: &[Block],
+    ) -> Result<Pending, LegaliseError> {
+        let mut pending = Pending::new();
+        if self.prefetched.is_empty() {
+            return Ok(pending);
+        }
+        let kind = MachineOp::named("sam")
+            .and_then(|m| sync_kind(&m))
+            .ok_or_else(|| {
+                LegaliseError::Spec(Error::Spec("the spec's `sam` has no sync kind".into()))
+            })?;
+        for &b in layout {
+            for &i in shader.block_insts(b) {
+                if let (Op::Input { index }, Some(v)) = (shader.inst(i).op, shader.inst(i).result)
+                    && self.prefetched.contains(&index)
+                {
+                    for u in units_of(shader, self.target, v)? {
+                        pending.insert(u, kind);
+                    }
+                }
+            }
+        }
+        Ok(pending)
+    }
+
     /// `(ei)` on the last varying fetch of a fragment shader.
     fn mark_end_of_input(&self, shader: &mut Shader<'_, MachineOp>, layout: &[Block]) {
         if shader.stage != Stage::Fragment {
@@ -734,10 +862,7 @@ impl Legaliser<'_, '_> {
             .iter()
             .rev()
             .flat_map(|&b| shader.block_insts(b).iter().rev().copied())
-            .find(|&i| {
-                matches!(shader.inst(i).op, Op::Opcode(m)
-                    if matches!(m.meta("varying_fetch"), Some(MetaValue::Ident(v)) if v == "true"))
-            });
+            .find(|&i| Self::is_varying_fetch(shader, i));
         if let Some(i) = last
             && let Op::Opcode(m) = shader.inst(i).op
             && let Some(with) = m.with_modifier("ei", 1)
@@ -778,6 +903,15 @@ impl Legaliser<'_, '_> {
         layout: &[Block],
     ) -> Result<(), LegaliseError> {
         let preds = predecessors(shader, layout);
+        let prefetched = self.prefetched_units(shader, layout)?;
+        let main = layout.get(self.main).copied();
+        let entry_of = |exit: &HashMap<Block, Pending>, b: Block| {
+            let mut entry = entry_state(&preds, exit, b);
+            if Some(b) == main {
+                entry.extend(prefetched.iter().map(|(&u, &k)| (u, k)));
+            }
+            entry
+        };
         let mut exit: HashMap<Block, Pending> = HashMap::new();
         let mut changed = true;
         let mut rounds = 0;
@@ -785,8 +919,7 @@ impl Legaliser<'_, '_> {
             changed = false;
             rounds += 1;
             for &b in layout {
-                let entry = entry_state(&preds, &exit, b);
-                let out = self.sync_block(shader, b, entry, false)?;
+                let out = self.sync_block(shader, b, entry_of(&exit, b), false)?;
                 if exit.get(&b) != Some(&out) {
                     exit.insert(b, out);
                     changed = true;
@@ -794,8 +927,7 @@ impl Legaliser<'_, '_> {
             }
         }
         for &b in layout {
-            let entry = entry_state(&preds, &exit, b);
-            self.sync_block(shader, b, entry, true)?;
+            self.sync_block(shader, b, entry_of(&exit, b), true)?;
         }
         Ok(())
     }

@@ -32,6 +32,7 @@ mod gpu;
 pub mod layers;
 pub mod legalise;
 pub mod oracle;
+pub mod prefetch;
 pub mod run;
 pub mod select;
 pub mod sim;

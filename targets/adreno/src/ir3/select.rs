@@ -86,14 +86,24 @@ pub fn select<'a>(
     generic: &Shader<'a, GenericOp>,
     target: &Ir3Target,
 ) -> Result<Selected<'a>, SelectError> {
-    select_with(generic, target, true)
+    select_with(generic, target, &SelectOptions::default())
 }
 
-/// [`select`], with a preamble where the GPU runs one only if `preamble`.
+/// What [`select_with`] may leave to the hardware where the GPU has it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SelectOptions {
+    /// No preamble ([`lathe_passes::preamble`]).
+    pub no_preamble: bool,
+    /// No texture prefetch ([`super::prefetch`]): every sample is a `sam`.
+    pub no_prefetch: bool,
+}
+
+/// [`select`], with a preamble and texture prefetches where the GPU runs
+/// them unless `options` says otherwise.
 pub fn select_with<'a>(
     generic: &Shader<'a, GenericOp>,
     target: &Ir3Target,
-    preamble: bool,
+    options: &SelectOptions,
 ) -> Result<Selected<'a>, SelectError> {
     // Generic optimisation first (constant offsets it folds reach the
     // const file), and again once arrays are SSA values.
@@ -123,6 +133,11 @@ pub fn select_with<'a>(
     // One ldc reads the words of a vec4 the shader uses (once value
     // numbering has given them one index).
     lathe_passes::ubo_vector_loads::merge_vector_loads(&mut lowered);
+    // Samples the hardware can run before the shader starts become
+    // preloaded registers.
+    if !options.no_prefetch {
+        super::prefetch::prefetch(&mut lowered, &mut consts, &target.prefetch_limits());
+    }
     // The texture unit takes integral array layers.
     super::layers::round_layers(&mut lowered);
     // The hardware reads outputs from registers when the program ends:
@@ -134,7 +149,7 @@ pub fn select_with<'a>(
     // Uniform expressions move into a preamble the first wave runs once
     // (a6xx on), its words after the const layout's; the preloaded
     // registers (meta inputs, vertex attributes) are read before it.
-    if let Some(limit) = target.preamble_words().filter(|_| preamble) {
+    if let Some(limit) = target.preamble_words().filter(|_| !options.no_preamble) {
         let first_word = consts.end_word().next_multiple_of(4);
         let budget = lathe_passes::preamble::Budget {
             first_word,

@@ -258,6 +258,29 @@ impl Ir3Target {
         self.generation
     }
 
+    /// What this model's texture prefetch can do (the spec's
+    /// `fs_prefetch_*` expressions; no prefetch when the GPU table says
+    /// the model has none).
+    pub fn prefetch_limits(&self) -> super::prefetch::Limits {
+        let fact = |name: &str| {
+            Spec::isa()
+                .call(name, &[], self.generation)
+                .and_then(|v| u32::try_from(v).ok())
+                .unwrap_or(0)
+        };
+        super::prefetch::Limits {
+            count: if self.model.has_tex_prefetch() {
+                fact("fs_prefetch_count")
+            } else {
+                0
+            },
+            texture_max: fact("fs_prefetch_tex_max"),
+            sampler_max: fact("fs_prefetch_samp_max"),
+            dst_max: fact("fs_prefetch_dst_max"),
+            ij_reg: fact("fs_prefetch_ij_reg"),
+        }
+    }
+
     /// The spec's idiom `name` at this generation (registers cleared).
     pub fn idiom(&self, name: &str) -> Option<MachineOp> {
         let idiom = Spec::isa().idiom(name, self.generation)?;

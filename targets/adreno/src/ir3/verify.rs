@@ -8,7 +8,9 @@
 //! along x), UBO `b` as constant-space buffer `b`, SSBO `b` as
 //! image/SSBO buffer `b` (the a6xx `ldib`/`stib` path), storage image
 //! `k` in IBO slot [`ConstLayout::image_ibo_base`]` + k`, textures by
-//! index — and
+//! index, texture prefetches performed from the layout's description
+//! before the first instruction (as the hardware does: their registers
+//! wait for `(sy)`) — and
 //! reads each output back from its register. `lathe compile --verify`
 //! and the `compile_ir3` fuzz target use it.
 //!
@@ -31,11 +33,13 @@ use lathe_ir::atomic_order::AtomicEvent;
 use lathe_ir::verify::{ExecError, Executor};
 use lathe_ir::{Invocation, Memory, Outcome};
 use lathe_ir::{Scalar, Type};
-use lathe_isa::sim::F16;
-use lathe_isa::sim_io::{Harness, LaneVarying, Space, Texture};
+use lathe_isa::machine::MachineSpec;
+use lathe_isa::sim::{F16, Loc, Operand};
+use lathe_isa::sim_io::{GpuIo, Harness, Interp, LaneVarying, Space, TexOp, Texture};
 
 use super::abi::ConstLayout;
 use super::emit::{Compiled, Slot};
+use super::generated::{MachineOp, Spec};
 use super::select::{Interface, Port};
 use super::sim::{self, Machine, SimError};
 use super::{Generation, GpuModel};
@@ -156,6 +160,99 @@ fn buffer_atomics(io: &Harness, ssbos: &[Vec<u32>]) -> Vec<AtomicEvent> {
         .collect()
 }
 
+/// The producer a prefetched register's timing names (no instruction of
+/// the program: the hardware's `sam` before it).
+const PREFETCH_PRODUCER: usize = u32::MAX as usize;
+
+/// Performs the layout's texture prefetches for every thread of `m` (its
+/// I/O a [`Harness`]) as the hardware does before the shader starts:
+/// the `sam` of two varying components at the perspective pixel-centre
+/// barycentrics, through the simulator's own texture path, writing the
+/// components `wrmask` selects from the register the interface names for
+/// the prefetch's input, pending on `sam`'s sync until the shader waits.
+fn run_prefetches(
+    m: &mut Machine,
+    layout: &ConstLayout,
+    inputs: &[Slot],
+    ports: &Interface,
+) -> Result<(), ExecError> {
+    let prefetches = &layout.prefetches;
+    if prefetches.is_empty() {
+        return Ok(());
+    }
+    let failed = |what: String| ExecError::Failed(format!("texture prefetch: {what}"));
+    let pair = layout
+        .barycentrics
+        .iter()
+        .position(|b| {
+            (b.mode, b.loc) == (lathe_ir::InterpMode::Smooth, lathe_ir::InterpLoc::Center)
+        })
+        .ok_or_else(|| failed("no perspective pixel-centre barycentrics".into()))?;
+    let [i, j] = barycentrics(pair);
+    let sam = MachineOp::named("sam").ok_or_else(|| failed("the spec has no `sam`".into()))?;
+    let meta = |key: &str| match sam.meta(key) {
+        Some(lathe_isa::ast::MetaValue::Ident(v)) => Some(v.as_str()),
+        _ => None,
+    };
+    let sync = meta("sync")
+        .and_then(|k| {
+            super::generated::sim::SYNC_KINDS
+                .iter()
+                .position(|x| *x == k)
+        })
+        .map(|k| k as u8 + 1)
+        .ok_or_else(|| failed("the spec's `sam` has no sync kind".into()))?;
+    let class = meta("latency")
+        .and_then(|c| Spec::isa().latency.class(c))
+        .map_or(u16::MAX, |c| c as u16);
+    for p in prefetches {
+        let slot = inputs
+            .iter()
+            .find(|s| ports.inputs.get(s.index as usize) == Some(&Port::Meta(p.input)))
+            .ok_or_else(|| failed(format!("input {} has no register", p.input)))?;
+        let (file, half, first) = m
+            .parse_reg(&slot.register)
+            .ok_or_else(|| failed(format!("no register {}", slot.register)))?;
+        let at = |index: u32| Operand {
+            half: half || p.half,
+            ..Operand::at(Loc::Reg {
+                file: file as u8,
+                index,
+            })
+        };
+        for lane in 0..m.lanes {
+            let io = m
+                .io_as_mut::<Harness>()
+                .ok_or_else(|| failed("the machine's I/O is not the harness".into()))?;
+            let coords = (0..2)
+                .map(|c| {
+                    io.varying(lane, p.inloc + c, Interp::Barycentric { i, j })
+                        .map(u64::from)
+                })
+                .collect::<Result<Vec<u64>, _>>()
+                .map_err(|e| failed(e.to_string()))?;
+            m.io_texture_values(
+                TexOp::Sample,
+                &at(first),
+                u32::from(p.wrmask),
+                &coords,
+                &[],
+                u64::from(p.texture),
+                u64::from(p.sampler),
+                0,
+                lane,
+                0,
+            )
+            .map_err(|e| failed(e.to_string()))?;
+        }
+        for k in 0..p.wrmask.count_ones() {
+            m.stamp_write(&at(first + k), 0, PREFETCH_PRODUCER, class, sync)
+                .map_err(|e| failed(e.to_string()))?;
+        }
+    }
+    Ok(())
+}
+
 /// Uniform word `k`'s const register name.
 fn const_register(k: usize) -> String {
     format!("c{}.{}", k / 4, ['x', 'y', 'z', 'w'][k % 4])
@@ -197,6 +294,13 @@ impl Executor for Ir3Program<'_> {
             }
             for slot in &interface.inputs {
                 let port = self.ports.inputs.get(slot.index as usize);
+                // The prefetches' registers are written below, as the
+                // hardware writes them.
+                if let Some(&Port::Meta(k)) = port
+                    && interface.consts.prefetches.iter().any(|p| p.input == k)
+                {
+                    continue;
+                }
                 if let Some(&Port::Meta(k)) = port
                     && let Some(pair) = interface
                         .consts
@@ -248,6 +352,7 @@ impl Executor for Ir3Program<'_> {
             io.images.insert(k, image.clone());
         }
         m.set_io(Box::new(io));
+        run_prefetches(&mut m, &interface.consts, &interface.inputs, self.ports)?;
 
         match sim::run(&mut m, &self.compiled.words, self.generation) {
             Ok(()) => {}
@@ -257,10 +362,14 @@ impl Executor for Ir3Program<'_> {
                 reg,
                 wait,
             }) => {
+                let by = if producer == PREFETCH_PRODUCER {
+                    "the texture prefetch wrote it".to_string()
+                } else {
+                    format!("instruction {producer} `{}` wrote it", self.line(producer))
+                };
                 return Err(ExecError::Hazard(format!(
-                    "instruction {consumer} `{}` reads {reg} {wait}; instruction {producer} `{}` wrote it",
-                    self.line(consumer),
-                    self.line(producer)
+                    "instruction {consumer} `{}` reads {reg} {wait}; {by}",
+                    self.line(consumer)
                 )));
             }
             Err(e) => return Err(ExecError::Failed(format!("simulator: {e}"))),
