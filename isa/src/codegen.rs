@@ -875,7 +875,10 @@ pub fn generate(isa: &Isa) -> TokenStream {
             static ISA: ::std::sync::OnceLock<::lathe_isa::Isa> = ::std::sync::OnceLock::new();
             ISA.get_or_init(|| {
                 match ::lathe_isa::compact::from_static(MODEL, SPEC_FILES) {
-                    Ok(isa) => isa,
+                    Ok(mut isa) => {
+                        isa.generated_trees = Some(display::decode_tree);
+                        isa
+                    }
                     // Written by this crate's own `to_bytes` at build time.
                     Err(e) => unreachable!("the embedded spec model no longer reads: {e}"),
                 }

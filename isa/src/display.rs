@@ -316,8 +316,8 @@ impl<'a> Scope<'a> {
         };
         let Some(leaf) = self
             .isa
-            .decoder(*tree)
-            .map_or(Some(*tree), |d| d.lookup(v, self.generation))
+            .tree_lookup(*tree, v, self.generation)
+            .unwrap_or(Some(*tree))
         else {
             return Vec::new();
         };
@@ -351,8 +351,7 @@ impl<'a> Scope<'a> {
                 };
                 let leaf = self
                     .isa
-                    .decoder(*tree)
-                    .and_then(|d| d.lookup(v, self.generation))
+                    .decode_in(*tree, v, self.generation)
                     .ok_or_else(|| DisasmError::NoSubMatch {
                         tree: self.isa.encodings[*tree].name.clone(),
                         value: v,
@@ -404,7 +403,7 @@ impl Isa {
     /// The instruction leaf `word` decodes to at generation `gen`.
     #[inline]
     pub fn decode(&self, word: u64, generation: u32) -> Option<EncId> {
-        self.decoder(self.root)?.lookup(word, generation)
+        self.decode_in(self.root, word, generation)
     }
 
     /// Writes the text of `word` into `out` and returns its leaf. A word

@@ -228,7 +228,7 @@ impl Isa {
         let sub_leaf = match ty {
             FieldType::Sub(tree, _) => {
                 let bits = raw & width_mask(self.encodings[*tree].width);
-                self.decoder(*tree).and_then(|d| d.lookup(bits, generation))
+                self.decode_in(*tree, bits, generation)
             }
             _ => None,
         };
@@ -301,8 +301,7 @@ impl Isa {
             let w = self.fill_leaf(leaf, generation, pick, 0)?;
             if !top {
                 // A sub-encoding alone: it must at least select `leaf`.
-                let tree = self.decoder(e.root)?;
-                if tree.lookup(w, generation) == Some(leaf) {
+                if self.tree_lookup(e.root, w, generation)? == Some(leaf) {
                     return Some(w);
                 }
                 continue;
@@ -503,10 +502,7 @@ impl Isa {
                         continue;
                     };
                     let bits = f.extract(scope.value) & width_mask(self.encodings[*tree].width);
-                    let Some(sub_leaf) = self
-                        .decoder(*tree)
-                        .and_then(|d| d.lookup(bits, scope.generation))
-                    else {
+                    let Some(sub_leaf) = self.decode_in(*tree, bits, scope.generation) else {
                         continue;
                     };
                     let sub = Scope::new(

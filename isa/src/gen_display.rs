@@ -1023,6 +1023,12 @@ pub(crate) fn display_module(isa: &Isa, fields: &[String]) -> TokenStream {
         let id = Literal::usize_unsuffixed(r);
         quote! { #id => #f(bits, generation), }
     });
+    let root_id = Literal::usize_unsuffixed(isa.root);
+    let tree_arms = sub_trees.iter().map(|&r| {
+        let f = format_ident!("decode_tree_{}", r);
+        let id = Literal::usize_unsuffixed(r);
+        quote! { #id => Some(#f(word, generation)), }
+    });
     let leaf_name_arms = leaves
         .iter()
         .filter(|&&l| isa.encodings[l].root != isa.root)
@@ -1107,6 +1113,17 @@ pub(crate) fn display_module(isa: &Isa, fields: &[String]) -> TokenStream {
                 let c = Ctx::new(word, generation, false, None);
                 match op.encoding() {
                     #(#field_dispatch)*
+                    _ => None,
+                }
+            }
+
+            /// The leaf of the tree rooted at `root` that `word` decodes
+            /// to at `generation`, `None` outside when `root` has no tree:
+            /// the spec's decision trees as code (`Isa::tree_lookup`).
+            pub fn decode_tree(root: usize, word: u64, generation: u32) -> Option<Option<usize>> {
+                match root {
+                    #root_id => Some(Opcode::decode(word, generation).map(Opcode::encoding)),
+                    #(#tree_arms)*
                     _ => None,
                 }
             }

@@ -719,7 +719,7 @@ fn form_at(isa: &Isa, tree: EncId, value: u64, generation: u32) -> Option<EncId>
     if isa.encodings[tree].is_leaf() {
         Some(tree)
     } else {
-        isa.decoder(tree).and_then(|d| d.lookup(value, generation))
+        isa.decode_in(tree, value, generation)
     }
 }
 
@@ -807,7 +807,7 @@ pub(crate) fn set_in_form(
     let form = if isa.encodings[*tree].is_leaf() {
         Some(*tree)
     } else {
-        isa.decoder(*tree).and_then(|d| d.lookup(value, generation))
+        isa.decode_in(*tree, value, generation)
     };
     let Some(form) = form else { return value };
     for c in isa.chain(form) {
@@ -902,10 +902,9 @@ pub(crate) fn is_literal_value(
     // The form's classes first: they are a table look-up, the text below
     // renders the operand, and a form without a register answers alone.
     let value = field.extract(word);
-    let form = match isa.decoder(*tree) {
-        Some(d) => d.lookup(value, generation),
-        None => Some(*tree),
-    };
+    let form = isa
+        .tree_lookup(*tree, value, generation)
+        .unwrap_or(Some(*tree));
     let Some(form) = form else { return true };
     let registers = isa.form_classes(form).into_iter().any(|c| {
         matches!(c, OperandClass::Register { file, relative: false }
@@ -946,7 +945,7 @@ fn clear_in_form(isa: &Isa, ty: &FieldType, value: u64, generation: u32, depth: 
     let form = if isa.encodings[*tree].is_leaf() {
         Some(*tree)
     } else {
-        isa.decoder(*tree).and_then(|d| d.lookup(value, generation))
+        isa.decode_in(*tree, value, generation)
     };
     let Some(form) = form else { return value };
     let mut numbered = false;

@@ -508,7 +508,16 @@ pub struct Isa {
     /// derived once here so a compiler asking which register operands
     /// are register pairs does not decode the semantics.
     pub wide_reads: Vec<(EncId, Vec<String>)>,
+    /// The decision trees as code: set by the `isa!` expansion, whose
+    /// `display::decode_tree` is generated from `decoders`, so a program
+    /// never decodes the trees themselves ([`Isa::tree_lookup`]).
+    #[serde(skip)]
+    pub generated_trees: Option<TreeLookup>,
 }
+
+/// A tree decoder: the leaf of the tree rooted at `root` that `word`
+/// decodes to at `generation`, `None` outside when `root` has no tree.
+pub type TreeLookup = fn(root: EncId, word: u64, generation: u32) -> Option<Option<EncId>>;
 
 /// `idiom NAME "TEXT" [gen RANGE];`: the instruction a compiler builds
 /// for the purpose `NAME` (an exchange of two registers, a bitwise xor),
@@ -671,6 +680,23 @@ impl Isa {
             generation,
         };
         e.expr.eval(&env, 0).ok()
+    }
+
+    /// The leaf of the tree rooted at `root` that `word` decodes to at
+    /// `generation` (inner `None`: no leaf matches), through the generated
+    /// trees when there are; outer `None` when `root` has no tree.
+    #[inline]
+    pub fn tree_lookup(&self, root: EncId, word: u64, generation: u32) -> Option<Option<EncId>> {
+        match self.generated_trees {
+            Some(lookup) => lookup(root, word, generation),
+            None => self.decoder(root).map(|d| d.lookup(word, generation)),
+        }
+    }
+
+    /// [`Isa::tree_lookup`] with no tree read as no match.
+    #[inline]
+    pub fn decode_in(&self, root: EncId, word: u64, generation: u32) -> Option<EncId> {
+        self.tree_lookup(root, word, generation).flatten()
     }
 
     /// The decision tree of the tree rooted at `root`.
