@@ -79,6 +79,10 @@ pub struct OperandInfo {
     /// The semantics read it as a 64-bit value: a register operand is
     /// then a pair of consecutive registers ([`Isa::wide_reads`]).
     pub wide: bool,
+    /// The forms of its tree in which it is a register whatever the rest
+    /// of the word holds ([`register_forms`]): for them
+    /// [`MachineOp::from_word`] needs no display scope.
+    pub register_forms: Vec<EncId>,
 }
 
 /// What the vocabulary knows of one instruction.
@@ -97,6 +101,8 @@ pub struct LeafInfo {
     pub effects: Effects,
     /// First generation the instruction exists in.
     pub first_generation: u32,
+    /// Some `when` of its chain asserts bits ([`asserted_bits`]).
+    pub asserting: bool,
 }
 
 /// [`Effects`] in the compact form of a [`LeafInfo`].
@@ -273,6 +279,7 @@ fn leaf_info(isa: &Isa, enc: EncId) -> LeafInfo {
                 }),
                 accepts_immediate: o.accepts_immediate(),
                 wide: wide.contains(&o.field),
+                register_forms: register_forms(isa, enc, &field),
                 field,
             })
         })
@@ -303,7 +310,92 @@ fn leaf_info(isa: &Isa, enc: EncId) -> LeafInfo {
         modifiers,
         effects: effects(isa, enc),
         first_generation: e.generation.min,
+        asserting: asserting(isa, enc),
     }
+}
+
+/// The forms of operand `field` of instruction `leaf` in which
+/// [`is_literal_value`] is false for every word: forms of a general
+/// register file whose text can show nothing else. That holds when the
+/// field's name finds this very field in `leaf`'s scope whichever
+/// variants are active (no `when` at or below its level defines the
+/// name), and the form has no `when`s (no variant marks it immediate or
+/// changes its template) and a template with literal text whose fields
+/// are the form's own plain, non-operand fields (they always show).
+fn register_forms(isa: &Isa, leaf: EncId, field: &Field) -> Vec<EncId> {
+    let FieldType::Sub(tree, _) = &field.ty else {
+        return Vec::new();
+    };
+    if field.width > isa.encodings[*tree].width {
+        return Vec::new();
+    }
+    // The field as the leaf's scope finds it: the nearest plain level
+    // that defines the name, no `when` shadowing it on the way.
+    let mut found = None;
+    for enc in isa.chain(leaf).take(crate::display::MAX_DEPTH) {
+        let e = &isa.encodings[enc];
+        if e.whens.iter().any(|w| w.level.item(&field.name).is_some()) {
+            return Vec::new();
+        }
+        if let Some(item) = e.plain.item(&field.name) {
+            found = Some(item);
+            break;
+        }
+    }
+    let Some(crate::model::ItemRef::Field(f)) = found else {
+        return Vec::new();
+    };
+    if !std::ptr::eq(f, field) && (f.ranges != field.ranges || f.ty != field.ty) {
+        return Vec::new();
+    }
+    let forms: Vec<EncId> = if isa.encodings[*tree].is_leaf() {
+        vec![*tree]
+    } else {
+        isa.leaves(*tree).collect()
+    };
+    forms
+        .into_iter()
+        .filter(|&form| always_register(isa, form))
+        .collect()
+}
+
+/// Does form `form` name a general register and always show text?
+fn always_register(isa: &Isa, form: EncId) -> bool {
+    let chain: Vec<EncId> = isa.chain(form).take(crate::display::MAX_DEPTH).collect();
+    if chain.iter().any(|&c| !isa.encodings[c].whens.is_empty()) {
+        return false;
+    }
+    let gpr = isa.form_classes(form).into_iter().any(|c| {
+        matches!(c, OperandClass::Register { file, relative: false }
+            if isa.regfiles[file].kind == crate::model::RegfileKind::Gpr)
+    });
+    let Some(template) = chain
+        .iter()
+        .find_map(|&c| isa.encodings[c].plain.display.as_ref())
+    else {
+        return false;
+    };
+    let shows_text = template
+        .pieces
+        .iter()
+        .any(|p| matches!(p, crate::model::Piece::Lit(s) if !s.is_empty()));
+    let own_fields = template.pieces.iter().all(|p| match p {
+        crate::model::Piece::Field(name, _) => chain.iter().find_map(|&c| isa.encodings[c].plain.item(name)).is_some_and(|item| {
+            matches!(item, crate::model::ItemRef::Field(f) if !matches!(f.ty, FieldType::Sub(..)))
+        }),
+        _ => true,
+    });
+    gpr && shows_text && own_fields
+}
+
+/// Does some `when` of `leaf`'s chain assert bits?
+fn asserting(isa: &Isa, leaf: EncId) -> bool {
+    isa.chain(leaf).take(crate::display::MAX_DEPTH).any(|enc| {
+        isa.encodings[enc]
+            .whens
+            .iter()
+            .any(|w| !w.level.asserts.is_empty())
+    })
 }
 
 /// The field `name` of instruction `enc`: the nearest plain definition,
@@ -422,9 +514,12 @@ impl<S: MachineSpec> MachineOp<S> {
         let leaf = t.by_enc(enc)?;
         let info = t.leaf(isa, leaf);
         let mut op = Self::new(leaf, word, 0);
-        let fixed = asserted_bits(isa, enc, word, generation);
+        let fixed = match info.asserting {
+            true => asserted_bits(isa, enc, word, generation),
+            false => 0,
+        };
         for (i, o) in info.operands.iter().enumerate() {
-            if o.files.is_empty() || is_literal_value(isa, enc, &o.field, word, generation) {
+            if o.files.is_empty() || is_literal_operand(isa, enc, o, word, generation) {
                 op.literal |= 1 << i;
             } else if o.field.mask() & !fixed != 0 {
                 op.word = clear_register(isa, &o.field, op.word, generation);
@@ -551,7 +646,11 @@ impl<S: MachineSpec> MachineOp<S> {
     pub fn encode(&self, sources: &[u32], destinations: &[u32], generation: u32) -> u64 {
         let isa = S::isa();
         let mut word = self.word;
-        let fixed = asserted_bits(isa, self.encoding(), word, generation);
+        let info = self.info();
+        let fixed = match info.asserting {
+            true => asserted_bits(isa, info.enc, word, generation),
+            false => 0,
+        };
         let fields = self
             .value_operands(Role::Src)
             .zip(sources)
@@ -870,19 +969,27 @@ fn active_variants(isa: &Isa, leaf: EncId, word: u64, generation: u32) -> Vec<(E
 pub(crate) fn asserted_bits(isa: &Isa, leaf: EncId, word: u64, generation: u32) -> u64 {
     // Most instructions have no `when` that asserts anything: no need to
     // find which are active (a display scope's worth of evaluation).
-    let asserting = isa.chain(leaf).take(crate::display::MAX_DEPTH).any(|enc| {
-        isa.encodings[enc]
-            .whens
-            .iter()
-            .any(|w| !w.level.asserts.is_empty())
-    });
-    if !asserting {
+    if !asserting(isa, leaf) {
         return 0;
     }
     active_variants(isa, leaf, word, generation)
         .into_iter()
         .flat_map(|(enc, j)| isa.encodings[enc].whens[j].level.asserts.iter())
         .fold(0, |m, a| m | a.mask)
+}
+
+/// [`is_literal_value`] of operand `o` of instruction `leaf`, answered
+/// from its [`OperandInfo::register_forms`] when the word holds one.
+fn is_literal_operand(isa: &Isa, leaf: EncId, o: &OperandInfo, word: u64, generation: u32) -> bool {
+    if let FieldType::Sub(tree, _) = &o.field.ty {
+        if !o.register_forms.is_empty() {
+            let form = isa.decode_in(*tree, o.field.extract(word), generation);
+            if form.is_some_and(|f| o.register_forms.contains(&f)) {
+                return false;
+            }
+        }
+    }
+    is_literal_value(isa, leaf, &o.field, word, generation)
 }
 
 /// Does the operand field's value in `word` name something other than a
@@ -1133,5 +1240,74 @@ impl<S: MachineSpec> Opcode for MachineOp<S> {
 
     fn select() -> Option<Self> {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every word built from the spec whose operand holds one of the
+    /// operand's [`OperandInfo::register_forms`] has the operand a
+    /// register by the display scope too; returns how many such operands
+    /// were checked.
+    fn register_forms_agree(path: &str, generations: &[u32]) -> usize {
+        let isa = crate::load(path).unwrap_or_else(|e| panic!("{e}"));
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut checked = 0;
+        for leaf in isa.instructions() {
+            let info = leaf_info(&isa, leaf);
+            for &g in generations {
+                if !isa.encodings[leaf].generation.contains(g) {
+                    continue;
+                }
+                for _ in 0..16 {
+                    let mut pick = |max: u64| {
+                        seed ^= seed << 13;
+                        seed ^= seed >> 7;
+                        seed ^= seed << 17;
+                        if max == u64::MAX {
+                            seed
+                        } else {
+                            seed % (max + 1)
+                        }
+                    };
+                    let Some(word) = isa.build_word(leaf, g, &mut pick) else {
+                        continue;
+                    };
+                    for o in &info.operands {
+                        let FieldType::Sub(tree, _) = &o.field.ty else {
+                            continue;
+                        };
+                        let form = isa.decode_in(*tree, o.field.extract(word), g);
+                        if form.is_some_and(|f| o.register_forms.contains(&f)) {
+                            assert!(
+                                !is_literal_value(&isa, leaf, &o.field, word, g),
+                                "{} {:#x} at {g}: {} is literal",
+                                isa.encodings[leaf].name,
+                                word,
+                                o.field.name
+                            );
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+        checked
+    }
+
+    #[test]
+    fn register_forms_are_registers_by_the_display_scope_too() {
+        let specs = concat!(env!("CARGO_MANIFEST_DIR"), "/specs");
+        let ir3 = register_forms_agree(
+            &format!("{specs}/adreno/ir3.isa"),
+            &[300, 400, 500, 600, 700],
+        );
+        let valhall = register_forms_agree(&format!("{specs}/mali/valhall.isa"), &[9, 10]);
+        println!("register forms checked: ir3 {ir3}, valhall {valhall}");
+        // ir3's general-register forms have `when`s (r63 and friends):
+        // none of them qualifies; Valhall's do.
+        assert!(valhall > 0, "ir3 {ir3}, valhall {valhall}");
     }
 }
