@@ -490,3 +490,29 @@ fn the_main_part_after_a_preamble_ends_the_input_phase_and_waits_for_the_prefetc
         }
     }
 }
+
+#[test]
+fn up_to_the_specs_prefetch_count_are_prefetched_and_the_rest_sampled() {
+    // Five samples at one varying pair: four prefetches (the spec's
+    // fs_prefetch_count on a6xx/a7xx), the fifth a `sam`.
+    let mut text = String::from(
+        "shader fragment\nb0:\n  %0:f32 = load_input slot=0 comp=0 interp=smooth\n  %1:f32 = load_input slot=0 comp=1 interp=smooth\n  %2:f32x2 = collect %0, %1\n",
+    );
+    for t in 0..5 {
+        text += &format!(
+            "  %{s}:f32x4 = sample texture={t} sampler={t} %2\n  %{x}:f32 = split lane={} %{s}\n  store_output slot={t} comp=0 %{x}\n",
+            t % 4,
+            s = 10 + 2 * t,
+            x = 11 + 2 * t,
+        );
+    }
+    text += "  ret\n";
+    for gpu in ["a630", "a740"] {
+        let gpu: GpuModel = gpu.parse().unwrap();
+        let (out, asm) = compiled(&text, gpu);
+        let prefetches = &out.compiled.interface.consts.prefetches;
+        assert_eq!(prefetches.len(), 4, "{gpu}: {prefetches:?}\n{asm}");
+        assert_eq!(asm.matches("sam ").count(), 1, "{gpu}: {asm}");
+        run(&text, &out, gpu, 1).unwrap_or_else(|e| panic!("{gpu}: {e}\n{asm}"));
+    }
+}

@@ -83,7 +83,7 @@ pub fn prefetch(s: &mut Shader<'_, GenericOp>, layout: &mut ConstLayout, limits:
     let mut found: Vec<(Inst, u32)> = Vec::new();
     for b in super::abi::straight_prefix(s) {
         for &i in s.block_insts(b) {
-            if layout.prefetches.len() + found.len() >= limits.count as usize {
+            if layout.prefetches.len() >= limits.count as usize {
                 break;
             }
             if let Some(p) = candidate(s, i, pixel, limits) {
