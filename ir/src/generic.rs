@@ -382,7 +382,8 @@ pub enum GenericOp {
         image: u8,
         shape: TexShape,
     },
-    /// Read a 32-bit word of storage buffer `binding` at byte offset operand 0.
+    /// Read a 32-bit word of storage buffer `binding` at byte offset operand 0;
+    /// a vector result reads its lanes from consecutive words (at most 4).
     LoadSsbo {
         binding: u8,
     },
@@ -1565,9 +1566,17 @@ fn check_generic(op: GenericOp, sig: &Signature<'_>) -> Result<(), String> {
                 return Err("a stored uniform is one 32-bit word".into());
             }
         }
-        LoadUbo { .. } | LoadSsbo { .. } | LoadShared | LoadPrivate => {
+        LoadUbo { .. } | LoadShared | LoadPrivate => {
             expect(&[(Type::U32, "byte offset")])?;
             word(result(sig.result)?)?;
+        }
+        LoadSsbo { .. } => {
+            expect(&[(Type::U32, "byte offset")])?;
+            let r = result(sig.result)?;
+            word(Type::scalar(r.scalar))?;
+            if r.lanes > 4 {
+                return Err(format!("{r} is more than the 4 words a load reads"));
+            }
         }
         LoadUboVec4 { comp, .. } => {
             expect(&[(Type::U32, "vector index")])?;

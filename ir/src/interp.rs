@@ -1837,8 +1837,43 @@ impl<'m, 'a> Machine<'m, 'a> {
             _ => Kind::Atomic,
         };
         match op {
-            LoadSsbo { binding }
-            | StoreSsbo { binding }
+            // A vector result reads consecutive words, lane k at word k.
+            LoadSsbo { binding } => {
+                let lanes = self
+                    .shader
+                    .inst(i)
+                    .result
+                    .map_or(1, |r| usize::from(self.shader.value_type(r).lanes));
+                let mut words = Vec::with_capacity(lanes);
+                let mut taint = Taint::EXACT;
+                let mut sources = Vec::new();
+                for k in 0..lanes {
+                    let buf = memory.ssbos.get(binding as usize).ok_or_else(|| {
+                        InterpError::MissingInput(format!("storage buffer {binding}"))
+                    })?;
+                    let Some(&w) = buf.get(at + k) else {
+                        let byte = offset as usize + 4 * k;
+                        return Err(self.ub(i, format!("byte offset {byte} is out of bounds")));
+                    };
+                    let mut cell = Some(w);
+                    let word = Word::Ssbo {
+                        binding,
+                        word: (at + k) as u32,
+                    };
+                    self.access(i, &mut memory.accesses, word, kind)?;
+                    if let Some(Val::S(v)) =
+                        self.memory_op(i, op, word, &mut cell, memory_parts(memory))?
+                    {
+                        words.push(v);
+                    }
+                    taint = taint.with_lane(k, self.loaded.lane(0));
+                    sources.append(&mut self.loaded_from);
+                }
+                self.loaded = taint;
+                self.loaded_from = sources;
+                Ok(Some(Val::from_lanes(words)))
+            }
+            StoreSsbo { binding }
             | SsboAtomic { binding, .. }
             | SsboAtomicLoad { binding }
             | SsboAtomicStore { binding } => {

@@ -362,6 +362,26 @@ impl<'a, O: Opcode> Shader<'a, O> {
         self.blocks[b.index()].insts = list;
     }
 
+    /// Places each detached instruction `new[&i]` just before `i` (in
+    /// `i`'s block).
+    pub fn insert_before(&mut self, new: &std::collections::HashMap<Inst, Inst>) {
+        let mut blocks: Vec<Block> = new
+            .keys()
+            .filter_map(|&i| self.insts[i.index()].block)
+            .collect();
+        blocks.sort_unstable_by_key(|b| b.index());
+        blocks.dedup();
+        for b in blocks {
+            let old = self.block_insts(b).to_vec();
+            let mut out = Vec::with_capacity(old.len() + new.len());
+            for i in old {
+                out.extend(new.get(&i));
+                out.push(i);
+            }
+            self.set_block_insts(b, &out);
+        }
+    }
+
     /// Append an existing (detached or moved) instruction to `b`.
     pub fn push_inst(&mut self, b: Block, i: Inst) {
         self.insts[i.index()].block = Some(b);

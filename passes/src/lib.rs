@@ -165,6 +165,7 @@ pub mod sched;
 pub mod self_copies;
 pub mod simplify;
 pub mod sink_outputs;
+pub mod ssbo_vector_loads;
 pub mod target;
 mod u32_code;
 pub mod ubo_vector_loads;

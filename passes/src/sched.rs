@@ -416,11 +416,7 @@ impl Body {
     /// Maximum live units per file along `order` (node indices). Values
     /// from outside are live from the start until their last use.
     fn pressure(&self, files: usize, order: impl Iterator<Item = usize>) -> Vec<u32> {
-        let n = self.nodes();
-        let mut p = Pressure::new(files);
-        for s in n..self.units.len() {
-            p.add(self.units[s], 1);
-        }
+        let mut p = self.at_start(files);
         let mut count = vec![0u32; self.units.len()];
         for &(s, m) in &self.ops {
             count[s as usize] += m;
@@ -443,6 +439,16 @@ impl Body {
             }
         }
         p.max
+    }
+
+    /// Live units before the first node: the values from outside the body
+    /// it reads (live from the start until their last use).
+    fn at_start(&self, files: usize) -> Pressure {
+        let mut p = Pressure::new(files);
+        for s in self.nodes()..self.units.len() {
+            p.add(self.units[s], 1);
+        }
+        p
     }
 
     /// How many units scheduling node `k` now adds (its result) minus
@@ -562,7 +568,9 @@ fn list_schedule<O: Opcode>(
     };
     let n = height.len();
     let files = target.files();
-    let mut pressure = Pressure::new(files.len());
+    // Counted as in `Body::pressure`, which judges the order: the goal and
+    // the cap include the values from outside the body.
+    let mut pressure = g.at_start(files.len());
     let mut remaining = g.body_uses.clone();
     let mut preds = g.preds.clone();
     let mut earliest = vec![0u64; n];

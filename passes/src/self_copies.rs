@@ -25,8 +25,12 @@ pub fn drop_self_copies<O: Opcode, T: TargetFacts<O> + ?Sized>(
                 continue;
             };
             let ty = shader.value_type(r);
+            // A copy between types of one width (a bit cast) moves the
+            // same bits.
+            let src_ty = shader.value_type(src);
             if op == target.copy(ty)
-                && shader.value_type(src) == ty
+                && src_ty.lanes == ty.lanes
+                && src_ty.scalar.bits() == ty.scalar.bits()
                 && shader.value_reg(src).is_some()
                 && shader.value_reg(src) == shader.value_reg(r)
             {

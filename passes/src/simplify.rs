@@ -8,7 +8,8 @@
 //! of 0; `not not x`; min/max of a value with itself; integer compares of
 //! a value with itself; `sel` with equal arms or a constant condition;
 //! double negation; a plain copy or a conversion to the same type; a lane
-//! split out of a `collect`.
+//! split out of a `collect`. A product with a power of two becomes a left
+//! shift (cheaper where a 32-bit multiply takes several instructions).
 //!
 //! Float identities that only fail for signed zeros, infinities or NaNs
 //! (`x * 0 → 0`, `x * 1 → x`, `x * -1 → -x`, `x ± 0 → x`, `x - x → 0`,
@@ -27,6 +28,8 @@
 //! // The product becomes the constant (`dce` then drops the unused one).
 //! assert!(lathe_ir::print(&shader).contains("%2:f32 = const 0.0"));
 //! ```
+
+use std::collections::HashMap;
 
 use crate::fold::constant;
 use crate::manager::{Pass, PassFailure};
@@ -53,6 +56,9 @@ enum Rewrite {
     Const(u32),
     /// The instruction becomes this operation on these operands.
     Op(GenericOp, Vec<Value>),
+    /// The instruction becomes a left shift of this value by this many
+    /// bits (a new constant of the result's type).
+    Shl(Value, u32),
 }
 
 /// Simplifies every instruction once, in layout order; returns whether
@@ -63,6 +69,8 @@ pub fn simplify(shader: &mut Shader<'_, GenericOp>) -> bool {
     let mut map: Vec<Value> = (0..shader.value_capacity() as u32).map(Value).collect();
     let mut replaced = false;
     let mut changed = false;
+    // New constants, each to go before the instruction that reads it.
+    let mut before: HashMap<Inst, Inst> = HashMap::new();
     for i in order {
         let data = shader.inst(i);
         let Some(r) = data.result else { continue };
@@ -91,9 +99,23 @@ pub fn simplify(shader: &mut Shader<'_, GenericOp>) -> bool {
                 shader.set_args(i, &operands);
                 changed = true;
             }
+            Some(Rewrite::Shl(x, by)) => {
+                let ty = shader.value_type(r);
+                let op = Op::Opcode(GenericOp::Const { bits: by });
+                let k = shader.create_inst(op, &[], &[], None, Some(ty));
+                let amount = shader
+                    .inst(k)
+                    .result
+                    .unwrap_or_else(|| unreachable!("made with a result"));
+                shader.inst_mut(i).op = Op::Opcode(GenericOp::Shl);
+                shader.set_args(i, &[x, amount]);
+                before.insert(i, k);
+                changed = true;
+            }
             _ => {}
         }
     }
+    shader.insert_before(&before);
     if replaced {
         shader.rewrite_operands(|v| resolve(&map, v));
     }
@@ -165,7 +187,10 @@ fn rule(
         IAdd if int => other(0).map(V),
         ISub if int && k(1) == Some(0) => Some(V(args[0])),
         ISub if int && same => Some(K(0)),
-        IMul if int => other(1).map(V).or_else(|| other(0).map(|_| K(0))),
+        IMul if int => other(1)
+            .map(V)
+            .or_else(|| other(0).map(|_| K(0)))
+            .or_else(|| power_of_two_factor(args, k(0), k(1), s)),
         UDiv | IDiv if k(1) == Some(1) => Some(V(args[0])),
         And if same => Some(V(args[0])),
         And => other(ones(s)).map(V).or_else(|| other(0).map(|_| K(0))),
@@ -215,6 +240,23 @@ fn rule(
         Ffma if relaxed && k(1) == Some(float_bits(s, 1.0)) => {
             Some(Rewrite::Op(FAdd, vec![args[0], args[2]]))
         }
+        _ => None,
+    }
+}
+
+/// `x * 2^n` (either order, `0 < n < width`) as `x << n`.
+fn power_of_two_factor(
+    args: &[Value],
+    a: Option<u32>,
+    b: Option<u32>,
+    s: Scalar,
+) -> Option<Rewrite> {
+    let shift = |c: u32| {
+        (c.is_power_of_two() && c > 1 && c.trailing_zeros() < s.bits()).then(|| c.trailing_zeros())
+    };
+    match (a.and_then(shift), b.and_then(shift)) {
+        (_, Some(n)) => Some(Rewrite::Shl(args[0], n)),
+        (Some(n), _) => Some(Rewrite::Shl(args[1], n)),
         _ => None,
     }
 }

@@ -45,7 +45,7 @@ type VectorKey = (u8, Value, Scalar);
 /// Merges the scalar `load_ubo_vec4`s of each block that read one vector;
 /// returns whether anything changed.
 pub fn merge_vector_loads(shader: &mut Shader<'_, GenericOp>) -> bool {
-    let mut changed = false;
+    let mut before: HashMap<Inst, Inst> = HashMap::new();
     for b in shader.layout().to_vec() {
         let old = shader.block_insts(b).to_vec();
         // The loads of each vector, vectors by their first load, loads in
@@ -62,7 +62,6 @@ pub fn merge_vector_loads(shader: &mut Shader<'_, GenericOp>) -> bool {
             }
         }
         // The merged load goes before the first load of its vector.
-        let mut before: HashMap<Inst, Inst> = HashMap::new();
         for ((binding, index, scalar), loads) in groups {
             let comps = || loads.iter().map(|&(_, c)| c);
             let (Some(lo), Some(hi)) = (comps().min(), comps().max()) else {
@@ -71,31 +70,38 @@ pub fn merge_vector_loads(shader: &mut Shader<'_, GenericOp>) -> bool {
             if lo == hi {
                 continue;
             }
-            let ty = Type::vector(scalar, hi - lo + 1);
-            let op = Op::Opcode(GenericOp::LoadUboVec4 { binding, comp: lo });
-            let merged = shader.create_inst(op, &[index], &[], None, Some(ty));
-            let vector = shader
-                .inst(merged)
-                .result
-                .unwrap_or_else(|| unreachable!("made with a result"));
-            for &(i, comp) in &loads {
-                shader.inst_mut(i).op = Op::Split { lane: comp - lo };
-                shader.set_args(i, &[vector]);
-            }
+            let op = GenericOp::LoadUboVec4 { binding, comp: lo };
+            let lanes: Vec<(Inst, u8)> = loads.iter().map(|&(i, c)| (i, c - lo)).collect();
+            let merged = merge_loads(shader, op, index, scalar, hi - lo + 1, &lanes);
             before.insert(loads[0].0, merged);
-            changed = true;
         }
-        if before.is_empty() {
-            continue;
-        }
-        let mut out = Vec::with_capacity(old.len() + before.len());
-        for i in old {
-            out.extend(before.get(&i));
-            out.push(i);
-        }
-        shader.set_block_insts(b, &out);
     }
-    changed
+    shader.insert_before(&before);
+    !before.is_empty()
+}
+
+/// A new `op` load of `words` words of `scalar` at `address`; each of
+/// `loads` (instruction, lane) becomes a `split` of that lane of it.
+/// Returns the new load, not yet in a block.
+pub(crate) fn merge_loads(
+    shader: &mut Shader<'_, GenericOp>,
+    op: GenericOp,
+    address: Value,
+    scalar: Scalar,
+    words: u8,
+    loads: &[(Inst, u8)],
+) -> Inst {
+    let ty = Type::vector(scalar, words);
+    let merged = shader.create_inst(Op::Opcode(op), &[address], &[], None, Some(ty));
+    let vector = shader
+        .inst(merged)
+        .result
+        .unwrap_or_else(|| unreachable!("made with a result"));
+    for &(i, lane) in loads {
+        shader.inst_mut(i).op = Op::Split { lane };
+        shader.set_args(i, &[vector]);
+    }
+    merged
 }
 
 /// The vector and component a one-word `load_ubo_vec4` reads.

@@ -154,6 +154,33 @@ fn integer_identities() {
         "const 0",
     );
     exact_int("  %out:u32 = umax %1, %1\n", "umax", "slot=0 comp=0 %1");
+    // A product with a power of two is a shift, either operand order and
+    // signed too (the low 32 bits are the same).
+    let sixty_four = "  %c:u32 = const 64\n";
+    exact_int(
+        &format!("{sixty_four}  %out:u32 = imul %0, %c\n"),
+        "imul",
+        "shl %0",
+    );
+    exact_int(
+        &format!("{sixty_four}  %out:u32 = imul %c, %0\n"),
+        "imul",
+        "shl %0",
+    );
+    case(
+        "i32",
+        "  %c:i32 = const 8\n  %out:i32 = imul %0, %c\n",
+        "imul",
+        "shl %0",
+        &INTS,
+        true,
+    );
+    // Not a power of two: the multiply stays.
+    exact_int(
+        "  %c:u32 = const 12\n  %out:u32 = imul %0, %c\n",
+        "shl",
+        "imul",
+    );
 }
 
 #[test]

@@ -496,13 +496,13 @@ b0:
     let text = asm.join("\n");
     // u0 is the push constant: the three base addresses are the 64-bit
     // slots after it, the dynamic offsets added in 64 bits and the
-    // constant one folded into the message; the multiplier 4 is a
-    // constant word after them. Every thread reads word 2 of buffer 0
+    // constant one folded into the message; the multiply by 4 is a shift
+    // by 2, a constant word after them. Every thread reads word 2 of buffer 0
     // but none writes it (a write would race).
     for base in ["u2", "u4", "u6"] {
         assert!(text.contains(base), "{text}");
     }
-    assert!(text.contains("IMUL.i32 r0, r60, u8"), "{text}");
+    assert!(text.contains("LSHIFT_OR.i32 r0, r60, u8"), "{text}");
     assert!(text.contains("IADD.u64") && text.contains(".w0"), "{text}");
     assert!(text.contains("offset:8"), "{text}");
     assert!(asm.iter().any(|l| l.starts_with("STORE.i32")), "{text}");

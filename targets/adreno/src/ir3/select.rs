@@ -133,6 +133,8 @@ pub fn select_with<'a>(
     // One ldc reads the words of a vec4 the shader uses (once value
     // numbering has given them one index).
     lathe_passes::ubo_vector_loads::merge_vector_loads(&mut lowered);
+    // One ldib reads up to four consecutive storage-buffer words.
+    lathe_passes::ssbo_vector_loads::merge_ssbo_loads(&mut lowered);
     // Samples the hardware can run before the shader starts become
     // preloaded registers.
     if !options.no_prefetch {
