@@ -122,3 +122,22 @@ fn a_longer_constant_table_is_constant_data() {
         assert_eq!(compared, Ok(6), "{model}");
     }
 }
+
+/// A kernel's weights stored to a short array: promoted before the const
+/// file takes the float constants, so the zero weight's product and the
+/// sum with it fold away (one `mul.f` left, no `add.f`, no `mad`).
+#[test]
+fn zero_weights_of_a_promoted_array_fold_away() {
+    let text = "shader fragment\narray a0: f32[2]\nb0:\n  %0:f32 = load_input slot=0 comp=0 interp=flat\n  %1:f32 = load_input slot=0 comp=1 interp=flat\n  %2:f32 = const 0.0\n  %3:f32 = const 3.0\n  array_store array=a0 offset=0 %2\n  array_store array=a0 offset=1 %3\n  %4:f32 = array_load array=a0 offset=0\n  %5:f32 = array_load array=a0 offset=1\n  %6:f32 = fmul %0, %4\n  %7:f32 = fmul %1, %5\n  %8:f32 = fadd %6, %7\n  store_output slot=0 comp=0 %8\n  ret\n";
+    for model in ["a630", "a740"] {
+        let compared = compile_and_verify_with(text, model, &Options::default(), |out| {
+            let asm = &out.compiled.asm;
+            assert_eq!(asm.matches("mul.f").count(), 1, "{model}:\n{asm}");
+            assert!(
+                !asm.contains("add.f") && !asm.contains("mad."),
+                "{model}:\n{asm}"
+            );
+        });
+        assert!(compared.is_ok(), "{model}: {compared:?}");
+    }
+}

@@ -607,6 +607,7 @@ impl<'a> Lowering<'a> {
             computed: Vec::new(),
         };
         l.out.preserve_float_specials = g.preserve_float_specials;
+        l.out.private_bytes = g.private_bytes;
         for a in g.arrays() {
             l.out.add_array(*a);
         }

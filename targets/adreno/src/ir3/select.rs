@@ -114,20 +114,22 @@ pub fn select_with<'a>(
     let constant_data =
         lathe_passes::constant_data::move_constant_arrays(&mut optimised, VECTOR_BYTES)
             .map_err(SelectError::Unsupported)?;
-    if constant_data.is_some() {
+    // Short arrays become SSA values (selects for computed indices), the
+    // others private memory (ldp/stp): no rule reads or writes an array.
+    // Before the ABI lowering, which moves float constants to the const
+    // file: the optimisation then still sees the elements' constants
+    // (a filter kernel's zero weights drop their products and loads).
+    let promoted = lathe_passes::promote_arrays::promote(&mut optimised);
+    let private = lathe_passes::private_arrays::lower(&mut optimised)
+        .map_err(|e| SelectError::Unsupported(format!("{e} (ir3 selection)")))?;
+    if constant_data.is_some() || promoted || private {
         lathe_passes::optimise::optimise(&mut optimised);
     }
     let (mut lowered, mut consts) = super::abi::lower(&optimised, target)?;
     consts.constant_data = constant_data;
     // ldc addresses UBOs in vec4s: loads whose word in the vec4 is known
     // read it directly (the optimisation below shares their indices).
-    let vectors = lathe_passes::ubo_vectors::split_ubo_offsets(&mut lowered);
-    // Short arrays become SSA values (selects for computed indices), the
-    // others private memory (ldp/stp): no rule reads or writes an array.
-    let promoted = lathe_passes::promote_arrays::promote(&mut lowered);
-    let private = lathe_passes::private_arrays::lower(&mut lowered)
-        .map_err(|e| SelectError::Unsupported(format!("{e} (ir3 selection)")))?;
-    if promoted || private || vectors {
+    if lathe_passes::ubo_vectors::split_ubo_offsets(&mut lowered) {
         lathe_passes::optimise::optimise(&mut lowered);
     }
     // One ldc reads the words of a vec4 the shader uses (once value
