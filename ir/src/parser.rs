@@ -324,6 +324,23 @@ impl<'a, 't, O: Opcode> Parser<'a, 't, O> {
                         self.error(toks[1].col, "private memory is a number of bytes")
                     })?;
                 }
+                (Tok::Word("workgroup_size"), _) if toks.len() == 4 => {
+                    if current.is_some() {
+                        return Err(self.error(
+                            first.col,
+                            "the workgroup size is declared before the first block",
+                        ));
+                    }
+                    let mut size = [0; 3];
+                    for (s, t) in size.iter_mut().zip(&toks[1..]) {
+                        *s = match t.tok {
+                            Tok::Word(n) => n.parse().ok(),
+                            _ => None,
+                        }
+                        .ok_or_else(|| self.error(t.col, "the workgroup size is three numbers"))?;
+                    }
+                    self.shader.workgroup_size = Some(size);
+                }
                 (Tok::Word("registers"), _) => {
                     if current.is_some() || !self.shader.register_files().is_empty() {
                         return Err(self.error(

@@ -89,6 +89,9 @@ pub fn write_shader<O: Opcode>(shader: &Shader<'_, O>, out: &mut dyn Write) -> f
     if shader.private_bytes > 0 {
         writeln!(out, "private {}", shader.private_bytes)?;
     }
+    if let Some([x, y, z]) = shader.workgroup_size {
+        writeln!(out, "workgroup_size {x} {y} {z}")?;
+    }
     if !shader.register_files().is_empty() {
         writeln!(out, "registers {}", shader.register_files().join(", "))?;
     }

@@ -163,6 +163,10 @@ pub struct Shader<'a, O> {
     /// `load_private`/`store_private` address, from byte 0; a register
     /// allocator's spill slots follow them. Printed as a `private N` line.
     pub private_bytes: u32,
+    /// A compute shader's workgroup size, when the module declares it
+    /// (backends then need no driver parameter for it). Printed as a
+    /// `workgroup_size X Y Z` line.
+    pub workgroup_size: Option<[u32; 3]>,
     insts: BVec<'a, InstData<'a, O>>,
     values: BVec<'a, ValueData>,
     blocks: BVec<'a, BlockData<'a>>,
@@ -188,6 +192,7 @@ impl<'a, O: Opcode> Shader<'a, O> {
             stage,
             preserve_float_specials: false,
             private_bytes: 0,
+            workgroup_size: None,
             insts: BVec::with_capacity_in(room, arena),
             values: BVec::with_capacity_in(room, arena),
             blocks: BVec::with_capacity_in(blocks, arena),
@@ -239,6 +244,7 @@ impl<'a, O: Opcode> Shader<'a, O> {
             stage: self.stage,
             preserve_float_specials: self.preserve_float_specials,
             private_bytes: self.private_bytes,
+            workgroup_size: self.workgroup_size,
             insts,
             values,
             blocks,

@@ -477,6 +477,7 @@ impl<'a> Lowerer<'_, '_, 'a> {
             }
         }
         self.iface.workgroup_size = size;
+        self.b.shader().workgroup_size = size;
         Ok(())
     }
 

@@ -507,6 +507,30 @@ b0:
 ",
             &[],
         ),
+        // The same with the workgroup size declared: constants instead of
+        // driver parameters.
+        (
+            "shader compute
+workgroup_size 8 4 2
+b0:
+  %0:u32 = load_sysval sv=global_invocation_id comp=0
+  %1:u32 = load_sysval sv=global_invocation_id comp=1
+  %2:i32 = load_sysval sv=global_invocation_id comp=2
+  %3:u32 = load_sysval sv=local_invocation_index
+  %4:u32 = load_sysval sv=workgroup_id comp=1
+  %5:u32 = load_sysval sv=num_workgroups comp=2
+  %6:u32 = load_sysval sv=local_invocation_id comp=0
+  store_output slot=0 comp=0 %0
+  store_output slot=1 comp=0 %1
+  store_output slot=2 comp=0 %2
+  store_output slot=3 comp=0 %3
+  store_output slot=4 comp=0 %4
+  store_output slot=5 comp=0 %5
+  store_output slot=6 comp=0 %6
+  ret
+",
+            &[],
+        ),
         // Attributes and system values read after a branch are still
         // preloaded at the entry.
         (

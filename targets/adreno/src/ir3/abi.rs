@@ -419,6 +419,8 @@ impl Plan {
                         Some(Source::Param(p) | Source::PreloadPlus(p)) => {
                             vec![param_comp(p, comp)]
                         }
+                        // A declared workgroup size is a constant.
+                        _ if g.workgroup_size.is_some() => Vec::new(),
                         Some(Source::GlobalId) => vec![DriverParam::LocalSize(comp)],
                         Some(Source::LocalIndex) => {
                             vec![DriverParam::LocalSize(0), DriverParam::LocalSize(1)]
@@ -608,6 +610,7 @@ impl<'a> Lowering<'a> {
         };
         l.out.preserve_float_specials = g.preserve_float_specials;
         l.out.private_bytes = g.private_bytes;
+        l.out.workgroup_size = g.workgroup_size;
         for a in g.arrays() {
             l.out.add_array(*a);
         }
@@ -960,6 +963,18 @@ impl<'a> Lowering<'a> {
         self.uniform(b, w, ty)
     }
 
+    /// Component `comp` of the workgroup size: the declared constant, else
+    /// the driver parameter.
+    fn local_size(&mut self, b: Block, comp: u8, ty: Type) -> Value {
+        match self.out.workgroup_size {
+            Some(size) => {
+                let bits = size[usize::from(comp) % 3];
+                self.op(b, GenericOp::Const { bits }, &[], ty)
+            }
+            None => self.param(b, DriverParam::LocalSize(comp), ty),
+        }
+    }
+
     fn op(&mut self, b: Block, op: GenericOp, args: &[Value], ty: Type) -> Value {
         self.result(b, Op::Opcode(op), args, ty)
     }
@@ -994,7 +1009,7 @@ impl<'a> Lowering<'a> {
             }
             Source::GlobalId => {
                 let wg = self.preload(Sysval::WorkgroupId, comp, ty);
-                let size = self.param(b, DriverParam::LocalSize(comp), ty);
+                let size = self.local_size(b, comp, ty);
                 let local = self.preload(Sysval::LocalInvocationId, comp, ty);
                 let base = self.op(b, GenericOp::IMul, &[wg, size], ty);
                 self.op(b, GenericOp::IAdd, &[base, local], ty)
@@ -1003,8 +1018,8 @@ impl<'a> Lowering<'a> {
                 let id: Vec<Value> = (0..3)
                     .map(|c| self.preload(Sysval::LocalInvocationId, c, ty))
                     .collect();
-                let sx = self.param(b, DriverParam::LocalSize(0), ty);
-                let sy = self.param(b, DriverParam::LocalSize(1), ty);
+                let sx = self.local_size(b, 0, ty);
+                let sy = self.local_size(b, 1, ty);
                 let zy = self.op(b, GenericOp::IMul, &[id[2], sy], ty);
                 let row = self.op(b, GenericOp::IAdd, &[zy, id[1]], ty);
                 let rows = self.op(b, GenericOp::IMul, &[row, sx], ty);

@@ -128,8 +128,10 @@ pub fn select_with<'a>(
     let (mut lowered, mut consts) = super::abi::lower(&optimised, target)?;
     consts.constant_data = constant_data;
     // ldc addresses UBOs in vec4s: loads whose word in the vec4 is known
-    // read it directly (the optimisation below shares their indices).
-    if lathe_passes::ubo_vectors::split_ubo_offsets(&mut lowered) {
+    // read it directly (the optimisation below shares their indices). A
+    // compute shader's ids computed from a declared workgroup size fold.
+    let vectors = lathe_passes::ubo_vectors::split_ubo_offsets(&mut lowered);
+    if vectors || lowered.workgroup_size.is_some() {
         lathe_passes::optimise::optimise(&mut lowered);
     }
     // One ldc reads the words of a vec4 the shader uses (once value
