@@ -9,7 +9,9 @@
 //! a value with itself; `sel` with equal arms or a constant condition;
 //! double negation; a plain copy or a conversion to the same type; a lane
 //! split out of a `collect`. A product with a power of two becomes a left
-//! shift (cheaper where a 32-bit multiply takes several instructions).
+//! shift, an unsigned quotient by one a right shift and a remainder a
+//! mask (cheaper where a 32-bit multiply takes several instructions and
+//! a division about twenty).
 //!
 //! Float identities that only fail for signed zeros, infinities or NaNs
 //! (`x * 0 → 0`, `x * 1 → x`, `x * -1 → -x`, `x ± 0 → x`, `x - x → 0`,
@@ -56,9 +58,9 @@ enum Rewrite {
     Const(u32),
     /// The instruction becomes this operation on these operands.
     Op(GenericOp, Vec<Value>),
-    /// The instruction becomes a left shift of this value by this many
-    /// bits (a new constant of the result's type).
-    Shl(Value, u32),
+    /// The instruction becomes this operation of this value and a new
+    /// constant (of the result's type) with these bits.
+    WithConst(GenericOp, Value, u32),
 }
 
 /// Simplifies every instruction once, in layout order; returns whether
@@ -99,7 +101,7 @@ pub fn simplify(shader: &mut Shader<'_, GenericOp>) -> bool {
                 shader.set_args(i, &operands);
                 changed = true;
             }
-            Some(Rewrite::Shl(x, by)) => {
+            Some(Rewrite::WithConst(new_op, x, by)) => {
                 let ty = shader.value_type(r);
                 let op = Op::Opcode(GenericOp::Const { bits: by });
                 let k = shader.create_inst(op, &[], &[], None, Some(ty));
@@ -107,7 +109,7 @@ pub fn simplify(shader: &mut Shader<'_, GenericOp>) -> bool {
                     .inst(k)
                     .result
                     .unwrap_or_else(|| unreachable!("made with a result"));
-                shader.inst_mut(i).op = Op::Opcode(GenericOp::Shl);
+                shader.inst_mut(i).op = Op::Opcode(new_op);
                 shader.set_args(i, &[x, amount]);
                 before.insert(i, k);
                 changed = true;
@@ -192,6 +194,15 @@ fn rule(
             .or_else(|| other(0).map(|_| K(0)))
             .or_else(|| power_of_two_factor(args, k(0), k(1), s)),
         UDiv | IDiv if k(1) == Some(1) => Some(V(args[0])),
+        // Unsigned division and remainder by 2^n: a shift and a mask.
+        UDiv | UMod if int => match k(1).map(|c| c & ones(s)) {
+            Some(c) if c.is_power_of_two() && c > 1 => Some(if op == UDiv {
+                Rewrite::WithConst(Shr, args[0], c.trailing_zeros())
+            } else {
+                Rewrite::WithConst(And, args[0], c - 1)
+            }),
+            _ => None,
+        },
         And if same => Some(V(args[0])),
         And => other(ones(s)).map(V).or_else(|| other(0).map(|_| K(0))),
         Or if same => Some(V(args[0])),
@@ -255,8 +266,8 @@ fn power_of_two_factor(
         (c.is_power_of_two() && c > 1 && c.trailing_zeros() < s.bits()).then(|| c.trailing_zeros())
     };
     match (a.and_then(shift), b.and_then(shift)) {
-        (_, Some(n)) => Some(Rewrite::Shl(args[0], n)),
-        (Some(n), _) => Some(Rewrite::Shl(args[1], n)),
+        (_, Some(n)) => Some(Rewrite::WithConst(GenericOp::Shl, args[0], n)),
+        (Some(n), _) => Some(Rewrite::WithConst(GenericOp::Shl, args[1], n)),
         _ => None,
     }
 }

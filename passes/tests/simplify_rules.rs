@@ -131,6 +131,13 @@ fn integer_identities() {
         "const 0",
     );
     exact_int(&format!("{one}  %out:u32 = udiv %0, %k\n"), "udiv", store0);
+    // Unsigned divisions and remainders by powers of two (2^31 too).
+    for k in [8u32, 0x8000_0000] {
+        let body = format!("  %k:u32 = const {k}\n  %out:u32 = udiv %0, %k\n");
+        exact_int(&body, "udiv", "shr %0");
+        let body = format!("  %k:u32 = const {k}\n  %out:u32 = umod %0, %k\n");
+        exact_int(&body, "umod", &format!("const {}", k - 1));
+    }
     exact_int(&format!("{ones}  %out:u32 = and %0, %m\n"), "and", store0);
     exact_int(
         &format!("{zero}  %out:u32 = and %0, %z\n"),
