@@ -13,6 +13,11 @@
 //! mask (cheaper where a 32-bit multiply takes several instructions and
 //! a division about twenty).
 //!
+//! A division by a constant becomes a multiplication by its reciprocal
+//! (when that is a normal float): both targets divide through the
+//! reciprocal anyway, and this way the reciprocal is computed once, at
+//! compile time, instead of by every copy of an unrolled loop.
+//!
 //! Float identities that only fail for signed zeros, infinities or NaNs
 //! (`x * 0 → 0`, `x * 1 → x`, `x * -1 → -x`, `x ± 0 → x`, `x - x → 0`,
 //! `x / 1 → x`, `fma` with a 0 or 1 factor or a 0 addend) apply only when
@@ -243,6 +248,9 @@ fn rule(
         FSub if relaxed && fzero(1) => Some(V(args[0])),
         FSub if relaxed && same => Some(K(0)),
         FDiv if relaxed && k(1) == Some(float_bits(s, 1.0)) => Some(V(args[0])),
+        FDiv => k(1)
+            .and_then(|c| normal_reciprocal(s, c))
+            .map(|r| Rewrite::WithConst(FMul, args[0], r)),
         Ffma if relaxed && (fzero(0) || fzero(1)) => Some(V(args[2])),
         Ffma if relaxed && fzero(2) => Some(Rewrite::Op(FMul, args[..2].to_vec())),
         Ffma if relaxed && k(0) == Some(float_bits(s, 1.0)) => {
@@ -270,6 +278,22 @@ fn power_of_two_factor(
         (Some(n), _) => Some(Rewrite::WithConst(GenericOp::Shl, args[1], n)),
         _ => None,
     }
+}
+
+/// The bits of `1 / c` (the interpreter's `rcp`) when it is a normal
+/// float of `ty` (a zero, infinite, NaN or subnormal reciprocal would
+/// not divide as the division does).
+fn normal_reciprocal(ty: Scalar, c: u32) -> Option<u32> {
+    let r = lathe_ir::scalar_ops::eval(GenericOp::Rcp, ty, &[(ty, c)]).ok()?;
+    let normal = match ty {
+        Scalar::F32 => f32::from_bits(r).is_normal(),
+        Scalar::F16 => {
+            let exponent = (r >> 10) & 0x1f;
+            exponent != 0 && exponent != 0x1f
+        }
+        _ => false,
+    };
+    normal.then_some(r)
 }
 
 /// The float sign bit of `ty` (0 for other types).

@@ -275,7 +275,7 @@ fn negations_and_copies() {
 fn float_rules_apply_unless_specials_are_preserved() {
     let finite = floats(true);
     let k = |x: &str| format!("  %k:f32 = const {x}\n");
-    let cases: [(String, &str, &str); 10] = [
+    let cases: [(String, &str, &str); 9] = [
         (
             format!("{}  %out:f32 = fmul %0, %k\n", k("0.0")),
             "fmul",
@@ -307,11 +307,6 @@ fn float_rules_apply_unless_specials_are_preserved() {
             "const 0.0",
         ),
         (
-            format!("{}  %out:f32 = fdiv %0, %k\n", k("1.0")),
-            "fdiv",
-            "slot=0 comp=0 %0",
-        ),
-        (
             format!("{}  %out:f32 = ffma %0, %k, %1\n", k("0.0")),
             "ffma",
             "slot=0 comp=0 %1",
@@ -333,6 +328,51 @@ fn float_rules_apply_unless_specials_are_preserved() {
         // special value too.
         case("f32", body, "never printed", gone, &floats(false), true);
     }
+}
+
+/// A division by a constant whose reciprocal is a normal float becomes a
+/// multiplication by the reciprocal, specials preserved or not (exact
+/// for a power of two: the outputs' bits agree on every input; the
+/// division is approximate in the IR, the product is not); `x / 1` is
+/// `x` unless specials are preserved; a zero, infinite or subnormal
+/// reciprocal keeps the division.
+#[test]
+fn division_by_a_constant_multiplies_by_its_reciprocal() {
+    let optimised = |divisor: &str, preserve: bool| {
+        let body = format!("  %k:f32 = const {divisor}\n  %out:f32 = fdiv %0, %k\n");
+        let text = program("f32", &body, preserve);
+        let arena = lathe_ir::Bump::new();
+        let original = lathe_ir::parse::<GenericOp>(&arena, &text).unwrap();
+        let mut shader = lathe_ir::parse::<GenericOp>(&arena, &text).unwrap();
+        optimise(&mut shader);
+        lathe_ir::validate(&shader).unwrap();
+        if ["4.0", "1.0"].contains(&divisor) {
+            for a in floats(false) {
+                let mut inv = Invocation::default();
+                inv.inputs.insert((0, 0), a);
+                inv.inputs.insert((0, 1), 0);
+                let run = |s: &Shader<GenericOp>| interp::run(s, &inv, Limits::default()).unwrap();
+                assert_eq!(run(&original).outputs, run(&shader).outputs, "{a:#x}");
+            }
+        }
+        lathe_ir::print(&shader)
+    };
+    for preserve in [false, true] {
+        let after = optimised("4.0", preserve);
+        assert!(
+            !after.contains("fdiv") && after.contains("const 0.25"),
+            "{after}"
+        );
+        let after = optimised("3.0", preserve);
+        let third = format!("{}", 1.0f32 / 3.0);
+        assert!(!after.contains("fdiv") && after.contains(&third), "{after}");
+        for divisor in ["0.0", "1.0e-40", "3.0e38"] {
+            let after = optimised(divisor, preserve);
+            assert!(after.contains("fdiv"), "{divisor}: {after}");
+        }
+    }
+    assert!(optimised("1.0", false).contains("slot=0 comp=0 %0"));
+    assert!(optimised("1.0", true).contains("fmul %0"));
 }
 
 #[test]
