@@ -749,7 +749,7 @@ fn gpr_of(
     if !immediate && let Some(gpr) = plain_gpr(isa, *tree, value) {
         return Some(gpr);
     }
-    let sub_leaf = isa.decoder(*tree)?.lookup(value, generation)?;
+    let sub_leaf = isa.decode_in(*tree, value, generation)?;
     let scope = Scope::new(isa, sub_leaf, value, generation, Some((caller, binds)));
     let mut variant = false;
     for (k, enc) in isa.chain(sub_leaf).enumerate() {

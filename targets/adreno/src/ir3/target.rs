@@ -50,6 +50,9 @@ pub struct Ir3Target {
     full: usize,
     half: usize,
     merged: bool,
+    /// Idioms already assembled (the allocator asks for its exchange at
+    /// every swap; assembling text each time dominated large shaders).
+    idioms: std::cell::RefCell<rustc_hash::FxHashMap<String, Option<MachineOp>>>,
 }
 
 fn kind(k: RegfileKind) -> FileKind {
@@ -115,6 +118,7 @@ impl Ir3Target {
             full,
             half,
             merged,
+            idioms: Default::default(),
         })
     }
 
@@ -283,8 +287,14 @@ impl Ir3Target {
 
     /// The spec's idiom `name` at this generation (registers cleared).
     pub fn idiom(&self, name: &str) -> Option<MachineOp> {
-        let idiom = Spec::isa().idiom(name, self.generation)?;
-        Some(self.assembled(&idiom.text))
+        if let Some(op) = self.idioms.borrow().get(name) {
+            return *op;
+        }
+        let op = Spec::isa()
+            .idiom(name, self.generation)
+            .map(|idiom| self.assembled(&idiom.text));
+        self.idioms.borrow_mut().insert(name.to_string(), op);
+        op
     }
 
     /// The machine op of one line of assembly (registers cleared).
