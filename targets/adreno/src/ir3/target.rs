@@ -52,7 +52,7 @@ pub struct Ir3Target {
     merged: bool,
     /// Idioms already assembled (the allocator asks for its exchange at
     /// every swap; assembling text each time dominated large shaders).
-    idioms: std::cell::RefCell<rustc_hash::FxHashMap<String, Option<MachineOp>>>,
+    idioms: std::sync::Mutex<rustc_hash::FxHashMap<String, Option<MachineOp>>>,
 }
 
 fn kind(k: RegfileKind) -> FileKind {
@@ -287,13 +287,16 @@ impl Ir3Target {
 
     /// The spec's idiom `name` at this generation (registers cleared).
     pub fn idiom(&self, name: &str) -> Option<MachineOp> {
-        if let Some(op) = self.idioms.borrow().get(name) {
+        // A poisoned lock only means another thread panicked while
+        // inserting; the map itself is still consistent.
+        let mut idioms = self.idioms.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(op) = idioms.get(name) {
             return *op;
         }
         let op = Spec::isa()
             .idiom(name, self.generation)
             .map(|idiom| self.assembled(&idiom.text));
-        self.idioms.borrow_mut().insert(name.to_string(), op);
+        idioms.insert(name.to_string(), op);
         op
     }
 
