@@ -4,13 +4,10 @@
 //! one `ldc` reads it, with no selection among the vec4's words; the
 //! result still verifies (interpreter against the simulator).
 
-use std::rc::Rc;
+#[path = "support/verified.rs"]
+mod verified;
 
-use lathe_adreno::ir3::compile::{CompileOptions, compile_with};
-use lathe_adreno::ir3::verify::Ir3Program;
-use lathe_adreno::ir3::{GpuModel, target::Ir3Target};
-use lathe_ir::GenericOp;
-use lathe_ir::verify::{Options, verify};
+use verified::compile_and_verify;
 
 /// A vertex shader reading the `mat4` at `index * stride` of UBO 1 (the
 /// index a uniform, as a push-constant cascade index is) and writing
@@ -33,21 +30,6 @@ fn matrix_at(stride: u32) -> String {
     }
     t += "  store_output slot=0 comp=0 %24\n  ret\n";
     t
-}
-
-/// The disassembly for `model` and the number of values the verifier
-/// compared.
-fn compile_and_verify(text: &str, model: &str) -> (String, usize) {
-    let arena = lathe_ir::Bump::new();
-    let generic = lathe_ir::parse::<GenericOp>(&arena, text).unwrap_or_else(|e| panic!("{e:?}"));
-    let gpu = model.parse::<GpuModel>().unwrap();
-    let target = Rc::new(Ir3Target::new(gpu).unwrap());
-    let out = compile_with(&generic, &target, &CompileOptions::default())
-        .unwrap_or_else(|e| panic!("{model}: {e}\n{text}"));
-    let program = Ir3Program::new(&out.compiled, &out.ports, gpu);
-    let report = verify(&generic, &program, &Options::default())
-        .unwrap_or_else(|e| panic!("{model}: {e:?}\n{}", out.compiled.asm));
-    (out.compiled.asm, report.compared)
 }
 
 #[test]
