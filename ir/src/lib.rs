@@ -119,6 +119,7 @@ pub mod parser;
 pub mod printer;
 pub mod races;
 pub mod scalar_ops;
+pub mod selection_oracle;
 pub mod shader;
 pub mod slot;
 pub mod synthetic;

@@ -12,48 +12,9 @@
 //! (16-bit types: `hr2.x`, `hr2.y`, `hr2.z`); the result goes to `r0.x`
 //! (`hr0.x`). A `bool` result is 1 or 0.
 
-/// One generic operation and the machine instruction that implements it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Selection {
-    /// The IR opcode as the IR text writes it (`fadd`, `mov neg`, `cvt`).
-    pub ir: &'static str,
-    /// Operand types, one per operand (IR type names).
-    pub operands: &'static [&'static str],
-    /// Result type.
-    pub result: &'static str,
-    /// The machine instruction (Mesa syntax).
-    pub asm: &'static str,
-    /// Largest allowed difference in units in the last place (0: exact).
-    pub ulp: u32,
-}
-
-const fn sel(
-    ir: &'static str,
-    operands: &'static [&'static str],
-    result: &'static str,
-    asm: &'static str,
-    ulp: u32,
-) -> Selection {
-    Selection {
-        ir,
-        operands,
-        result,
-        asm,
-        ulp,
-    }
-}
-
-const F32: &[&str] = &["f32"];
-const F32X2: &[&str] = &["f32", "f32"];
-const F32X3: &[&str] = &["f32", "f32", "f32"];
-const F16: &[&str] = &["f16"];
-const F16X2: &[&str] = &["f16", "f16"];
-const F16X3: &[&str] = &["f16", "f16", "f16"];
-const I32: &[&str] = &["i32"];
-const I32X2: &[&str] = &["i32", "i32"];
-const U32X2: &[&str] = &["u32", "u32"];
-const U32: &[&str] = &["u32"];
-const I16X2: &[&str] = &["i16", "i16"];
+pub use lathe_ir::selection_oracle::Selection;
+use lathe_ir::selection_oracle::operands::*;
+use lathe_ir::selection_oracle::sel;
 
 /// The table (a6xx/a7xx).
 pub const SELECTIONS: &[Selection] = &[
