@@ -369,7 +369,8 @@ impl<'a, O: Opcode> Shader<'a, O> {
     }
 
     /// Places each detached instruction `new[&i]` just before `i` (in
-    /// `i`'s block).
+    /// `i`'s block), and so on down the chain: `new[&new[&i]]` goes just
+    /// before `new[&i]`.
     pub fn insert_before(&mut self, new: &std::collections::HashMap<Inst, Inst>) {
         let mut blocks: Vec<Block> = new
             .keys()
@@ -381,7 +382,12 @@ impl<'a, O: Opcode> Shader<'a, O> {
             let old = self.block_insts(b).to_vec();
             let mut out = Vec::with_capacity(old.len() + new.len());
             for i in old {
-                out.extend(new.get(&i));
+                let at = out.len();
+                let mut next = new.get(&i);
+                while let Some(&k) = next {
+                    out.insert(at, k);
+                    next = new.get(&k);
+                }
                 out.push(i);
             }
             self.set_block_insts(b, &out);

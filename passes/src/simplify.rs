@@ -10,8 +10,9 @@
 //! double negation; a plain copy or a conversion to the same type; a lane
 //! split out of a `collect`. A product with a power of two becomes a left
 //! shift, an unsigned quotient by one a right shift and a remainder a
-//! mask (cheaper where a 32-bit multiply takes several instructions and
-//! a division about twenty).
+//! mask, a signed quotient or remainder shifts of the dividend biased
+//! towards zero (cheaper where a 32-bit multiply takes several
+//! instructions and a division about twenty).
 //!
 //! A division by a constant becomes a multiplication by its reciprocal
 //! (when that is a normal float): both targets divide through the
@@ -63,9 +64,24 @@ enum Rewrite {
     Const(u32),
     /// The instruction becomes this operation on these operands.
     Op(GenericOp, Vec<Value>),
-    /// The instruction becomes this operation of this value and a new
-    /// constant (of the result's type) with these bits.
-    WithConst(GenericOp, Value, u32),
+    /// The instruction becomes the last of these operations; the others,
+    /// and the constants they read, are new instructions before it, all
+    /// of the result's type.
+    Chain(Vec<(GenericOp, Vec<Operand>)>),
+}
+
+/// An operand of a step of [`Rewrite::Chain`].
+enum Operand {
+    Value(Value),
+    /// A new constant with these bits.
+    Const(u32),
+    /// The result of an earlier step.
+    Step(usize),
+}
+
+/// `op(x, c)` for a new constant `c`.
+fn with_const(op: GenericOp, x: Value, c: u32) -> Rewrite {
+    Rewrite::Chain(vec![(op, vec![Operand::Value(x), Operand::Const(c)])])
 }
 
 /// Simplifies every instruction once, in layout order; returns whether
@@ -76,7 +92,8 @@ pub fn simplify(shader: &mut Shader<'_, GenericOp>) -> bool {
     let mut map: Vec<Value> = (0..shader.value_capacity() as u32).map(Value).collect();
     let mut replaced = false;
     let mut changed = false;
-    // New constants, each to go before the instruction that reads it.
+    // New instructions, each to go before the next (the last before the
+    // instruction it rewrites).
     let mut before: HashMap<Inst, Inst> = HashMap::new();
     for i in order {
         let data = shader.inst(i);
@@ -106,17 +123,34 @@ pub fn simplify(shader: &mut Shader<'_, GenericOp>) -> bool {
                 shader.set_args(i, &operands);
                 changed = true;
             }
-            Some(Rewrite::WithConst(new_op, x, by)) => {
+            Some(Rewrite::Chain(steps)) => {
                 let ty = shader.value_type(r);
-                let op = Op::Opcode(GenericOp::Const { bits: by });
-                let k = shader.create_inst(op, &[], &[], None, Some(ty));
-                let amount = shader
-                    .inst(k)
-                    .result
-                    .unwrap_or_else(|| unreachable!("made with a result"));
-                shader.inst_mut(i).op = Op::Opcode(new_op);
-                shader.set_args(i, &[x, amount]);
-                before.insert(i, k);
+                let mut new = NewInsts {
+                    ty,
+                    at: i,
+                    last: None,
+                    before: &mut before,
+                };
+                let mut made: Vec<Value> = Vec::with_capacity(steps.len());
+                let last = steps.len() - 1;
+                for (n, (op, operands)) in steps.into_iter().enumerate() {
+                    let mut args = Vec::with_capacity(operands.len());
+                    for o in operands {
+                        args.push(match o {
+                            Operand::Value(v) => v,
+                            Operand::Step(s) => made[s],
+                            Operand::Const(bits) => {
+                                new.push(shader, GenericOp::Const { bits }, &[])
+                            }
+                        });
+                    }
+                    if n == last {
+                        shader.inst_mut(i).op = Op::Opcode(op);
+                        shader.set_args(i, &args);
+                    } else {
+                        made.push(new.push(shader, op, &args));
+                    }
+                }
                 changed = true;
             }
             _ => {}
@@ -127,6 +161,30 @@ pub fn simplify(shader: &mut Shader<'_, GenericOp>) -> bool {
         shader.rewrite_operands(|v| resolve(&map, v));
     }
     changed
+}
+
+/// New instructions of type `ty` going, in creation order, before `at`.
+struct NewInsts<'a> {
+    ty: Type,
+    at: Inst,
+    /// The last one created.
+    last: Option<Inst>,
+    before: &'a mut HashMap<Inst, Inst>,
+}
+
+impl NewInsts<'_> {
+    /// A new `op args` after the earlier new ones; its result.
+    fn push(&mut self, shader: &mut Shader<'_, GenericOp>, op: GenericOp, args: &[Value]) -> Value {
+        let n = shader.create_inst(Op::Opcode(op), args, &[], None, Some(self.ty));
+        if let Some(prev) = self.last.replace(n) {
+            self.before.insert(n, prev);
+        }
+        self.before.insert(self.at, n);
+        shader
+            .inst(n)
+            .result
+            .unwrap_or_else(|| unreachable!("made with a result"))
+    }
 }
 
 /// `v` through the replacement chain.
@@ -202,12 +260,18 @@ fn rule(
         // Unsigned division and remainder by 2^n: a shift and a mask.
         UDiv | UMod if int => match k(1).map(|c| c & ones(s)) {
             Some(c) if c.is_power_of_two() && c > 1 => Some(if op == UDiv {
-                Rewrite::WithConst(Shr, args[0], c.trailing_zeros())
+                with_const(Shr, args[0], c.trailing_zeros())
             } else {
-                Rewrite::WithConst(And, args[0], c - 1)
+                with_const(And, args[0], c - 1)
             }),
             _ => None,
         },
+        // Signed ones by a positive 2^n: shifts of the dividend biased
+        // towards zero.
+        IDiv | IRem if int => k(1)
+            .map(|c| c & ones(s))
+            .filter(|&c| c.is_power_of_two() && c > 1 && c < 1 << (s.bits() - 1))
+            .map(|c| signed_by_power_of_two(op, s, args[0], c.trailing_zeros())),
         And if same => Some(V(args[0])),
         And => other(ones(s)).map(V).or_else(|| other(0).map(|_| K(0))),
         Or if same => Some(V(args[0])),
@@ -250,7 +314,7 @@ fn rule(
         FDiv if relaxed && k(1) == Some(float_bits(s, 1.0)) => Some(V(args[0])),
         FDiv => k(1)
             .and_then(|c| normal_reciprocal(s, c))
-            .map(|r| Rewrite::WithConst(FMul, args[0], r)),
+            .map(|r| with_const(FMul, args[0], r)),
         Ffma if relaxed && (fzero(0) || fzero(1)) => Some(V(args[2])),
         Ffma if relaxed && fzero(2) => Some(Rewrite::Op(FMul, args[..2].to_vec())),
         Ffma if relaxed && k(0) == Some(float_bits(s, 1.0)) => {
@@ -274,10 +338,33 @@ fn power_of_two_factor(
         (c.is_power_of_two() && c > 1 && c.trailing_zeros() < s.bits()).then(|| c.trailing_zeros())
     };
     match (a.and_then(shift), b.and_then(shift)) {
-        (_, Some(n)) => Some(Rewrite::WithConst(GenericOp::Shl, args[0], n)),
-        (Some(n), _) => Some(Rewrite::WithConst(GenericOp::Shl, args[1], n)),
+        (_, Some(n)) => Some(with_const(GenericOp::Shl, args[0], n)),
+        (Some(n), _) => Some(with_const(GenericOp::Shl, args[1], n)),
         _ => None,
     }
+}
+
+/// `x idiv 2^n` or `x irem 2^n` in `ty` (`0 < n < width - 1`). An
+/// arithmetic shift alone rounds towards minus infinity; adding `2^n - 1`
+/// to a negative `x` first (its sign bits shifted down) rounds towards
+/// zero. The remainder is `x` minus the biased `x` with its low `n` bits
+/// cleared.
+fn signed_by_power_of_two(op: GenericOp, ty: Scalar, x: Value, n: u32) -> Rewrite {
+    use GenericOp::{AShr, And, IAdd, ISub, Shr};
+    use Operand::{Const, Step, Value as V};
+    let width = ty.bits();
+    let mut steps = vec![
+        (AShr, vec![V(x), Const(width - 1)]),
+        (Shr, vec![Step(0), Const(width - n)]),
+        (IAdd, vec![V(x), Step(1)]),
+    ];
+    if op == GenericOp::IDiv {
+        steps.push((AShr, vec![Step(2), Const(n)]));
+    } else {
+        steps.push((And, vec![Step(2), Const(ones(ty) << n & ones(ty))]));
+        steps.push((ISub, vec![V(x), Step(3)]));
+    }
+    Rewrite::Chain(steps)
 }
 
 /// The bits of `1 / c` (the interpreter's `rcp`) when it is a normal

@@ -138,6 +138,33 @@ fn integer_identities() {
         let body = format!("  %k:u32 = const {k}\n  %out:u32 = umod %0, %k\n");
         exact_int(&body, "umod", &format!("const {}", k - 1));
     }
+    // Signed divisions and remainders by positive powers of two (2^30 the
+    // largest in i32), rounding towards zero; not by 2^31 (negative).
+    let signed = [
+        0,
+        1,
+        7,
+        8,
+        9,
+        0x8000_0000,
+        0x8000_0001,
+        0xffff_fff7,
+        0xffff_fff8,
+        u32::MAX,
+    ];
+    for k in [2u32, 8, 0x4000_0000] {
+        for op in ["idiv", "irem"] {
+            let body = format!("  %k:i32 = const {k}\n  %out:i32 = {op} %0, %k\n");
+            case("i32", &body, op, "ashr", &signed, true);
+        }
+    }
+    for op in ["idiv", "irem"] {
+        let body = format!("  %k:i32 = const -2147483648\n  %out:i32 = {op} %0, %k\n");
+        case("i32", &body, "never printed", op, &signed, true);
+        let body = format!("  %k:i16 = const 16\n  %out:i16 = {op} %0, %k\n");
+        let halves = [0, 5, 16, 17, 0x7fff, 0x8000, 0x8001, 0xffef, 0xfff0, 0xffff];
+        case("i16", &body, op, "ashr", &halves, true);
+    }
     exact_int(&format!("{ones}  %out:u32 = and %0, %m\n"), "and", store0);
     exact_int(
         &format!("{zero}  %out:u32 = and %0, %z\n"),
