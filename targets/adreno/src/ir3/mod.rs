@@ -31,6 +31,7 @@ pub mod generated;
 mod gpu;
 pub mod layers;
 pub mod legalise;
+pub mod memory_offsets;
 pub mod oracle;
 pub mod prefetch;
 pub mod run;

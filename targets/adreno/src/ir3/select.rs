@@ -168,6 +168,9 @@ pub fn select_with<'a>(
             )
         });
     }
+    // Constant shared and private addresses: a base register the
+    // accesses share plus the offset they encode.
+    super::memory_offsets::split_constant_addresses(&mut lowered, target.memory_offset_limit());
     let (shader, interface) =
         lathe_isa::select::select(&rules::RULES, &lowered, target, generic.arena())?;
     Ok(Selected {

@@ -256,6 +256,32 @@ impl Ir3Target {
         )
     }
 
+    /// The non-negative byte offsets every shared and private load and
+    /// store (`ldl`, `stl`, `ldp`, `stp`) adds to its address register:
+    /// `0..limit` (the spec's `OFF` fields, signed when of type `offset`).
+    pub fn memory_offset_limit(&self) -> u32 {
+        let isa = Spec::isa();
+        ["ldl", "stl", "ldp", "stp"]
+            .into_iter()
+            .map(|name| {
+                let field = isa.encoding(name).and_then(|e| {
+                    isa.chain(e).find_map(|e| {
+                        isa.encodings[e]
+                            .plain
+                            .item("OFF")
+                            .map(|f| (f.width(), f.ty().clone()))
+                    })
+                });
+                match field {
+                    Some((w, lathe_isa::model::FieldType::Offset)) => 1u32 << (w - 1).min(31),
+                    Some((w, _)) => 1u32.checked_shl(w).unwrap_or(u32::MAX),
+                    None => 0,
+                }
+            })
+            .min()
+            .unwrap_or(0)
+    }
+
     /// The generation number the spec's tables are read at (Mesa's
     /// `gpu_id`: 600 for a6xx).
     pub fn generation_id(&self) -> u32 {
