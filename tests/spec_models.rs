@@ -13,10 +13,10 @@ fn first_difference(built: &Isa, files: &[(&str, &str)]) -> Option<String> {
     let parsed = lathe::isa::load_with(Path::new(files[0].0), &MemReader(files))
         .unwrap_or_else(|d| panic!("the embedded spec loads: {d}"));
     // The built model also carries its decision trees as generated code
-    // (`generated_trees`), a function pointer and no model content: the
-    // trees it was generated from (`decoders`) are compared.
+    // and a name index (`generated`), derived from the model and no model
+    // content: the trees and encodings they come from are compared.
     let mut built = built.clone();
-    built.generated_trees = None;
+    built.generated = None;
     let (a, b) = (format!("{parsed:#?}"), format!("{built:#?}"));
     let mut lines = a.lines().zip(b.lines()).enumerate();
     let diff = lines

@@ -849,6 +849,17 @@ pub fn generate(isa: &Isa) -> TokenStream {
         }
     };
 
+    let mut by_name: Vec<(&str, usize)> = isa
+        .encodings
+        .iter()
+        .enumerate()
+        .map(|(id, e)| (e.name.as_str(), id))
+        .collect();
+    by_name.sort();
+    let encoding_count = by_name.len();
+    let encoding_names = by_name.iter().map(|(n, _)| n);
+    let encoding_ids = by_name.iter().map(|(_, id)| Literal::usize_unsuffixed(*id));
+
     let isa_name = &isa.name;
     let width = Literal::u32_unsuffixed(isa.width);
     let word_mask = Literal::u64_unsuffixed(if isa.width >= 64 {
@@ -868,6 +879,9 @@ pub fn generate(isa: &Isa) -> TokenStream {
         /// (`lathe_isa::compact`; the texts are `SPEC_FILES`).
         static MODEL: &[u8] = #model;
 
+        /// Every encoding's `(name, id)`, sorted by name.
+        static ENCODING_NAMES: [(&str, usize); #encoding_count] = [#((#encoding_names, #encoding_ids)),*];
+
         /// The spec, read once from the model checked when this code was
         /// generated (no parsing at run time); it drives display, assembly,
         /// field resolution and the target facts.
@@ -876,7 +890,10 @@ pub fn generate(isa: &Isa) -> TokenStream {
             ISA.get_or_init(|| {
                 match ::lathe_isa::compact::from_static(MODEL, SPEC_FILES) {
                     Ok(mut isa) => {
-                        isa.generated_trees = Some(display::decode_tree);
+                        isa.generated = Some(::lathe_isa::model::Generated {
+                            trees: display::decode_tree,
+                            encoding_names: &ENCODING_NAMES,
+                        });
                         isa
                     }
                     // Written by this crate's own `to_bytes` at build time.

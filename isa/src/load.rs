@@ -603,7 +603,7 @@ impl Resolver {
             decoders: Vec::new(),
             semantics: Default::default(),
             wide_reads: Vec::new(),
-            generated_trees: None,
+            generated: None,
         };
         isa.decoders = crate::decode::build_decoders(&isa)
             .into_iter()

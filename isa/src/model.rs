@@ -508,11 +508,22 @@ pub struct Isa {
     /// derived once here so a compiler asking which register operands
     /// are register pairs does not decode the semantics.
     pub wide_reads: Vec<(EncId, Vec<String>)>,
-    /// The decision trees as code: set by the `isa!` expansion, whose
-    /// `display::decode_tree` is generated from `decoders`, so a program
-    /// never decodes the trees themselves ([`Isa::tree_lookup`]).
+    /// What the `isa!` expansion derived from this model as code and
+    /// static data, so a program neither decodes the decision trees nor
+    /// every encoding to find one by name; `None` for a model loaded
+    /// from text.
     #[serde(skip)]
-    pub generated_trees: Option<TreeLookup>,
+    pub generated: Option<Generated>,
+}
+
+/// The parts of a model `isa!` generates as code and static data.
+#[derive(Clone, Copy, Debug)]
+pub struct Generated {
+    /// The decision trees as code: `display::decode_tree`, generated from
+    /// `decoders` ([`Isa::tree_lookup`]).
+    pub trees: TreeLookup,
+    /// Every encoding's `(name, id)`, sorted by name ([`Isa::encoding`]).
+    pub encoding_names: &'static [(&'static str, EncId)],
 }
 
 /// A tree decoder: the leaf of the tree rooted at `root` that `word`
@@ -576,8 +587,17 @@ impl Isa {
         out
     }
 
+    /// The encoding called `name`: through the generated name index when
+    /// there is one, so no other encoding is decoded.
     pub fn encoding(&self, name: &str) -> Option<EncId> {
-        self.encodings.iter().position(|e| e.name == name)
+        match self.generated {
+            Some(g) => {
+                let names = g.encoding_names;
+                let at = names.partition_point(|(n, _)| *n < name);
+                names.get(at).filter(|(n, _)| *n == name).map(|(_, e)| *e)
+            }
+            None => self.encodings.iter().position(|e| e.name == name),
+        }
     }
 
     /// Leaves of the tree rooted at `root`, in source order.
@@ -687,8 +707,8 @@ impl Isa {
     /// trees when there are; outer `None` when `root` has no tree.
     #[inline]
     pub fn tree_lookup(&self, root: EncId, word: u64, generation: u32) -> Option<Option<EncId>> {
-        match self.generated_trees {
-            Some(lookup) => lookup(root, word, generation),
+        match self.generated {
+            Some(g) => (g.trees)(root, word, generation),
             None => self.decoder(root).map(|d| d.lookup(word, generation)),
         }
     }
