@@ -22,7 +22,7 @@ use std::cell::{Cell, RefCell};
 
 use crate::display::MAX_DEPTH;
 use crate::format::{out_of_range, parse_scalar};
-use crate::model::{EncId, Field, FieldType, Isa, ItemRef, Level, Piece, Template};
+use crate::model::{EncId, Field, FieldType, Isa, ItemRef, Level, Piece, Str, Template};
 
 /// Why a text could not be assembled. Errors with a position carry a
 /// 1-based `column` (in characters) into the text.
@@ -501,7 +501,7 @@ impl<'a> Asm<'a> {
                     } else {
                         let earlier = f.extract(acc.value);
                         self.fail(pos, || Failure::Conflict {
-                            field: f.name.clone(),
+                            field: f.name.to_string(),
                             earlier,
                             here: v,
                         });
@@ -592,7 +592,7 @@ impl<'a> Asm<'a> {
         leaf: EncId,
         var: &Variant,
         f: &Field,
-        binds: &[(String, String)],
+        binds: &[(crate::compact::Str, crate::compact::Str)],
         sub: &Partial,
         p: &mut Partial,
         pos: usize,
@@ -615,7 +615,7 @@ impl<'a> Asm<'a> {
                     let earlier = cf.extract(p.value);
                     if !p.set(cf.mask(), cf.insert(0, *v)) {
                         self.fail(pos, || Failure::Conflict {
-                            field: cf.name.clone(),
+                            field: cf.name.to_string(),
                             earlier,
                             here: *v,
                         });
@@ -636,7 +636,7 @@ impl<'a> Asm<'a> {
         &self,
         leaf: EncId,
         var: &Variant,
-        binds: &[(String, String)],
+        binds: &[(crate::compact::Str, crate::compact::Str)],
         params: &[ParamType],
     ) -> Vec<ParamType> {
         binds
@@ -654,7 +654,7 @@ impl<'a> Asm<'a> {
 }
 
 /// A sub-encoding param: its name, the type it reads as, and that type's width.
-type ParamType = (String, Option<FieldType>, u32);
+type ParamType = (Str, Option<FieldType>, u32);
 
 /// The next token of `text` at `pos` for "found …" messages.
 fn token_at(text: &str, pos: usize) -> String {
@@ -972,9 +972,9 @@ impl Isa {
                         Err(u) => {
                             let name = self.encodings[leaf].name.clone();
                             if let (None, Some(m)) = (&check, u.check) {
-                                check = Some((name.clone(), m));
+                                check = Some((name.to_string(), m));
                             }
-                            closest.get_or_insert((name, u.closest));
+                            closest.get_or_insert((name.to_string(), u.closest));
                         }
                     }
                 }

@@ -72,9 +72,9 @@ pub struct MetaDecl {
 #[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub enum MetaValue {
     Int(i64),
-    Str(String),
-    Ident(String),
-    List(Vec<String>),
+    Str(crate::compact::Str),
+    Ident(crate::compact::Str),
+    List(Vec<crate::compact::Str>),
 }
 
 /// A metadata value in static tables (what `isa!`'s `Opcode::meta`

@@ -165,7 +165,7 @@ impl<'a> Checker<'a> {
                     }
                 }
                 covered |= m;
-                owners.push((m, f.name.clone(), f.span));
+                owners.push((m, f.name.to_string(), f.span));
             }
             for d in &lvl.deriveds {
                 if !names.contains(&d.name.as_str()) {
@@ -327,7 +327,10 @@ impl<'a> Checker<'a> {
                     // The body's own parameters are not names of the scope.
                     let mut body = Vec::new();
                     self.expr_names(&n.expr, &mut body, depth + 1);
-                    out.extend(body.into_iter().filter(|(b, _)| !n.params.contains(b)));
+                    out.extend(
+                        body.into_iter()
+                            .filter(|(b, _)| !n.params.iter().any(|p| p == b)),
+                    );
                 }
                 for a in args {
                     self.expr_names(a, out, depth);
@@ -343,7 +346,7 @@ impl<'a> Checker<'a> {
                 self.expr_names(a, out, depth);
                 self.expr_names(b, out, depth);
             }
-            ExprKind::Name(n) => out.push((n.clone(), e.span)),
+            ExprKind::Name(n) => out.push((n.to_string(), e.span)),
             _ => {}
         }
     }
@@ -376,7 +379,7 @@ impl<'a> Checker<'a> {
                                     );
                                 }
                             }
-                            prev_numeric = numeric.then(|| n.clone());
+                            prev_numeric = numeric.then(|| n.to_string());
                         }
                     },
                     Piece::Lit(_) | Piece::Mnemonic => prev_numeric = None,
@@ -388,7 +391,7 @@ impl<'a> Checker<'a> {
             let mut names: Vec<(String, Span)> = Vec::new();
             for p in &t.pieces {
                 if let Piece::Field(n, span) = p {
-                    names.push((n.clone(), *span));
+                    names.push((n.to_string(), *span));
                 }
             }
             for enc in isa.chain(leaf).take(MAX_DEPTH) {
@@ -415,7 +418,7 @@ impl<'a> Checker<'a> {
                     Some(crate::model::ItemRef::Field(f)) => {
                         if let FieldType::Sub(_, binds) = &f.ty {
                             for (_, caller) in binds {
-                                names.push((caller.clone(), f.span));
+                                names.push((caller.to_string(), f.span));
                             }
                         }
                     }
@@ -540,7 +543,7 @@ impl<'a> Checker<'a> {
                 .generations
                 .iter()
                 .filter(|(_, g)| idiom.generation.contains(*g))
-                .cloned()
+                .map(|(n, g)| (n.to_string(), *g))
                 .collect();
             if isa.generations.is_empty() {
                 gens.push((idiom.generation.min.to_string(), idiom.generation.min));

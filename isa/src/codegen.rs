@@ -33,7 +33,7 @@ use quote::{format_ident, quote};
 use crate::ast::MetaValue;
 use crate::check::rust_name;
 use crate::decode::{DecisionTree, Node};
-use crate::model::{EncId, EnumId, FieldType, Isa};
+use crate::model::{EncId, EnumId, FieldType, Isa, Str};
 
 /// The decision tree `t` from node `n` as nested `match`es on the word's
 /// bits, returning `Some(leaf(enc))` for the matching leaf, `None` for no
@@ -157,7 +157,7 @@ fn instruction_fields(isa: &Isa) -> Vec<FieldName> {
                         Some(i) => &mut out[i],
                         None => {
                             out.push(FieldName {
-                                name: name.clone(),
+                                name: name.to_string(),
                                 kinds: Vec::new(),
                                 settable: false,
                                 instructions: 0,
@@ -170,8 +170,8 @@ fn instruction_fields(isa: &Isa) -> Vec<FieldName> {
                         entry.kinds.push(k);
                     }
                     entry.settable |= is_field;
-                    if !here.contains(name) {
-                        here.push(name.clone());
+                    if !here.iter().any(|h| h == name) {
+                        here.push(name.to_string());
                         entry.instructions += 1;
                     }
                 }
@@ -266,7 +266,7 @@ fn unique(base: String, used: &mut Vec<String>) -> String {
 }
 
 /// Rust variant names for an enum's values, from their display texts.
-fn enum_variants(values: &[(u64, String, String)]) -> Vec<String> {
+fn enum_variants(values: &[(u64, Str, Str)]) -> Vec<String> {
     let mut used = Vec::new();
     values
         .iter()
@@ -302,7 +302,7 @@ fn enum_items(isa: &Isa) -> (TokenStream, Vec<(EnumId, Ident, Ident)>) {
         let doc = if def.doc.is_empty() {
             format!("Values of the spec's enum `{}`.", def.name)
         } else {
-            def.doc.clone()
+            def.doc.to_string()
         };
         let vars: Vec<Ident> = enum_variants(&def.values)
             .into_iter()
@@ -313,7 +313,7 @@ fn enum_items(isa: &Isa) -> (TokenStream, Vec<(EnumId, Ident, Ident)>) {
             .iter()
             .map(|(v, _, _)| Literal::u64_unsuffixed(*v))
             .collect();
-        let texts: Vec<&String> = def.values.iter().map(|(_, t, _)| t).collect();
+        let texts: Vec<&Str> = def.values.iter().map(|(_, t, _)| t).collect();
         let vdocs: Vec<String> = def
             .values
             .iter()
@@ -655,7 +655,7 @@ pub fn generate(isa: &Isa) -> TokenStream {
             if d.is_empty() {
                 format!("`{}`", isa.encodings[l].name)
             } else {
-                d.clone()
+                d.to_string()
             }
         })
         .collect();

@@ -243,3 +243,137 @@ impl<'de, T> serde::Deserialize<'de> for Lazy<T> {
         })
     }
 }
+
+/// A string of the spec model: read back from an embedded model
+/// ([`from_static`]) it borrows the embedded bytes, so reading the model
+/// allocates no names, docs or display texts; loaded from text it owns
+/// its text. It reads as a `str` ([`std::ops::Deref`]).
+#[derive(Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Str(Cow<'static, str>);
+
+impl Str {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for Str {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for Str {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::borrow::Borrow<str> for Str {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<String> for Str {
+    fn from(s: String) -> Str {
+        Str(Cow::Owned(s))
+    }
+}
+
+impl From<&str> for Str {
+    fn from(s: &str) -> Str {
+        Str(Cow::Owned(s.to_string()))
+    }
+}
+
+impl From<Str> for String {
+    fn from(s: Str) -> String {
+        s.0.into_owned()
+    }
+}
+
+impl PartialEq<str> for Str {
+    fn eq(&self, o: &str) -> bool {
+        *self.0 == *o
+    }
+}
+
+impl PartialEq<&str> for Str {
+    fn eq(&self, o: &&str) -> bool {
+        *self.0 == **o
+    }
+}
+
+impl PartialEq<String> for Str {
+    fn eq(&self, o: &String) -> bool {
+        *self.0 == **o
+    }
+}
+
+impl PartialEq<Str> for str {
+    fn eq(&self, o: &Str) -> bool {
+        *self == *o.0
+    }
+}
+
+impl PartialEq<Str> for &str {
+    fn eq(&self, o: &Str) -> bool {
+        **self == *o.0
+    }
+}
+
+impl PartialEq<Str> for String {
+    fn eq(&self, o: &Str) -> bool {
+        **self == *o.0
+    }
+}
+
+impl std::fmt::Display for Str {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&*self.0, f)
+    }
+}
+
+impl std::fmt::Debug for Str {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl serde::Serialize for Str {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Str {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Str;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Str, E> {
+                // A slice of the embedded model is borrowed, not copied.
+                let embedded =
+                    within_static(v.as_bytes()).and_then(|b| std::str::from_utf8(b).ok());
+                Ok(Str(
+                    embedded.map_or_else(|| Cow::Owned(v.to_string()), Cow::Borrowed)
+                ))
+            }
+            fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Str, E> {
+                Ok(Str(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(Visit)
+    }
+}
+
+impl quote::ToTokens for Str {
+    fn to_tokens(&self, tokens: &mut proc_macro2::TokenStream) {
+        self.as_str().to_tokens(tokens)
+    }
+}

@@ -59,7 +59,10 @@ pub struct Scope<'a> {
     pub leaf: EncId,
     pub value: u64,
     pub generation: u32,
-    pub caller: Option<(&'a Scope<'a>, &'a [(String, String)])>,
+    pub caller: Option<(
+        &'a Scope<'a>,
+        &'a [(crate::compact::Str, crate::compact::Str)],
+    )>,
     active: [Cell<u8>; MAX_DEPTH],
     depth: Cell<usize>,
     /// Whether `write` enforces `check` rules and strict enums (the
@@ -79,7 +82,10 @@ impl<'a> Scope<'a> {
         leaf: EncId,
         value: u64,
         generation: u32,
-        caller: Option<(&'a Scope<'a>, &'a [(String, String)])>,
+        caller: Option<(
+            &'a Scope<'a>,
+            &'a [(crate::compact::Str, crate::compact::Str)],
+        )>,
     ) -> Self {
         Scope {
             isa,
@@ -100,7 +106,7 @@ impl<'a> Scope<'a> {
     }
 
     fn leaf_name(&self) -> String {
-        self.isa.encodings[self.leaf].name.clone()
+        self.isa.encodings[self.leaf].name.to_string()
     }
 
     /// Enforces this scope's validity rules: every `check` of the plain
@@ -116,7 +122,7 @@ impl<'a> Scope<'a> {
                         Some(0) => {
                             return Err(DisasmError::Check {
                                 leaf: self.leaf_name(),
-                                message: c.message.clone(),
+                                message: c.message.to_string(),
                             });
                         }
                         Some(_) => {}
@@ -142,8 +148,8 @@ impl<'a> Scope<'a> {
                     if visible && def.display(v).is_none() {
                         return Err(DisasmError::Reserved {
                             leaf: self.leaf_name(),
-                            field: f.name.clone(),
-                            enum_name: def.name.clone(),
+                            field: f.name.to_string(),
+                            enum_name: def.name.to_string(),
                             value: v,
                         });
                     }
@@ -274,7 +280,7 @@ impl<'a> Scope<'a> {
             self.check_rules()?;
         }
         let t = self.template().ok_or_else(|| DisasmError::NoTemplate {
-            leaf: self.isa.encodings[self.leaf].name.clone(),
+            leaf: self.isa.encodings[self.leaf].name.to_string(),
         })?;
         for p in &t.pieces {
             match p {
@@ -337,7 +343,7 @@ impl<'a> Scope<'a> {
     fn write_field(&self, name: &str, out: &mut dyn Write) -> Result<(), DisasmError> {
         let unresolved = || DisasmError::Unresolved {
             name: name.to_string(),
-            leaf: self.isa.encodings[self.leaf].name.clone(),
+            leaf: self.isa.encodings[self.leaf].name.to_string(),
         };
         let found = self.find(name).ok_or_else(unresolved)?;
         let v = found.scope.item_value(found.item).ok_or_else(unresolved)? as u64;
@@ -353,7 +359,7 @@ impl<'a> Scope<'a> {
                     .isa
                     .decode_in(*tree, v, self.generation)
                     .ok_or_else(|| DisasmError::NoSubMatch {
-                        tree: self.isa.encodings[*tree].name.clone(),
+                        tree: self.isa.encodings[*tree].name.to_string(),
                         value: v,
                         generation: self.generation,
                     })?;
@@ -375,7 +381,7 @@ impl<'a> Scope<'a> {
                 Err(DisasmError::Reserved {
                     leaf: self.leaf_name(),
                     field: name.to_string(),
-                    enum_name: self.isa.enums[*e].name.clone(),
+                    enum_name: self.isa.enums[*e].name.to_string(),
                     value: v,
                 })
             }
@@ -391,7 +397,7 @@ impl ExprEnv for Scope<'_> {
     fn generation(&self) -> u32 {
         self.generation
     }
-    fn named(&self, index: usize) -> Option<(&[String], &Expr)> {
+    fn named(&self, index: usize) -> Option<(&[crate::compact::Str], &Expr)> {
         self.isa
             .exprs
             .get(index)

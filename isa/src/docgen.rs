@@ -71,7 +71,12 @@ fn diagram(isa: &Isa, leaf: EncId) -> (String, Vec<(char, String, String, String
                     }
                 })
                 .collect();
-            legend.push((letter, f.name.clone(), bits.join(", "), f.ty.describe(isa)));
+            legend.push((
+                letter,
+                f.name.to_string(),
+                bits.join(", "),
+                f.ty.describe(isa),
+            ));
         }
     }
     let mut s = String::new();
@@ -287,7 +292,7 @@ fn meta_text(v: &crate::ast::MetaValue) -> String {
     match v {
         crate::ast::MetaValue::Int(i) => i.to_string(),
         crate::ast::MetaValue::Str(s) => format!("{s:?}"),
-        crate::ast::MetaValue::Ident(s) => s.clone(),
+        crate::ast::MetaValue::Ident(s) => s.to_string(),
         crate::ast::MetaValue::List(l) => format!("[{}]", l.join(", ")),
     }
 }
@@ -303,7 +308,10 @@ fn register_files(isa: &Isa, o: &mut String) {
     let gens: Vec<(String, u32)> = if isa.generations.is_empty() {
         vec![("all".to_string(), 0)]
     } else {
-        isa.generations.clone()
+        isa.generations
+            .iter()
+            .map(|(n, g)| (n.to_string(), *g))
+            .collect()
     };
     for (i, r) in isa.regfiles.iter().enumerate() {
         for (gname, g) in &gens {

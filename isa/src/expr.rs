@@ -151,10 +151,10 @@ pub enum ExprKind {
     Int(i64),
     Gen,
     /// A field, derived field or param, looked up in the evaluation scope.
-    Name(String),
+    Name(crate::compact::Str),
     /// `@name` or `@name(ARGS)`: a named expression (function), resolved
     /// to an index after loading, with its arguments.
-    Named(String, Option<usize>, Vec<Expr>),
+    Named(crate::compact::Str, Option<usize>, Vec<Expr>),
     Unary(UnOp, Box<Expr>),
     Binary(BinOp, Box<Expr>, Box<Expr>),
     Cond(Box<Expr>, Box<Expr>, Box<Expr>),
@@ -173,7 +173,7 @@ pub trait ExprEnv {
     /// The generation being decoded or assembled for.
     fn generation(&self) -> u32;
     /// A named expression by index: its parameter names and body.
-    fn named(&self, index: usize) -> Option<(&[String], &Expr)>;
+    fn named(&self, index: usize) -> Option<(&[crate::compact::Str], &Expr)>;
 }
 
 /// Most parameters an expression function may declare.
@@ -183,7 +183,7 @@ pub const MAX_PARAMS: usize = 8;
 /// bound to the argument values, everything else from the caller.
 struct Bound<'e> {
     inner: &'e dyn ExprEnv,
-    params: &'e [String],
+    params: &'e [crate::compact::Str],
     values: &'e [i64],
 }
 
@@ -197,7 +197,7 @@ impl ExprEnv for Bound<'_> {
     fn generation(&self) -> u32 {
         self.inner.generation()
     }
-    fn named(&self, index: usize) -> Option<(&[String], &Expr)> {
+    fn named(&self, index: usize) -> Option<(&[crate::compact::Str], &Expr)> {
         self.inner.named(index)
     }
 }
@@ -229,7 +229,7 @@ impl Expr {
             ExprKind::Gen => i64::from(env.generation()),
             ExprKind::Name(n) => env
                 .lookup(n)
-                .ok_or_else(|| EvalError::UnknownName(n.clone()))?,
+                .ok_or_else(|| EvalError::UnknownName(n.to_string()))?,
             ExprKind::Named(n, idx, args) => {
                 let (params, body) = idx
                     .and_then(|i| env.named(i))

@@ -215,7 +215,7 @@ impl Isa {
         let leaf = self.leaf_at(word, generation)?;
         let scope = Scope::new(self, leaf, word, generation, None);
         let no_field = || FieldError::NoField {
-            leaf: self.encodings[leaf].name.clone(),
+            leaf: self.encodings[leaf].name.to_string(),
             field: name.to_string(),
         };
         let found = scope.find(name).ok_or_else(no_field)?;
@@ -254,7 +254,7 @@ impl Isa {
         let word = word & width_mask(self.width);
         let leaf = self.leaf_at(word, generation)?;
         let scope = Scope::new(self, leaf, word, generation, None);
-        let leaf_name = || self.encodings[leaf].name.clone();
+        let leaf_name = || self.encodings[leaf].name.to_string();
         let found = scope.find(name).ok_or_else(|| FieldError::NoField {
             leaf: leaf_name(),
             field: name.to_string(),
@@ -458,7 +458,7 @@ impl Isa {
 
     fn scope_warnings(&self, scope: &Scope<'_>, depth: usize, out: &mut Vec<DecodeWarning>) {
         let e = &self.encodings[scope.leaf];
-        let name = || e.name.clone();
+        let name = || e.name.to_string();
         let dc = scope.value & e.dontcare;
         if dc != 0 {
             out.push(DecodeWarning::DontCare {

@@ -78,10 +78,10 @@ fn expr_fields(isa: &Isa, leaf: EncId, var: &Variant, e: &Expr, seen: &mut Vec<S
     match &e.kind {
         ExprKind::Int(_) | ExprKind::Gen => 0,
         ExprKind::Name(n) => {
-            if seen.contains(n) {
+            if seen.iter().any(|s| s == n) {
                 return 0;
             }
-            seen.push(n.clone());
+            seen.push(n.to_string());
             match resolve(isa, leaf, var, n) {
                 Some(Resolved::Item(ItemRef::Field(f))) if !matches!(f.ty, FieldType::Sub(..)) => {
                     f.mask()
@@ -313,7 +313,7 @@ impl ExprEnv for WordEnv<'_> {
     fn generation(&self) -> u32 {
         self.generation
     }
-    fn named(&self, index: usize) -> Option<(&[String], &Expr)> {
+    fn named(&self, index: usize) -> Option<(&[crate::compact::Str], &Expr)> {
         self.isa
             .exprs
             .get(index)
@@ -489,7 +489,7 @@ impl ExprEnv for ParamEnv<'_> {
     fn generation(&self) -> u32 {
         0
     }
-    fn named(&self, index: usize) -> Option<(&[String], &Expr)> {
+    fn named(&self, index: usize) -> Option<(&[crate::compact::Str], &Expr)> {
         self.isa
             .exprs
             .get(index)
@@ -1032,7 +1032,7 @@ impl Gen<'_> {
         leaf: EncId,
         var: &Variant,
         tree: EncId,
-        binds: &[(String, String)],
+        binds: &[(crate::compact::Str, crate::compact::Str)],
         params: &[First],
         depth: usize,
     ) -> First {
@@ -1058,7 +1058,7 @@ impl Gen<'_> {
         leaf: EncId,
         var: &Variant,
         tree: EncId,
-        binds: &[(String, String)],
+        binds: &[(crate::compact::Str, crate::compact::Str)],
         params: &[First],
     ) -> Vec<First> {
         let isa = self.isa;
@@ -1119,11 +1119,11 @@ impl Gen<'_> {
         let go = |x: &[u8]| self.can_begin(leaf, var, rest, x, in_sub, depth + 1);
         // The exact texts the piece can show, and whether it can show none.
         let (texts, empty): (Vec<String>, bool) = match p {
-            Piece::Lit(s) => (vec![s.clone()], s.is_empty()),
+            Piece::Lit(s) => (vec![s.to_string()], s.is_empty()),
             Piece::Mnemonic => (vec![self.mnemonic(leaf, var)], false),
             Piece::Field(name, _) => match resolve(isa, leaf, var, name) {
                 Some(Resolved::Item(it)) => match it.ty() {
-                    FieldType::Bool(Some(x)) | FieldType::BoolInv(x) => (vec![x.clone()], true),
+                    FieldType::Bool(Some(x)) | FieldType::BoolInv(x) => (vec![x.to_string()], true),
                     FieldType::Sub(..) => return true,
                     // Its texts exactly, and a number for a value without one.
                     FieldType::Enum(e) => {
@@ -1134,7 +1134,8 @@ impl Gen<'_> {
                         if !covered && t[0].is_ascii_digit() {
                             return true;
                         }
-                        let texts: Vec<String> = values.iter().map(|(_, s, _)| s.clone()).collect();
+                        let texts: Vec<String> =
+                            values.iter().map(|(_, s, _)| s.to_string()).collect();
                         let empty = texts.iter().any(String::is_empty);
                         (texts, empty)
                     }
@@ -1158,8 +1159,8 @@ impl Gen<'_> {
     fn mnemonic(&self, leaf: EncId, var: &Variant) -> String {
         levels(self.isa, leaf, var)
             .into_iter()
-            .find_map(|l| l.mnemonic.clone())
-            .unwrap_or_else(|| self.isa.encodings[leaf].name.clone())
+            .find_map(|l| l.mnemonic.as_ref().map(|m| m.to_string()))
+            .unwrap_or_else(|| self.isa.encodings[leaf].name.to_string())
     }
 
     /// The form of `leaf` in variant `var`, if it can read anything.
@@ -1426,7 +1427,7 @@ impl Gen<'_> {
         leaf: EncId,
         var: &Variant,
         tree: EncId,
-        binds: &[(String, String)],
+        binds: &[(crate::compact::Str, crate::compact::Str)],
         (generation, known, base, shown): (u32, u64, u64, u64),
     ) -> Vec<TokenStream> {
         let isa = self.isa;

@@ -349,7 +349,7 @@ impl<'a> LeafGen<'a> {
                     } else {
                         None
                     };
-                    inner.push((p.clone(), bound));
+                    inner.push((p.to_string(), bound));
                 }
                 let body = self.expr(names, &named.expr, &inner, depth + 1);
                 quote! { { #lets #body } }

@@ -111,7 +111,7 @@ impl<'a> Scope<'a> {
                     .collect();
                 let n0 = self.bound.len();
                 for (p, l) in def.params.iter().zip(&locals) {
-                    self.bound.push((p.clone(), quote! { #l }));
+                    self.bound.push((p.to_string(), quote! { #l }));
                 }
                 self.depth += 1;
                 let body = self.expr(&def.expr);
@@ -1410,8 +1410,8 @@ fn latency_operands(isa: &Isa) -> Vec<String> {
     let mut keys: Vec<String> = Vec::new();
     for r in &isa.latency.rules {
         if let Some(f) = &r.field {
-            if !keys.contains(f) {
-                keys.push(f.clone());
+            if !keys.iter().any(|k| k == f) {
+                keys.push(f.to_string());
             }
         }
     }
@@ -1425,8 +1425,8 @@ fn sync_kinds(isa: &Isa) -> Vec<String> {
     if let Some(key) = &isa.semantics.sync_key {
         for leaf in isa.instructions() {
             if let Some(MetaValue::Ident(v)) = isa.meta(leaf, key) {
-                if v != "none" && !kinds.contains(v) {
-                    kinds.push(v.clone());
+                if v != "none" && !kinds.iter().any(|k| k == v) {
+                    kinds.push(v.to_string());
                 }
             }
         }

@@ -256,7 +256,7 @@ impl Resolver {
                     format!("enum `{}` is declared twice", e.name.node),
                 );
             }
-            let mut values: Vec<(u64, String, String)> = Vec::new();
+            let mut values: Vec<(u64, Str, Str)> = Vec::new();
             for v in &e.values {
                 if values.iter().any(|(x, _, _)| *x == v.value.node) {
                     self.err(
@@ -264,11 +264,11 @@ impl Resolver {
                         format!("enum value {} appears twice", v.value.node),
                     );
                 }
-                values.push((v.value.node, v.display.clone(), v.doc.clone()));
+                values.push((v.value.node, v.display.clone().into(), v.doc.clone().into()));
             }
             enum_defs.push(EnumDef {
-                name: e.name.node.clone(),
-                doc: e.doc.clone(),
+                name: e.name.node.clone().into(),
+                doc: e.doc.clone().into(),
                 span: e.name.span,
                 strict: e.strict,
                 values: crate::compact::Lazy::new(values),
@@ -284,12 +284,12 @@ impl Resolver {
                     format!("expression `@{}` is declared twice", e.name.node),
                 );
             }
-            let mut params: Vec<String> = Vec::new();
+            let mut params: Vec<Str> = Vec::new();
             for p in &e.params {
-                if params.contains(&p.node) {
+                if params.iter().any(|x| *x == p.node) {
                     self.err(p.span, format!("parameter `{}` is declared twice", p.node));
                 }
-                params.push(p.node.clone());
+                params.push(p.node.clone().into());
             }
             if params.len() > crate::expr::MAX_PARAMS {
                 self.err(
@@ -303,8 +303,8 @@ impl Resolver {
                 );
             }
             named.push(NamedExpr {
-                name: e.name.node.clone(),
-                doc: e.doc.clone(),
+                name: e.name.node.clone().into(),
+                doc: e.doc.clone().into(),
                 params,
                 expr: crate::compact::Lazy::new(e.expr.clone()),
             });
@@ -397,13 +397,13 @@ impl Resolver {
         let mut latency_model = Latency::default();
         for l in &latency {
             for c in &l.classes {
-                if latency_model.classes.contains(&c.node) {
+                if latency_model.classes.iter().any(|k| *k == c.node) {
                     self.err(
                         c.span,
                         format!("latency class `{}` is declared twice", c.node),
                     );
                 }
-                latency_model.classes.push(c.node.clone());
+                latency_model.classes.push(c.node.clone().into());
             }
         }
 
@@ -480,9 +480,9 @@ impl Resolver {
         let idioms = idiom_decls
             .iter()
             .map(|d| Idiom {
-                name: d.name.node.clone(),
-                doc: d.doc.clone(),
-                text: d.text.node.clone(),
+                name: d.name.node.clone().into(),
+                doc: d.doc.clone().into(),
+                text: d.text.node.clone().into(),
                 generation: d
                     .generation
                     .as_ref()
@@ -494,7 +494,7 @@ impl Resolver {
         // Named-expression references.
         let arity: Vec<(String, usize)> = named
             .iter()
-            .map(|n| (n.name.clone(), n.params.len()))
+            .map(|n| (n.name.to_string(), n.params.len()))
             .collect();
         let mut unresolved = Vec::new();
         let mut fix = |e: &mut Expr| {
@@ -565,7 +565,7 @@ impl Resolver {
                 let rule = LatencyRule {
                     producers,
                     consumers,
-                    field: r.field.as_ref().map(|f| f.node.clone()),
+                    field: r.field.as_ref().map(|f| f.node.clone().into()),
                     cycles: r.cycles.min(u64::from(u32::MAX)) as u32,
                     generation,
                 };
@@ -581,11 +581,14 @@ impl Resolver {
             return Err(Diagnostics(self.errors));
         }
         let mut isa = Isa {
-            name: decl.name.node.clone(),
-            doc: decl.doc.clone(),
+            name: decl.name.node.clone().into(),
+            doc: decl.doc.clone().into(),
             width,
             root,
-            generations,
+            generations: generations
+                .into_iter()
+                .map(|(n, g)| (n.into(), g))
+                .collect(),
             tree_leaves: tree_leaves(&encodings),
             encodings: encodings
                 .into_iter()
@@ -614,7 +617,10 @@ impl Resolver {
         )?);
         isa.wide_reads = isa
             .instructions()
-            .map(|leaf| (leaf, isa.semantics.wide_reads(&isa, leaf)))
+            .map(|leaf| {
+                let fields = isa.semantics.wide_reads(&isa, leaf);
+                (leaf, fields.into_iter().map(Str::from).collect::<Vec<_>>())
+            })
             .filter(|(_, fields)| !fields.is_empty())
             .collect();
         Ok(isa)
@@ -626,7 +632,7 @@ impl Resolver {
         &mut self,
         decls: &[ast::RegfileDecl],
         gens: &[(String, u32)],
-        classes: &[String],
+        classes: &[Str],
     ) -> Vec<Regfile> {
         let mut out: Vec<Regfile> = Vec::new();
         for d in decls {
@@ -727,8 +733,8 @@ impl Resolver {
                 }
             }
             out.push(Regfile {
-                name: d.name.node.clone(),
-                doc: d.doc.clone(),
+                name: d.name.node.clone().into(),
+                doc: d.doc.clone().into(),
                 span: d.name.span,
                 kind,
                 unit,
@@ -769,8 +775,8 @@ impl Resolver {
                 );
             }
             out.push(MetaKey {
-                name: m.key.node.clone(),
-                doc: m.doc.clone(),
+                name: m.key.node.clone().into(),
+                doc: m.doc.clone().into(),
                 ty: m.ty,
                 default: m.default.as_ref().map(|d| d.node.clone()),
             });
@@ -824,8 +830,8 @@ impl Resolver {
         width: u32,
     ) -> Encoding {
         let mut enc = Encoding {
-            name: e.name.node.clone(),
-            doc: e.doc.clone(),
+            name: e.name.node.clone().into(),
+            doc: e.doc.clone().into(),
             span: e.name.span,
             parent: cx.parents[id],
             root,
@@ -853,7 +859,7 @@ impl Resolver {
                     span,
                 } => {
                     let mut level = Level::default();
-                    let mut meta: Vec<(String, ast::MetaValue, Span)> = Vec::new();
+                    let mut meta: Vec<(Str, ast::MetaValue, Span)> = Vec::new();
                     for b in body {
                         match b {
                             BodyItem::Field { .. }
@@ -882,7 +888,7 @@ impl Resolver {
                                         format!("metadata `{}` is given twice", key.node),
                                     );
                                 }
-                                meta.push((key.node.clone(), value.node.clone(), value.span));
+                                meta.push((key.node.clone().into(), value.node.clone(), value.span));
                             }
                             BodyItem::Overlaps(names) => {
                                 if let Some(n) = names.first() {
@@ -892,7 +898,7 @@ impl Resolver {
                         }
                     }
                     enc.whens.push(When {
-                        doc: doc.clone(),
+                        doc: doc.clone().into(),
                         cond: cond.clone(),
                         level,
                         meta,
@@ -920,10 +926,10 @@ impl Resolver {
                         }
                     }
                     for n in p {
-                        if enc.params.contains(&n.node) {
+                        if enc.params.iter().any(|p| *p == n.node) {
                             self.err(n.span, format!("param `{}` is declared twice", n.node));
                         }
-                        enc.params.push(n.node.clone());
+                        enc.params.push(n.node.clone().into());
                     }
                 }
                 BodyItem::Overlaps(names) => {
@@ -942,7 +948,7 @@ impl Resolver {
                         self.err(key.span, format!("metadata `{}` is given twice", key.node));
                     }
                     enc.meta
-                        .push((key.node.clone(), value.node.clone(), value.span));
+                        .push((key.node.clone().into(), value.node.clone(), value.span));
                 }
                 _ => {
                     let mut level = std::mem::take(&mut enc.plain);
@@ -984,8 +990,8 @@ impl Resolver {
                     }
                 }
                 level.fields.push(Field {
-                    name: name.node.clone(),
-                    doc: doc.clone(),
+                    name: name.node.clone().into(),
+                    doc: doc.clone().into(),
                     span: name.span,
                     ranges: bits.node.clone(),
                     width,
@@ -993,7 +999,7 @@ impl Resolver {
                     default: default.as_ref().map(|d| d.node),
                     meta: meta
                         .iter()
-                        .map(|(k, v)| (k.node.clone(), v.node.clone()))
+                        .map(|(k, v)| (k.node.clone().into(), v.node.clone()))
                         .collect(),
                 });
             }
@@ -1023,8 +1029,8 @@ impl Resolver {
                     None => 64,
                 };
                 level.deriveds.push(Derived {
-                    name: name.node.clone(),
-                    doc: doc.clone(),
+                    name: name.node.clone().into(),
+                    doc: doc.clone().into(),
                     span: name.span,
                     width: w,
                     ty: fty,
@@ -1046,10 +1052,10 @@ impl Resolver {
                     });
                 }
             }
-            BodyItem::Mnemonic(m) => level.mnemonic = Some(m.node.clone()),
+            BodyItem::Mnemonic(m) => level.mnemonic = Some(m.node.clone().into()),
             BodyItem::Check { expr, message } => level.checks.push(Check {
                 expr: expr.clone(),
-                message: message.node.clone(),
+                message: message.node.clone().into(),
                 span: expr.span,
             }),
             _ => {}
@@ -1141,7 +1147,7 @@ impl Resolver {
                     let name = &rest[..end];
                     let span = Span::new(t.span.file, base + i, base + i + end + 2);
                     if !lit.is_empty() {
-                        pieces.push(Piece::Lit(std::mem::take(&mut lit)));
+                        pieces.push(Piece::Lit(std::mem::take(&mut lit).into()));
                     }
                     if name == "NAME" {
                         pieces.push(Piece::Mnemonic);
@@ -1150,7 +1156,7 @@ impl Resolver {
                     {
                         self.err(span, format!("`{{{name}}}` is not a field reference"));
                     } else {
-                        pieces.push(Piece::Field(name.to_string(), span));
+                        pieces.push(Piece::Field(name.into(), span));
                     }
                     for _ in 0..=end {
                         chars.next();
@@ -1166,10 +1172,10 @@ impl Resolver {
             }
         }
         if !lit.is_empty() {
-            pieces.push(Piece::Lit(lit));
+            pieces.push(Piece::Lit(lit.into()));
         }
         Template {
-            text: text.clone(),
+            text: text.clone().into(),
             pieces,
             span: t.span,
         }
@@ -1190,12 +1196,12 @@ impl Resolver {
         match name {
             "bool" => {
                 no_args(self);
-                FieldType::Bool(t.display.as_ref().map(|d| d.node.clone()))
+                FieldType::Bool(t.display.as_ref().map(|d| d.node.clone().into()))
             }
             "bool_inv" => {
                 no_args(self);
                 match &t.display {
-                    Some(d) => FieldType::BoolInv(d.node.clone()),
+                    Some(d) => FieldType::BoolInv(d.node.clone().into()),
                     None => {
                         self.err(
                             t.span,
@@ -1262,16 +1268,13 @@ impl Resolver {
                                     format!("`{name}` has no param `{}`", param.node),
                                 );
                             }
-                            if binds
-                                .iter()
-                                .any(|(p, _): &(String, String)| *p == param.node)
-                            {
+                            if binds.iter().any(|(p, _): &(Str, Str)| *p == param.node) {
                                 self.err(
                                     param.span,
                                     format!("param `{}` is bound twice", param.node),
                                 );
                             }
-                            binds.push((param.node.clone(), value.node.clone()));
+                            binds.push((param.node.clone().into(), value.node.clone().into()));
                         }
                     }
                 }

@@ -70,7 +70,7 @@ pub trait MachineSpec: 'static {
 pub struct OperandInfo {
     pub field: Field,
     /// Lower-case attribute key.
-    pub key: String,
+    pub key: crate::compact::Str,
     pub role: Role,
     /// Register files of its register (non-relative) forms.
     pub files: Vec<usize>,
@@ -90,13 +90,13 @@ pub struct OperandInfo {
 pub struct LeafInfo {
     pub enc: EncId,
     /// The name in IR text.
-    pub name: String,
+    pub name: crate::compact::Str,
     /// 0/1 pattern bits and field defaults: the word before attributes.
     pub base: u64,
     /// Operand fields, in text order.
     pub operands: Vec<OperandInfo>,
     /// Plain fields that are not operands.
-    pub modifiers: Vec<(String, Field)>,
+    pub modifiers: Vec<(crate::compact::Str, Field)>,
     #[serde(with = "stored_effects")]
     pub effects: Effects,
     /// First generation the instruction exists in.
@@ -249,7 +249,7 @@ impl MachineTable {
 
 /// Instruction `enc`'s name in IR text.
 fn ir_name(isa: &Isa, enc: EncId) -> String {
-    let mut name = isa.encodings[enc].name.clone();
+    let mut name = isa.encodings[enc].name.to_string();
     if lathe_ir::opcode::STRUCTURAL_NAMES.contains(&name.as_str()) {
         name.push_str(RESERVED_SUFFIX);
     }
@@ -270,7 +270,7 @@ fn leaf_info(isa: &Isa, enc: EncId) -> LeafInfo {
         .filter_map(|o| {
             let field = plain_field(isa, enc, &o.field)?.clone();
             Some(OperandInfo {
-                key: o.field.to_lowercase(),
+                key: o.field.to_lowercase().into(),
                 role: o.role,
                 files: o.register_files(),
                 accepts_relative: o.forms.iter().any(|(_, c)| {
@@ -278,7 +278,7 @@ fn leaf_info(isa: &Isa, enc: EncId) -> LeafInfo {
                         .any(|c| matches!(c, OperandClass::Register { relative: true, .. }))
                 }),
                 accepts_immediate: o.accepts_immediate(),
-                wide: wide.contains(&o.field),
+                wide: wide.iter().any(|w| *w == o.field),
                 register_forms: register_forms(isa, enc, &field),
                 field,
             })
@@ -297,14 +297,14 @@ fn leaf_info(isa: &Isa, enc: EncId) -> LeafInfo {
             base = f.insert(base, d);
         }
         if !operands.iter().any(|o| o.field.name == f.name) {
-            modifiers.push((f.name.to_lowercase(), f.clone()));
+            modifiers.push((f.name.to_lowercase().into(), f.clone()));
         }
     }
     // Declaration order from the root down reads naturally.
     modifiers.sort_by_key(|(_, f)| (f.span.file, f.span.start));
     LeafInfo {
         enc,
-        name: ir_name(isa, enc),
+        name: ir_name(isa, enc).into(),
         base,
         operands,
         modifiers,

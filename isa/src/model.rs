@@ -1,6 +1,7 @@
 //! The checked, name-resolved form of a spec that the engine interprets.
 
 use crate::ast::{BitRange, MetaType, MetaValue};
+pub use crate::compact::Str;
 use crate::diag::{SourceMap, Span};
 use crate::expr::{BinOp, Expr, ExprKind, MAX_EVAL_DEPTH};
 
@@ -61,12 +62,12 @@ pub enum FieldType {
     Branch,
     AbsBranch,
     /// `bool`, optionally with the text shown when set.
-    Bool(Option<String>),
+    Bool(Option<Str>),
     /// `bool_inv "text"`: the text is shown when clear.
-    BoolInv(String),
+    BoolInv(Str),
     Enum(EnumId),
     /// A sub-encoding tree root and the params bound: (param, caller name).
-    Sub(EncId, Vec<(String, String)>),
+    Sub(EncId, Vec<(Str, Str)>),
 }
 
 impl FieldType {
@@ -85,15 +86,15 @@ impl FieldType {
             FieldType::Bool(None) => "bool".into(),
             FieldType::Bool(Some(s)) => format!("bool {s:?}"),
             FieldType::BoolInv(s) => format!("bool_inv {s:?}"),
-            FieldType::Enum(e) => isa.enums[*e].name.clone(),
+            FieldType::Enum(e) => isa.enums[*e].name.to_string(),
             FieldType::Sub(e, binds) => {
-                let mut s = isa.encodings[*e].name.clone();
+                let mut s = isa.encodings[*e].name.to_string();
                 if !binds.is_empty() {
                     let b: Vec<String> = binds
                         .iter()
                         .map(|(p, v)| {
                             if p == v {
-                                p.clone()
+                                p.to_string()
                             } else {
                                 format!("{p} = {v}")
                             }
@@ -109,15 +110,15 @@ impl FieldType {
 
 #[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct Field {
-    pub name: String,
-    pub doc: String,
+    pub name: Str,
+    pub doc: Str,
     pub span: Span,
     /// Least significant part first.
     pub ranges: Vec<BitRange>,
     pub width: u32,
     pub ty: FieldType,
     pub default: Option<u64>,
-    pub meta: Vec<(String, MetaValue)>,
+    pub meta: Vec<(Str, MetaValue)>,
 }
 
 impl Field {
@@ -159,8 +160,8 @@ impl Field {
 
 #[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct Derived {
-    pub name: String,
-    pub doc: String,
+    pub name: Str,
+    pub doc: Str,
     pub span: Span,
     pub width: u32,
     pub ty: FieldType,
@@ -179,23 +180,23 @@ pub struct Assert {
 #[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct Check {
     pub expr: Expr,
-    pub message: String,
+    pub message: Str,
     pub span: Span,
 }
 
 /// One piece of a display template.
 #[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq)]
 pub enum Piece {
-    Lit(String),
+    Lit(Str),
     /// `{NAME}` of a field/derived/param, with the span of the reference.
-    Field(String, Span),
+    Field(Str, Span),
     /// `{NAME}`: the leaf's mnemonic.
     Mnemonic,
 }
 
 #[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct Template {
-    pub text: String,
+    pub text: Str,
     pub pieces: Vec<Piece>,
     pub span: Span,
 }
@@ -208,7 +209,7 @@ pub struct Level {
     pub display: Option<Template>,
     pub asserts: Vec<Assert>,
     pub checks: Vec<Check>,
-    pub mnemonic: Option<String>,
+    pub mnemonic: Option<Str>,
 }
 
 /// A name defined in a level.
@@ -247,19 +248,19 @@ impl Level {
 
 #[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct When {
-    pub doc: String,
+    pub doc: Str,
     pub cond: Expr,
     pub level: Level,
     /// `meta KEY = VALUE;` of the variant: while it is active they
     /// shadow the encoding's own (`Isa::variant_meta`).
-    pub meta: Vec<(String, crate::ast::MetaValue, Span)>,
+    pub meta: Vec<(Str, crate::ast::MetaValue, Span)>,
     pub span: Span,
 }
 
 #[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct Encoding {
-    pub name: String,
-    pub doc: String,
+    pub name: Str,
+    pub doc: Str,
     pub span: Span,
     pub parent: Option<EncId>,
     pub root: EncId,
@@ -272,8 +273,8 @@ pub struct Encoding {
     pub own_gen: GenRange,
     pub generation: GenRange,
     /// Declared params (tree roots only).
-    pub params: Vec<String>,
-    pub meta: Vec<(String, MetaValue, Span)>,
+    pub params: Vec<Str>,
+    pub meta: Vec<(Str, MetaValue, Span)>,
     /// Encodings named by `overlaps` (same tree), with the name's span.
     pub overlaps: Vec<(EncId, Span)>,
     pub children: Vec<EncId>,
@@ -294,14 +295,14 @@ impl Encoding {
 
 #[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct EnumDef {
-    pub name: String,
-    pub doc: String,
+    pub name: Str,
+    pub doc: Str,
     pub span: Span,
     /// Values not listed are reserved (a decode error) rather than shown
     /// as decimal.
     pub strict: bool,
     /// (value, text, doc), decoded on first use.
-    pub values: crate::compact::Lazy<Vec<(u64, String, String)>>,
+    pub values: crate::compact::Lazy<Vec<(u64, Str, Str)>>,
 }
 
 impl EnumDef {
@@ -315,18 +316,18 @@ impl EnumDef {
 
 #[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct NamedExpr {
-    pub name: String,
-    pub doc: String,
+    pub name: Str,
+    pub doc: Str,
     /// Parameter names (empty for a plain named expression).
-    pub params: Vec<String>,
+    pub params: Vec<Str>,
     /// Decoded on first use.
     pub expr: crate::compact::Lazy<Expr>,
 }
 
 #[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct MetaKey {
-    pub name: String,
-    pub doc: String,
+    pub name: Str,
+    pub doc: Str,
     pub ty: MetaType,
     pub default: Option<MetaValue>,
 }
@@ -336,14 +337,14 @@ pub struct LatencyRule {
     /// Class indices; `None` is `*`.
     pub producers: Option<Vec<usize>>,
     pub consumers: Option<Vec<usize>>,
-    pub field: Option<String>,
+    pub field: Option<Str>,
     pub cycles: u32,
     pub generation: GenRange,
 }
 
 #[derive(serde::Serialize, serde::Deserialize, Clone, Debug, Default)]
 pub struct Latency {
-    pub classes: Vec<String>,
+    pub classes: Vec<Str>,
     pub rules: Vec<LatencyRule>,
     /// `precision` rules: extra cycles when a register is read in the
     /// other precision (half/full) than it was written.
@@ -426,8 +427,8 @@ pub const OCCUPANCY_INPUT: &str = "REGS";
 /// A register file (`regfile NAME { … }`).
 #[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct Regfile {
-    pub name: String,
-    pub doc: String,
+    pub name: Str,
+    pub doc: Str,
     pub span: Span,
     pub kind: RegfileKind,
     /// Bits in one allocation unit.
@@ -470,11 +471,11 @@ impl Regfile {
 /// A whole checked spec.
 #[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct Isa {
-    pub name: String,
-    pub doc: String,
+    pub name: Str,
+    pub doc: Str,
     pub width: u32,
     pub root: EncId,
-    pub generations: Vec<(String, u32)>,
+    pub generations: Vec<(Str, u32)>,
     /// Each decoded on first use: a compile touches the encodings of the
     /// instructions it emits and their ancestors, not the hundreds of
     /// others.
@@ -507,7 +508,7 @@ pub struct Isa {
     /// value: those operand fields ([`crate::semantics::Semantics::wide_reads`]),
     /// derived once here so a compiler asking which register operands
     /// are register pairs does not decode the semantics.
-    pub wide_reads: Vec<(EncId, Vec<String>)>,
+    pub wide_reads: Vec<(EncId, Vec<Str>)>,
     /// What the `isa!` expansion derived from this model as code and
     /// static data, so a program neither decodes the decision trees nor
     /// every encoding to find one by name; `None` for a model loaded
@@ -535,9 +536,9 @@ pub type TreeLookup = fn(root: EncId, word: u64, generation: u32) -> Option<Opti
 /// as assembly text whose register operands the compiler replaces.
 #[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct Idiom {
-    pub name: String,
-    pub doc: String,
-    pub text: String,
+    pub name: Str,
+    pub doc: Str,
+    pub text: Str,
     pub generation: GenRange,
     /// Where the text is, for diagnostics.
     pub span: Span,
@@ -742,7 +743,7 @@ impl crate::expr::ExprEnv for OccupancyEnv<'_> {
     fn generation(&self) -> u32 {
         self.generation
     }
-    fn named(&self, index: usize) -> Option<(&[String], &Expr)> {
+    fn named(&self, index: usize) -> Option<(&[crate::compact::Str], &Expr)> {
         self.isa
             .exprs
             .get(index)
@@ -753,7 +754,7 @@ impl crate::expr::ExprEnv for OccupancyEnv<'_> {
 /// The scope of [`Isa::call`]: the parameters and nothing else.
 struct CallEnv<'i> {
     isa: &'i Isa,
-    params: &'i [String],
+    params: &'i [Str],
     args: &'i [i64],
     generation: u32,
 }
@@ -766,7 +767,7 @@ impl crate::expr::ExprEnv for CallEnv<'_> {
     fn generation(&self) -> u32 {
         self.generation
     }
-    fn named(&self, index: usize) -> Option<(&[String], &Expr)> {
+    fn named(&self, index: usize) -> Option<(&[crate::compact::Str], &Expr)> {
         self.isa
             .exprs
             .get(index)

@@ -31,7 +31,7 @@
 //! ```
 
 use crate::ast::MetaValue;
-use crate::model::{EncId, FieldType, Isa};
+use crate::model::{EncId, FieldType, Isa, Str};
 
 /// Whether an operand field is read or written.
 #[derive(serde::Serialize, serde::Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
@@ -181,7 +181,7 @@ impl Isa {
                             f.span.start,
                             f.span.file,
                             Operand {
-                                field: f.name.clone(),
+                                field: f.name.to_string(),
                                 role,
                                 forms: forms.clone(),
                             },
@@ -191,7 +191,7 @@ impl Isa {
                         f.span.start,
                         f.span.file,
                         Operand {
-                            field: f.name.clone(),
+                            field: f.name.to_string(),
                             role: if tied { Role::Src } else { role },
                             forms,
                         },
@@ -245,7 +245,7 @@ impl Isa {
         let relative = truthy(self.meta(form, "relative"));
         let mut out: Vec<OperandClass> = match self.meta(form, "regfile") {
             Some(MetaValue::Ident(n)) => vec![n.as_str()],
-            Some(MetaValue::List(v)) => v.iter().map(String::as_str).collect(),
+            Some(MetaValue::List(v)) => v.iter().map(Str::as_str).collect(),
             _ => Vec::new(),
         }
         .into_iter()

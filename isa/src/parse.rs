@@ -311,14 +311,14 @@ impl Cx<'_> {
         let v = p.into_inner().find(keep).expect("meta value");
         let node = match v.as_rule() {
             Rule::int => MetaValue::Int(self.int(&v)? as i64),
-            Rule::string => MetaValue::Str(self.string(v)?.node),
+            Rule::string => MetaValue::Str(self.string(v)?.node.into()),
             Rule::meta_list => MetaValue::List(
                 v.into_inner()
                     .filter(keep)
-                    .map(|i| i.as_str().to_string())
+                    .map(|i| i.as_str().into())
                     .collect(),
             ),
-            _ => MetaValue::Ident(v.as_str().to_string()),
+            _ => MetaValue::Ident(v.as_str().into()),
         };
         Ok(Spanned { node, span })
     }
@@ -802,13 +802,13 @@ impl Cx<'_> {
                         args.push(self.expr(e)?);
                     }
                 }
-                ExprKind::Named(name, None, args)
+                ExprKind::Named(name.into(), None, args)
             }
             _ => match x.as_str() {
                 "gen" => ExprKind::Gen,
                 "true" => ExprKind::Int(1),
                 "false" => ExprKind::Int(0),
-                n => ExprKind::Name(n.to_string()),
+                n => ExprKind::Name(n.into()),
             },
         };
         Ok(Expr { kind, span })

@@ -1116,13 +1116,13 @@ fn sim_files(isa: &Isa, errors: &mut Vec<Diagnostic>) -> Vec<RegFile> {
             .find(|h| me.is_some_and(|me| h.inside.iter().any(|(o, _)| *o == me)))
             .and_then(|h| {
                 Some(HalfView {
-                    name: h.name.clone(),
+                    name: h.name.to_string(),
                     names: h.names.clone()?,
                     len: len(h),
                 })
             });
         files.push(RegFile {
-            name: r.name.clone(),
+            name: r.name.to_string(),
             names: names.clone(),
             len: len(r),
             bits: r.unit,

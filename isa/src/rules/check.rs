@@ -892,7 +892,7 @@ impl Cx<'_> {
             .generations
             .iter()
             .find(|(_, v)| *v == g)
-            .map_or_else(|| g.to_string(), |(n, _)| n.clone())
+            .map_or_else(|| g.to_string(), |(n, _)| n.to_string())
     }
 
     /// Maps the decoded word's register operands to the placeholders.
@@ -1002,7 +1002,7 @@ impl Cx<'_> {
         if let Some(d) = dst {
             defined[d as usize] = true;
         }
-        Some((leaf.name.clone(), dst, srcs))
+        Some((leaf.name.to_string(), dst, srcs))
     }
 }
 

@@ -119,7 +119,7 @@ fn stage_name(stage: Stage) -> String {
 
 fn meta_text(op: &MachineOp, key: &str) -> Option<String> {
     match op.meta(key) {
-        Some(MetaValue::Ident(s)) => Some(s.clone()),
+        Some(MetaValue::Ident(s)) => Some(s.to_string()),
         Some(MetaValue::Int(n)) => Some(n.to_string()),
         _ => None,
     }
