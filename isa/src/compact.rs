@@ -58,7 +58,7 @@ pub fn from_static(
     bytes: &'static [u8],
     sources: &[(&str, &'static str)],
 ) -> Result<Isa, CompactError> {
-    let mut isa: Isa = reading_static(bytes, || postcard::from_bytes(bytes))?;
+    let mut isa: Isa = read_static(bytes)?;
     let texts = sources.iter().map(|(_, text)| Cow::Borrowed(*text));
     put_back_sources(&mut isa, sources.len(), texts)?;
     Ok(isa)
@@ -80,6 +80,14 @@ fn put_back_sources(
         f.text = text;
     }
     Ok(())
+}
+
+/// The value the embedded `bytes` hold in compact form: its strings and
+/// lazy parts borrow them.
+pub fn read_static<T: serde::de::DeserializeOwned>(
+    bytes: &'static [u8],
+) -> Result<T, CompactError> {
+    Ok(reading_static(bytes, || postcard::from_bytes(bytes))?)
 }
 
 thread_local! {
@@ -342,9 +350,11 @@ impl std::fmt::Debug for Str {
     }
 }
 
+/// Written as bytes (in `postcard` the same as a `str`) so that reading
+/// it back checks the UTF-8 once, here, not in the deserialiser too.
 impl serde::Serialize for Str {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.0)
+        s.serialize_bytes(self.0.as_bytes())
     }
 }
 
@@ -367,8 +377,21 @@ impl<'de> serde::Deserialize<'de> for Str {
             fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Str, E> {
                 Ok(Str(Cow::Owned(v)))
             }
+            fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Str, E> {
+                // A slice of the embedded model is borrowed, not copied.
+                let text = match within_static(v) {
+                    Some(b) => std::str::from_utf8(b).map(Cow::Borrowed),
+                    None => std::str::from_utf8(v).map(|s| Cow::Owned(s.to_string())),
+                };
+                text.map(Str).map_err(E::custom)
+            }
+            fn visit_byte_buf<E: serde::de::Error>(self, v: Vec<u8>) -> Result<Str, E> {
+                String::from_utf8(v)
+                    .map(|s| Str(Cow::Owned(s)))
+                    .map_err(E::custom)
+            }
         }
-        d.deserialize_str(Visit)
+        d.deserialize_bytes(Visit)
     }
 }
 

@@ -195,7 +195,7 @@ impl TableIndex {
             0 => 0,
             _ => *self.leaf_ends.get(i - 1)? as usize,
         };
-        postcard::from_bytes(self.leaf_bytes.get(start..end)?).ok()
+        crate::compact::read_static(self.leaf_bytes.get(start..end)?).ok()
     }
 }
 
@@ -831,7 +831,7 @@ fn plain_level_fields(isa: &Isa, enc: EncId) -> impl Iterator<Item = &Field> {
 fn is_register_number(f: &Field) -> bool {
     f.meta
         .iter()
-        .any(|(k, m)| k == "role" && *m == MetaValue::Ident("reg".into()))
+        .any(|(k, m)| k == "role" && matches!(m, MetaValue::Ident(r) if r == "reg"))
 }
 
 /// The register an operand value of type `ty` names directly, read as
@@ -914,7 +914,7 @@ pub(crate) fn set_in_form(
             let is_reg = f
                 .meta
                 .iter()
-                .any(|(k, m)| k == "role" && *m == MetaValue::Ident("reg".into()));
+                .any(|(k, m)| k == "role" && matches!(m, MetaValue::Ident(r) if r == "reg"));
             if is_reg {
                 return f.insert(value, number);
             }
@@ -1062,7 +1062,7 @@ fn clear_in_form(isa: &Isa, ty: &FieldType, value: u64, generation: u32, depth: 
             let is_reg = f
                 .meta
                 .iter()
-                .any(|(k, m)| k == "role" && *m == MetaValue::Ident("reg".into()));
+                .any(|(k, m)| k == "role" && matches!(m, MetaValue::Ident(r) if r == "reg"));
             if is_reg {
                 v = f.insert(v, 0);
                 numbered = true;
