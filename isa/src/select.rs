@@ -19,7 +19,7 @@
 //! head of the entry block, whichever block read it. `collect` and
 //! `split` stay structural (register groups for `group` and `ra`).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use lathe_ir::{Block, GenericOp, Op, Opcode, Shader, Type, Value};
 
@@ -155,18 +155,55 @@ pub enum SelectError {
     Malformed(String),
 }
 
-/// The rules by root opcode, built once per rule set.
-struct Index<'r> {
-    by_op: HashMap<&'static str, Vec<&'r Rule>>,
+/// The rules by root opcode, built once per selection: for each
+/// opcode its first and last rule, and after each rule the next one of
+/// the same opcode (file order; `u32::MAX` ends a chain). A rules file
+/// keeps an opcode's rules together, so a run of equal opcodes is
+/// chained without a map lookup.
+struct Index {
+    ends: FxHashMap<&'static str, (u32, u32)>,
+    next: Vec<u32>,
+}
+
+impl Index {
+    fn new(rules: &[Rule]) -> Index {
+        let mut ends: FxHashMap<&'static str, (u32, u32)> = FxHashMap::default();
+        let mut next = vec![u32::MAX; rules.len()];
+        let mut k = 0;
+        while k < rules.len() {
+            let op = rules[k].nodes[0].op;
+            let mut end = k;
+            while rules.get(end + 1).is_some_and(|r| r.nodes[0].op == op) {
+                next[end] = end as u32 + 1;
+                end += 1;
+            }
+            match ends.get_mut(op) {
+                Some((_, last)) => {
+                    next[*last as usize] = k as u32;
+                    *last = end as u32;
+                }
+                None => {
+                    ends.insert(op, (k as u32, end as u32));
+                }
+            }
+            k = end + 1;
+        }
+        Index { ends, next }
+    }
+
+    /// The first rule whose root is `op` (`u32::MAX`: none).
+    fn first(&self, op: &str) -> u32 {
+        self.ends.get(op).map_or(u32::MAX, |&(first, _)| first)
+    }
 }
 
 struct Selector<'r, 't, 'a, S: MachineSpec> {
     rules: &'r Rules,
-    index: Index<'r>,
+    index: Index,
     target: &'t dyn SelectTarget<S>,
     out: Shader<'a, MachineOp<S>>,
     values: Vec<Option<Value>>,
-    decoded: HashMap<u64, MachineOp<S>>,
+    decoded: FxHashMap<u64, MachineOp<S>>,
     interface: Interface,
     /// Meta inputs made so far: index, type, instruction, value.
     inputs: Vec<(u32, Option<Type>, lathe_ir::Inst, Option<Value>)>,
@@ -188,17 +225,13 @@ pub fn select<'a, S: MachineSpec>(
             rules.generations
         )));
     }
-    let mut by_op: HashMap<&'static str, Vec<&Rule>> = HashMap::new();
-    for r in rules.rules {
-        by_op.entry(r.nodes[0].op).or_default().push(r);
-    }
     let mut s = Selector {
         rules,
-        index: Index { by_op },
+        index: Index::new(rules.rules),
         target,
         out: Shader::with_capacity(arena, generic.stage, generic.len(), generic.layout().len()),
         values: vec![None; generic.value_capacity()],
-        decoded: HashMap::new(),
+        decoded: FxHashMap::default(),
         interface: Interface::default(),
         inputs: Vec::new(),
     };
@@ -395,9 +428,13 @@ impl<'a, S: MachineSpec> Selector<'_, '_, 'a, S> {
         op: GenericOp,
     ) -> Result<Option<Value>, SelectError> {
         let d = g.inst(i);
-        let candidates = self.index.by_op.get(op.name()).cloned().unwrap_or_default();
-        for rule in candidates {
-            let mut bound = vec![Bound::None; rule.slots.len()];
+        let rules = self.rules.rules;
+        let mut bound = Vec::new();
+        let mut k = self.index.first(op.name());
+        while let Some(rule) = rules.get(k as usize) {
+            k = self.index.next[k as usize];
+            bound.clear();
+            bound.resize(rule.slots.len(), Bound::None);
             if !matches(g, rule, 0, i, &mut bound) {
                 continue;
             }
