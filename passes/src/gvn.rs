@@ -28,7 +28,7 @@
 
 use crate::manager::{Pass, PassFailure};
 use lathe_ir::{BarrierClass, Block, Cfg, DomTree, GenericOp, Op, Opcode, Shader, Type, Value};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// The `gvn` pass (generic IR only).
 pub struct Gvn;
@@ -69,7 +69,7 @@ pub fn gvn(shader: &mut Shader<'_, GenericOp>) -> bool {
     let mut map: Vec<Value> = (0..shader.value_capacity() as u32).map(Value).collect();
     // Each key's results so far, with their blocks; reverse post-order
     // visits a dominator before the blocks it dominates.
-    let mut seen: HashMap<Key, Vec<(Block, Value)>> = HashMap::new();
+    let mut seen: FxHashMap<Key, Vec<(Block, Value)>> = FxHashMap::default();
     let mut changed = false;
     for &b in cfg.rpo() {
         for &i in shader.block_insts(b) {
