@@ -97,7 +97,8 @@ pub fn emit(shader: &Shader<'_, MachineOp>, target: &ValhallTarget) -> Result<Co
                 EmitError::Unsupported(format!("%{} is not in a general register", v.index()))
             })
     };
-    let end = super::flow::FlowFacts::new(generation)
+    let end = target
+        .flow_facts()
         .map_err(|e| EmitError::Unsupported(e.to_string()))?
         .end;
     let mut words = Vec::new();

@@ -36,7 +36,7 @@ use lathe_passes::target::TargetFacts;
 
 use super::flow::{FLOW, FlowFacts, SLOT};
 use super::generated::MachineOp;
-use super::scoreboard::{self, is_message, meta_int};
+use super::scoreboard;
 use super::target::ValhallTarget;
 
 /// The modifier key of a branch's offset.
@@ -49,7 +49,8 @@ pub fn legalise(
     shader: &mut Shader<'_, MachineOp>,
     target: &ValhallTarget,
 ) -> Result<bool, LegaliseError> {
-    let facts = FlowFacts::new(target.generation_id())
+    let facts = target
+        .flow_facts()
         .map_err(|e| LegaliseError::Unsupported(e.to_string()))?;
     if shader.insts_in_order().any(
         |(_, i)| matches!(shader.inst(i).op, Op::Opcode(o) if o.modifier(FLOW) == Some(facts.end)),
@@ -64,16 +65,16 @@ pub fn legalise(
     })?;
     check_registers(shader, target)?;
     let branches = insert_branches(shader, target)?;
-    assign_slots(shader, &facts);
+    assign_slots(shader, target, facts);
     let cfg = Cfg::compute(shader);
     let general = target.general_file().0;
     let plan = scoreboard::plan(
         shader,
         &cfg,
-        &|i| scoreboard::access_of(shader, general, i),
+        &|i| scoreboard::access_of(shader, target, general, i),
         &|mask| facts.wait(mask).map_or(mask, |f| facts.waits_of(f)),
     );
-    apply_flow(shader, target, &facts, &cfg, &plan)?;
+    apply_flow(shader, target, facts, &cfg, &plan)?;
     patch_offsets(shader, &branches)?;
     Ok(true)
 }
@@ -467,17 +468,18 @@ fn insert_branches(
 }
 
 /// Step 4: dependency slots for the message instructions.
-fn assign_slots(shader: &mut Shader<'_, MachineOp>, facts: &FlowFacts) {
+fn assign_slots(shader: &mut Shader<'_, MachineOp>, target: &ValhallTarget, facts: &FlowFacts) {
     let order: Vec<Inst> = shader.insts_in_order().map(|(_, i)| i).collect();
     let mut turn = 0usize;
     for i in order {
         let Op::Opcode(op) = shader.inst(i).op else {
             continue;
         };
-        if !is_message(&op) || op.modifier(SLOT).is_none() {
+        let leaf = target.leaf_facts(&op);
+        if !leaf.message || op.modifier(SLOT).is_none() {
             continue;
         }
-        let slot = match meta_int(&op, "slot") {
+        let slot = match leaf.slot {
             Some(s) => s,
             None => {
                 let s = facts.general[turn % facts.general.len()];

@@ -21,8 +21,8 @@
 //! Waiting on a slot completes everything pending on it, so the slot's
 //! whole record is cleared.
 
+use super::target::ValhallTarget;
 use lathe_ir::{BarrierClass, Block, Inst, Op, Opcode, Shader, Value, cfg::Cfg};
-use lathe_isa::ast::MetaValue;
 
 use super::generated::MachineOp;
 
@@ -44,19 +44,6 @@ pub(crate) struct Access {
     pub wait_before: u32,
     /// Slots waited on right after it.
     pub wait_after: u32,
-}
-
-/// An integer metadata value of `op` (0 when absent).
-pub(crate) fn meta_int(op: &MachineOp, key: &str) -> Option<i64> {
-    match op.meta(key) {
-        Some(MetaValue::Int(v)) => Some(*v),
-        _ => None,
-    }
-}
-
-/// Is `op` a message instruction?
-pub(crate) fn is_message(op: &MachineOp) -> bool {
-    matches!(op.meta("message"), Some(MetaValue::Ident(v)) if v == "true")
 }
 
 /// Registers pending on each slot, and the memory classes of the
@@ -198,7 +185,12 @@ pub(crate) fn reg_mask(shader: &Shader<'_, MachineOp>, general: u8, v: Value) ->
 /// operands and metadata, `output` as a read of its operand (the value
 /// must be complete when the shader ends), other meta instructions as
 /// nothing.
-pub(crate) fn access_of(shader: &Shader<'_, MachineOp>, general: u8, i: Inst) -> Option<Access> {
+pub(crate) fn access_of(
+    shader: &Shader<'_, MachineOp>,
+    target: &ValhallTarget,
+    general: u8,
+    i: Inst,
+) -> Option<Access> {
     let d = shader.inst(i);
     let reads = d
         .args
@@ -207,12 +199,13 @@ pub(crate) fn access_of(shader: &Shader<'_, MachineOp>, general: u8, i: Inst) ->
     match d.op {
         Op::Opcode(op) => {
             let writes = d.results().fold(0, |m, v| m | reg_mask(shader, general, v));
-            let message = is_message(&op);
+            let facts = target.leaf_facts(&op);
+            let message = facts.message;
             let slot = message
                 .then(|| {
                     op.modifier(super::flow::SLOT)
                         .map(|s| s as u8)
-                        .or_else(|| meta_int(&op, "slot").map(|s| s as u8))
+                        .or_else(|| facts.slot.map(|s| s as u8))
                 })
                 .flatten();
             Some(Access {
@@ -224,8 +217,8 @@ pub(crate) fn access_of(shader: &Shader<'_, MachineOp>, general: u8, i: Inst) ->
                 } else {
                     BarrierClass::NONE
                 },
-                wait_before: meta_int(&op, "wait_before").unwrap_or(0) as u32,
-                wait_after: meta_int(&op, "wait_after").unwrap_or(0) as u32,
+                wait_before: facts.wait_before.unwrap_or(0) as u32,
+                wait_after: facts.wait_after.unwrap_or(0) as u32,
             })
         }
         Op::Output { .. } => Some(Access {

@@ -29,10 +29,14 @@
 //! assert_eq!(t.occupancy_steps(gpr), vec![32, 64]);
 //! ```
 
+use std::sync::{Mutex, OnceLock};
+
+use rustc_hash::FxHashMap;
+
 use lathe_ir::{Op, Shader, Type};
 use lathe_isa::ast::MetaValue;
 use lathe_isa::machine::MachineSpec;
-use lathe_isa::model::RegfileKind;
+use lathe_isa::model::{EncId, RegfileKind};
 use lathe_isa::operands::Role;
 use lathe_passes::target::{
     Exchange, FileId, FileKind, OperandForms, PhysReg, RegClass, RegisterFile, SpillSlot,
@@ -40,6 +44,7 @@ use lathe_passes::target::{
 };
 
 use super::MaliModel;
+use super::flow::{FlowFacts, MissingFact};
 use super::generated::{MachineOp, Spec};
 
 /// The facts of one Mali model.
@@ -51,6 +56,38 @@ pub struct ValhallTarget {
     spec_files: Vec<usize>,
     /// Index in `files` of the general registers.
     general: usize,
+    /// Each leaf encoding's metadata facts, read on first use: the
+    /// passes ask for latencies and message flags many times per
+    /// instruction, and the spec keeps them as named metadata up the
+    /// encoding chain.
+    leaf_facts: Mutex<FxHashMap<EncId, LeafFacts>>,
+    /// [`TargetFacts::fold_operand`]'s answers so far: the constant
+    /// pushing asks what `fold-sources` asks again, and the answer (the
+    /// operand's text in both words, the spec's `check` rules) is costly.
+    folds: Mutex<FxHashMap<FoldQuestion, Option<MachineOp>>>,
+    /// The flow field's facts, read once (legalisation and emission both
+    /// ask).
+    flow: OnceLock<Result<FlowFacts, MissingFact>>,
+}
+
+/// A [`TargetFacts::fold_operand`] question: consumer, operand, producer,
+/// value type.
+type FoldQuestion = (MachineOp, usize, MachineOp, Type);
+
+/// The metadata facts of one leaf encoding the passes, legalisation
+/// and the scoreboard ask for.
+#[derive(Clone, Copy)]
+pub(crate) struct LeafFacts {
+    /// The `latency` class (an index into the spec's latency classes).
+    pub latency: Option<usize>,
+    /// `message = true`: the result arrives through a dependency slot.
+    pub message: bool,
+    /// The fixed dependency `slot`, if the spec gives one.
+    pub slot: Option<i64>,
+    /// Slots the hardware requires waited on before (`wait_before`) and
+    /// right after (`wait_after`) the instruction.
+    pub wait_before: Option<i64>,
+    pub wait_after: Option<i64>,
 }
 
 fn kind(k: RegfileKind) -> FileKind {
@@ -95,7 +132,38 @@ impl ValhallTarget {
             files,
             spec_files,
             general,
+            leaf_facts: Mutex::default(),
+            folds: Mutex::default(),
+            flow: OnceLock::new(),
         }
+    }
+
+    /// The flow values and dependency slots at this model's generation.
+    pub(crate) fn flow_facts(&self) -> Result<&FlowFacts, MissingFact> {
+        self.flow
+            .get_or_init(|| FlowFacts::new(self.generation))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// The metadata facts of `m`'s encoding.
+    pub(crate) fn leaf_facts(&self, m: &MachineOp) -> LeafFacts {
+        let int = |key: &str| match m.meta(key) {
+            Some(MetaValue::Int(v)) => Some(*v),
+            _ => None,
+        };
+        let enc = m.encoding();
+        let mut known = self.leaf_facts.lock().unwrap_or_else(|e| e.into_inner());
+        *known.entry(enc).or_insert_with(|| LeafFacts {
+            latency: match m.meta("latency") {
+                Some(MetaValue::Ident(c)) => Spec::isa().latency.class(c),
+                _ => None,
+            },
+            message: matches!(m.meta("message"), Some(MetaValue::Ident(v)) if v == "true"),
+            slot: int("slot"),
+            wait_before: int("wait_before"),
+            wait_after: int("wait_after"),
+        })
     }
 
     fn class_of(&self, ty: Type) -> RegClass {
@@ -109,13 +177,6 @@ impl ValhallTarget {
     fn machine(op: &Op<MachineOp>) -> Option<&MachineOp> {
         match op {
             Op::Opcode(m) => Some(m),
-            _ => None,
-        }
-    }
-
-    fn latency_class(m: &MachineOp) -> Option<usize> {
-        match m.meta("latency") {
-            Some(MetaValue::Ident(c)) => Spec::isa().latency.class(c),
             _ => None,
         }
     }
@@ -191,6 +252,29 @@ impl ValhallTarget {
         MachineOp::from_word(word, self.generation)
     }
 
+    /// [`TargetFacts::fold_operand`] of a consumer and producer that
+    /// passed its cheap checks.
+    fn fold_source(
+        &self,
+        c: &MachineOp,
+        operand: usize,
+        p: &MachineOp,
+        ty: Type,
+    ) -> Option<MachineOp> {
+        let copy = self.copy(ty);
+        if p.encoding() != copy.encoding() {
+            return None;
+        }
+        let info = p.info();
+        let i = (0..info.operands.len()).find(|&i| info.operands[i].role == Role::Src)?;
+        // Every bit but the source's as the plain move has it.
+        let source = info.operands[i].field.mask();
+        if p.word() & !source != copy.word() & !source {
+            return None;
+        }
+        c.with_source_literal(operand, p, i, self.generation)
+    }
+
     fn named(name: &str) -> MachineOp {
         MachineOp::named(name).unwrap_or_else(|| unreachable!("the Valhall spec has `{name}`"))
     }
@@ -241,7 +325,7 @@ impl TargetFacts<MachineOp> for ValhallTarget {
         let (Some(p), Some(c)) = (Self::machine(producer), Self::machine(consumer)) else {
             return 0;
         };
-        let (Some(pc), Some(cc)) = (Self::latency_class(p), Self::latency_class(c)) else {
+        let (Some(pc), Some(cc)) = (self.leaf_facts(p).latency, self.leaf_facts(c).latency) else {
             return 0;
         };
         let field = c.source(operand).map(|o| o.field.name.as_str());
@@ -254,8 +338,7 @@ impl TargetFacts<MachineOp> for ValhallTarget {
     /// Message instructions signal a dependency slot when their result
     /// arrives; consumers wait for it with the flow bits.
     fn is_async(&self, op: &Op<MachineOp>) -> bool {
-        Self::machine(op)
-            .is_some_and(|m| matches!(m.meta("message"), Some(MetaValue::Ident(v)) if v == "true"))
+        Self::machine(op).is_some_and(|m| self.leaf_facts(m).message)
     }
 
     fn operand_forms(&self, op: &Op<MachineOp>, operand: usize) -> OperandForms {
@@ -294,18 +377,21 @@ impl TargetFacts<MachineOp> for ValhallTarget {
         if self.is_async(consumer) || ty.lanes > 1 || c.source(operand)?.wide {
             return None;
         }
-        let copy = self.copy(ty);
-        if p.encoding() != copy.encoding() {
-            return None;
+        let key = (*c, operand, *p, ty);
+        if let Some(&known) = self
+            .folds
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+        {
+            return known;
         }
-        let info = p.info();
-        let i = (0..info.operands.len()).find(|&i| info.operands[i].role == Role::Src)?;
-        // Every bit but the source's as the plain move has it.
-        let source = info.operands[i].field.mask();
-        if p.word() & !source != copy.word() & !source {
-            return None;
-        }
-        c.with_source_literal(operand, p, i, self.generation)
+        let folded = self.fold_source(c, operand, p, ty);
+        self.folds
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, folded);
+        folded
     }
 
     fn occupancy(&self, file: FileId, units: u32) -> u32 {
