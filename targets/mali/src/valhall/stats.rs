@@ -155,14 +155,20 @@ pub fn gather(
             })?;
         rates[k] = rate as f64;
     }
-    let scratch = target.spill(
-        Type::U32,
-        SpillSlot {
-            array: lathe_ir::ArrayId(0),
-            index: 0,
-            byte_offset: 0,
-        },
-    );
+    // Built on the first memory access: most shaders have none.
+    let scratch = std::cell::OnceCell::new();
+    let scratch = || {
+        *scratch.get_or_init(|| {
+            target.spill(
+                Type::U32,
+                SpillSlot {
+                    array: lathe_ir::ArrayId(0),
+                    index: 0,
+                    byte_offset: 0,
+                },
+            )
+        })
+    };
     let mut counts = [0u32; UNITS.len()];
     let (mut instrs, mut spills, mut fills) = (0u32, 0u32, 0u32);
     for (_, i) in shader.insts_in_order() {
@@ -174,7 +180,9 @@ pub fn gather(
                 counts[k] += 1;
             }
         }
-        if addresses_like(&op, &scratch) {
+        if op.info().effects.barrier != lathe_ir::BarrierClass::NONE
+            && addresses_like(&op, &scratch())
+        {
             if d.result.is_some() {
                 fills += 1;
             } else {

@@ -11,8 +11,6 @@
 //! one instruction either way). Mesa 25 materialises these per use
 //! (`va_lower_constants`: "TODO: Optimize to uniform").
 
-use std::collections::HashMap;
-
 use lathe_ir::{Inst, Op, Shader, Value};
 use lathe_passes::target::TargetFacts;
 
@@ -45,29 +43,47 @@ pub fn push_constants(
     let Some(materialise) = MachineOp::named("IADD_IMM.i32") else {
         return Vec::new();
     };
+    let zero_plus = std::cell::OnceCell::new();
     let mut words: Vec<ConstantWord> = Vec::new();
     let mut next = first_free;
     let order: Vec<Inst> = shader.insts_in_order().map(|(_, i)| i).collect();
-    // Each value's readers: (instruction, operand).
-    let mut readers: HashMap<Value, Vec<(Inst, usize)>> = HashMap::new();
+    // The materialisations, in program order.
+    let candidates: Vec<(Inst, MachineOp, Value)> = order
+        .iter()
+        .filter_map(|&i| {
+            let d = shader.inst(i);
+            match (d.op, d.result) {
+                (Op::Opcode(op), Some(result))
+                    if d.args.is_empty() && op.encoding() == materialise.encoding() =>
+                {
+                    Some((i, op, result))
+                }
+                _ => None,
+            }
+        })
+        .collect();
+    // Each materialised value's readers: (instruction, operand).
+    let mut readers: Vec<Option<Vec<(Inst, usize)>>> = vec![None; shader.value_capacity()];
+    for &(_, _, result) in &candidates {
+        readers[result.index()] = Some(Vec::new());
+    }
     for &j in &order {
         for (k, &a) in shader.inst(j).args.iter().enumerate() {
-            readers.entry(a).or_default().push((j, k));
+            if let Some(list) = &mut readers[a.index()] {
+                list.push((j, k));
+            }
         }
     }
-    for i in order {
-        let d = shader.inst(i);
-        let (Op::Opcode(op), Some(result)) = (d.op, d.result) else {
-            continue;
-        };
-        if op.encoding() != materialise.encoding() || !d.args.is_empty() {
-            continue;
-        }
+    for (i, op, result) in candidates {
         let Some(bits) = op.modifier("imm").and_then(|k| u32::try_from(k).ok()) else {
             continue;
         };
-        // Only the rule's exact form: zero plus the constant.
-        if assembled(&format!("IADD_IMM.i32 r0, 0x0, #0x{bits:X}")) != Some(op) {
+        // Only the rule's exact form: zero plus the constant (the form
+        // assembled once, its immediate set per constant).
+        let rule_form = zero_plus
+            .get_or_init(|| assembled("IADD_IMM.i32 r0, 0x0, #0x0"))
+            .and_then(|form| form.with_modifier("imm", bits.into()));
+        if rule_form != Some(op) {
             continue;
         }
         let fau = match words.iter().find(|w| w.bits == bits) {
@@ -80,7 +96,7 @@ pub fn push_constants(
         };
         let ty = shader.value_type(result);
         let producer = Op::Opcode(mov);
-        let folds = readers.get(&result).is_some_and(|r| {
+        let folds = readers[result.index()].as_ref().is_some_and(|r| {
             r.iter().any(|&(j, k)| {
                 target
                     .fold_operand(&shader.inst(j).op, k, &producer, ty)
