@@ -97,39 +97,43 @@ pub fn required_nops(program: &[u64], generation: Generation) -> Result<u32, Err
 /// the sizes are read: a form's `unknown` note may be another word's).
 #[derive(Default)]
 pub(crate) struct Decoded {
-    nodes: rustc_hash::FxHashMap<u64, Node>,
+    /// Each word's index in `nodes`.
+    index: rustc_hash::FxHashMap<u64, usize>,
+    nodes: Vec<Node>,
     plans: rustc_hash::FxHashMap<EncId, Plan>,
     groups: rustc_hash::FxHashMap<(EncId, u64), Groups>,
 }
 
 impl Decoded {
+    /// The index in `nodes` of `word`'s node, decoding it the first time.
+    fn at(&mut self, isa: &'static Isa, word: u64, generation: Generation) -> Result<usize, Error> {
+        if let Some(&k) = self.index.get(&word) {
+            return Ok(k);
+        }
+        let gen_id = generation.gpu_id();
+        let leaf = isa
+            .decode(word, gen_id)
+            .ok_or(Error::NoMatch { word, generation })?;
+        let plan = self.plans.entry(leaf).or_insert_with(|| plan(isa, leaf));
+        let groups = self
+            .groups
+            .entry((leaf, word & plan.group_bits))
+            .or_insert_with(|| lathe_isa::groups::groups(isa, word, gen_id).unwrap_or_default());
+        let n = node(isa, word, leaf, plan, groups, generation)?;
+        let k = self.nodes.len();
+        self.nodes.push(n);
+        self.index.insert(word, k);
+        Ok(k)
+    }
+
     fn get(
         &mut self,
         isa: &'static Isa,
         word: u64,
         generation: Generation,
     ) -> Result<&Node, Error> {
-        let Decoded {
-            nodes,
-            plans,
-            groups,
-        } = self;
-        Ok(match nodes.entry(word) {
-            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::hash_map::Entry::Vacant(e) => {
-                let gen_id = generation.gpu_id();
-                let leaf = isa
-                    .decode(word, gen_id)
-                    .ok_or(Error::NoMatch { word, generation })?;
-                let plan = plans.entry(leaf).or_insert_with(|| plan(isa, leaf));
-                let groups = groups
-                    .entry((leaf, word & plan.group_bits))
-                    .or_insert_with(|| {
-                        lathe_isa::groups::groups(isa, word, gen_id).unwrap_or_default()
-                    });
-                e.insert(node(isa, word, leaf, plan, groups, generation)?)
-            }
-        })
+        let k = self.at(isa, word, generation)?;
+        Ok(&self.nodes[k])
     }
 }
 
@@ -143,16 +147,15 @@ pub(crate) fn required_nops_cached(
     let Some((&consumer_word, producer_words)) = program.split_last() else {
         return Ok(0);
     };
-    for &w in program {
-        cache.get(isa, w, generation)?;
-    }
-    let consumer = &cache.nodes[&consumer_word];
-    let producers: Vec<&Node> = producer_words.iter().map(|w| &cache.nodes[w]).collect();
-
-    let mut pending: Vec<RegUse> = consumer.srcs.iter().map(|(_, r)| *r).collect();
+    let c = cache.at(isa, consumer_word, generation)?;
+    let mut pending: Vec<RegUse> = cache.nodes[c].srcs.iter().map(|(_, r)| *r).collect();
     let mut delay = 0u32;
     let mut distance = 0u32;
-    for producer in producers.iter().rev() {
+    // Backwards from the consumer: words beyond the longest delay are
+    // never decoded here.
+    for &w in producer_words.iter().rev() {
+        let p = cache.at(isa, w, generation)?;
+        let (producer, consumer) = (&cache.nodes[p], &cache.nodes[c]);
         if producer.counts_as_cycle {
             distance += producer.nops;
         }

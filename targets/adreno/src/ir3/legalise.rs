@@ -130,6 +130,7 @@ pub(crate) fn legalise_with(
         flow_targets: HashMap::new(),
         ends: HashSet::new(),
         decoded: std::cell::RefCell::new(decoded),
+        words: Default::default(),
         prefetched,
         main,
     };
@@ -504,6 +505,10 @@ struct Legaliser<'t, 'd> {
     ends: HashSet<Inst>,
     /// Words decoded for the delay calculator.
     decoded: std::cell::RefCell<&'d mut delay::Decoded>,
+    /// The word each instruction encodes to, kept while the delay slots
+    /// are placed: every block re-reads its predecessors' words each
+    /// round, and only a fold ([`Legaliser::fold_nops`]) changes one.
+    words: std::cell::RefCell<rustc_hash::FxHashMap<Inst, Option<u64>>>,
     /// Meta inputs the hardware's texture prefetches write.
     prefetched: &'t [u32],
     /// The layout index of the main part's first block (1 after a
@@ -1009,14 +1014,24 @@ impl Legaliser<'_, '_> {
         shader: &Shader<'_, MachineOp>,
         b: Block,
     ) -> Result<Vec<(Inst, u64)>, LegaliseError> {
-        let g = self.target.generation_id();
         let mut out = Vec::new();
         for &i in shader.block_insts(b) {
-            if let Some(w) = word_of(shader, self.target, i)? {
-                out.push((i, w.encode(g)));
+            if let Some(w) = self.word(shader, i)? {
+                out.push((i, w));
             }
         }
         Ok(out)
+    }
+
+    /// The word `i` encodes to ([`word_of`]), remembered in `words`.
+    fn word(&self, shader: &Shader<'_, MachineOp>, i: Inst) -> Result<Option<u64>, LegaliseError> {
+        if let Some(&w) = self.words.borrow().get(&i) {
+            return Ok(w);
+        }
+        let g = self.target.generation_id();
+        let w = word_of(shader, self.target, i)?.map(|w| w.encode(g));
+        self.words.borrow_mut().insert(i, w);
+        Ok(w)
     }
 
     /// Every way the hardware reaches block `b`'s first word: its CFG
@@ -1137,6 +1152,7 @@ impl Legaliser<'_, '_> {
         layout: &[Block],
     ) -> Result<(), LegaliseError> {
         let preds = self.ways_in(shader, layout);
+        self.words.borrow_mut().clear();
         for _ in 0..MAX_ROUNDS {
             let mut changed = false;
             for &b in layout {
@@ -1168,11 +1184,10 @@ impl Legaliser<'_, '_> {
         let mut prefix: Vec<(Inst, u64)> = Vec::new();
         let mut changed = false;
         for i in insts {
-            let Some(w) = word_of(shader, self.target, i)? else {
+            let Some(word) = self.word(shader, i)? else {
                 out.push(i);
                 continue;
             };
-            let word = w.encode(g);
             let mut needed = 0;
             let recent = &prefix[prefix.len().saturating_sub(WINDOW)..];
             let empty = [Vec::new()];
@@ -1200,18 +1215,17 @@ impl Legaliser<'_, '_> {
                 if folded > 0
                     && let Some(last) = prefix.last_mut()
                 {
-                    let prev = last.0;
-                    last.1 = word_of(shader, self.target, prev)?
-                        .map(|w| w.encode(g))
-                        .unwrap_or(last.1);
+                    last.1 = self.word(shader, last.0)?.unwrap_or(last.1);
                 }
                 let rest = needed - folded;
                 if rest > 0 {
                     let nop = self.idiom("nop")?;
                     let nop = self.modified(nop, "repeat", u64::from(rest - 1))?;
                     let n = shader.create_inst(Op::Opcode(nop), &[], &[], None, None);
+                    let word = nop.encode(&[], &[], g);
+                    self.words.borrow_mut().insert(n, Some(word));
                     out.push(n);
-                    prefix.push((n, nop.encode(&[], &[], g)));
+                    prefix.push((n, word));
                 }
             }
             out.push(i);
@@ -1239,7 +1253,8 @@ impl Legaliser<'_, '_> {
             return Ok(0);
         };
         let g = self.target.generation_id();
-        let have = delay::nop_slots(w.encode(g), self.generation, &mut self.decoded.borrow_mut())?;
+        let word = self.word(shader, prev)?.unwrap_or_else(|| w.encode(g));
+        let have = delay::nop_slots(word, self.generation, &mut self.decoded.borrow_mut())?;
         let fields = nop_fields();
         if fields.is_empty() {
             return Ok(0);
@@ -1271,6 +1286,7 @@ impl Legaliser<'_, '_> {
             return Ok(0);
         }
         shader.inst_mut(prev).op = Op::Opcode(m);
+        self.words.borrow_mut().remove(&prev);
         Ok(total - have)
     }
 
