@@ -33,11 +33,13 @@
 //! assert_eq!(required_nops(&program, g).unwrap(), 6);
 //! ```
 
+use std::sync::OnceLock;
+
 use lathe_isa::EncId;
 use lathe_isa::display::Scope;
 use lathe_isa::expr::{Expr, ExprKind};
 use lathe_isa::groups::Groups;
-use lathe_isa::model::{Field, FieldType, Isa};
+use lathe_isa::model::{Field, FieldType, Isa, ItemRef};
 use lathe_isa::semantics::{SArg, SExpr, SExprKind, Stmt};
 
 use super::{Error, Generation, spec};
@@ -93,15 +95,17 @@ pub fn required_nops(program: &[u64], generation: Generation) -> Result<u32, Err
 /// nothing for a map that lives for one shader's legalisation. A word
 /// not seen yet shares what does not depend on its bits with the other
 /// words of its leaf encoding ([`Plan`]), and its register groups with
-/// the words that agree in the bits their sizes can depend on (only
-/// the sizes are read: a form's `unknown` note may be another word's).
+/// the words of the leaf that agree in the values their sizes can
+/// depend on (only the sizes are read: a form's `unknown` note may be
+/// another word's).
 #[derive(Default)]
 pub(crate) struct Decoded {
     /// Each word's index in `nodes`.
     index: rustc_hash::FxHashMap<u64, usize>,
     nodes: Vec<Node>,
     plans: rustc_hash::FxHashMap<EncId, Plan>,
-    groups: rustc_hash::FxHashMap<(EncId, u64), Groups>,
+    groups: rustc_hash::FxHashMap<(EncId, Vec<Option<i64>>), Groups>,
+    forms: Forms,
 }
 
 impl Decoded {
@@ -115,11 +119,17 @@ impl Decoded {
             .decode(word, gen_id)
             .ok_or(Error::NoMatch { word, generation })?;
         let plan = self.plans.entry(leaf).or_insert_with(|| plan(isa, leaf));
+        let scope = Scope::new(isa, leaf, word, gen_id, None);
+        let key = plan
+            .group_names
+            .iter()
+            .map(|&(name, source)| value(&scope, name, source))
+            .collect();
         let groups = self
             .groups
-            .entry((leaf, word & plan.group_bits))
+            .entry((leaf, key))
             .or_insert_with(|| lathe_isa::groups::groups(isa, word, gen_id).unwrap_or_default());
-        let n = node(isa, word, leaf, plan, groups, generation)?;
+        let n = node(isa, word, &scope, plan, groups, &mut self.forms)?;
         let k = self.nodes.len();
         self.nodes.push(n);
         self.index.insert(word, k);
@@ -237,23 +247,62 @@ fn pair_delay(
 }
 
 /// What [`node`] reads of a leaf encoding whatever the word: its role
-/// fields, its latency class and the word bits its register groups can
-/// depend on.
+/// fields, its latency class, where the names it reads are defined, and
+/// the names its register group sizes can depend on.
 struct Plan {
     class_name: &'static str,
     roles: Vec<RoleField>,
-    /// The bits of the fields the leaf's register group sizes can
-    /// depend on ([`group_bits`]): words of the leaf equal in these bits
-    /// have the same sizes.
-    group_bits: u64,
-    /// Every name a field or derived field of the leaf's chain defines,
-    /// in any variant: a name not among them has no value in any word.
-    names: Vec<&'static str>,
+    repeat: Source,
+    nop: Source,
+    dst_half: Source,
+    half: Source,
+    full: Source,
+    type_half: Source,
+    src_r: Source,
+    /// The names the leaf's semantics evaluate where register groups
+    /// can depend on them ([`stmt_names`]): words of the leaf with equal
+    /// values of these have the same group sizes.
+    group_names: Vec<(&'static str, Source)>,
 }
 
-impl Plan {
-    fn defines(&self, name: &str) -> bool {
-        self.names.contains(&name)
+/// Where a name's value comes from in every word of a leaf: the
+/// definition [`Scope::find`] reaches, when no variant (`when`) can
+/// change it.
+#[derive(Clone, Copy)]
+enum Source {
+    /// No level of the leaf's chain defines the name: it has no value.
+    Absent,
+    /// A field of a plain level: its bits.
+    Field(&'static Field),
+    /// A derived value of a plain level: its expression.
+    Derived(&'static Expr),
+    /// A variant may define it first: the word's scope decides.
+    Variant,
+}
+
+fn source(isa: &'static Isa, leaf: EncId, name: &str) -> Source {
+    for enc in isa.chain(leaf).take(lathe_isa::display::MAX_DEPTH) {
+        let e = &isa.encodings[enc];
+        if e.whens.iter().any(|w| w.level.item(name).is_some()) {
+            return Source::Variant;
+        }
+        match e.plain.item(name) {
+            Some(ItemRef::Field(f)) => return Source::Field(f),
+            Some(ItemRef::Derived(d)) => return Source::Derived(&d.expr),
+            None => {}
+        }
+    }
+    Source::Absent
+}
+
+/// The value of `name`, defined as `source` says, in the word of `scope`
+/// (what `scope.value_of(name)` answers, without the search).
+fn value(scope: &Scope<'_>, name: &str, source: Source) -> Option<i64> {
+    match source {
+        Source::Absent => None,
+        Source::Field(f) => Some(f.extract(scope.value) as i64),
+        Source::Derived(e) => scope.eval(e),
+        Source::Variant => scope.value_of(name),
     }
 }
 
@@ -267,8 +316,8 @@ struct RoleField {
     /// The register file its own `regfile` metadata names (plain
     /// register-number fields such as a branch's predicate component).
     file: Option<&'static str>,
-    /// The name of its `(r)` flag, `<FIELD>_R`.
-    r_flag: String,
+    /// The name of its `(r)` flag, `<FIELD>_R`, and where it is defined.
+    r_flag: (String, Source),
 }
 
 fn plan(isa: &'static Isa, leaf: EncId) -> Plan {
@@ -277,57 +326,55 @@ fn plan(isa: &'static Isa, leaf: EncId) -> Plan {
         _ => "",
     };
     let mut names = Vec::new();
-    for enc in isa.chain(leaf) {
-        let e = &isa.encodings[enc];
-        for level in std::iter::once(&*e.plain).chain(e.whens.iter().map(|w| &w.level)) {
-            names.extend(level.fields.iter().map(|f| f.name.as_str()));
-            names.extend(level.deriveds.iter().map(|d| d.name.as_str()));
+    let mut named_seen = Vec::new();
+    for block in isa.semantics.chain(isa, leaf) {
+        for s in block.body.iter() {
+            stmt_names(isa, s, &mut names, &mut named_seen);
         }
     }
+    let at = |name| source(isa, leaf, name);
     Plan {
         class_name,
         roles: role_fields(isa, leaf),
-        group_bits: group_bits(isa, leaf),
-        names,
+        repeat: at("REPEAT"),
+        nop: at("NOP"),
+        dst_half: at("DST_HALF"),
+        half: at("HALF"),
+        full: at("FULL"),
+        type_half: at("TYPE_HALF"),
+        src_r: at("SRC_R"),
+        group_names: names.into_iter().map(|n| (n, at(n))).collect(),
     }
 }
 
-/// Decodes `word` (of leaf encoding `leaf`, with register groups
-/// `groups`) into the calculator's view.
+/// Decodes `word` (in `scope`, with register groups `groups`) into the
+/// calculator's view.
 fn node(
     isa: &'static Isa,
     word: u64,
-    leaf: EncId,
+    scope: &Scope<'_>,
     plan: &Plan,
     groups: &Groups,
-    generation: Generation,
+    forms: &mut Forms,
 ) -> Result<Node, Error> {
-    let gen_id = generation.gpu_id();
-    let scope = Scope::new(isa, leaf, word, gen_id, None);
-    // A name the leaf never defines is looked up no further.
-    let value = |name: &str| {
-        if plan.defines(name) {
-            scope.value_of(name)
-        } else {
-            None
-        }
-    };
+    let gen_id = scope.generation;
+    let value = |name: &str, source: Source| value(scope, name, source);
     let class_name = plan.class_name;
     let class_of = |name: &str| {
         isa.latency
             .class(name)
             .ok_or_else(|| Error::Spec(format!("latency class `{name}` is not declared")))
     };
-    let repeat = value("REPEAT").unwrap_or(0).max(0) as u32;
-    let nop_field = value("NOP");
+    let repeat = value("REPEAT", plan.repeat).unwrap_or(0).max(0) as u32;
+    let nop_field = value("NOP", plan.nop);
     let nops = nop_field.unwrap_or(0).max(0) as u32;
     let in_nop_form = nop_field.is_some();
-    let dst_half = value("DST_HALF").unwrap_or(0) != 0;
-    let src_half = match value("HALF") {
+    let dst_half = value("DST_HALF", plan.dst_half).unwrap_or(0) != 0;
+    let src_half = match value("HALF", plan.half) {
         Some(h) => h != 0,
-        None => match value("FULL") {
+        None => match value("FULL", plan.full) {
             Some(full) => full == 0,
-            None => value("TYPE_HALF").unwrap_or(0) != 0,
+            None => value("TYPE_HALF", plan.type_half).unwrap_or(0) != 0,
         },
     };
 
@@ -339,7 +386,7 @@ fn node(
         let field_value = r.field.extract(word);
         let gpr = match r.file {
             Some(file) => predicate_of(isa, file, field_value),
-            None => gpr_of(isa, &r.field.ty, field_value, gen_id, &scope),
+            None => gpr_of(isa, forms, &r.field.ty, field_value, gen_id, scope),
         };
         // A register group (texture coordinates, a load's vector) covers
         // as many registers as the spec's semantics give it.
@@ -360,7 +407,10 @@ fn node(
             // The source's (r) flag is `<FIELD>_R`, or `SRC_R` for the
             // single source of cat1/cat4; in the (nopN) form those bits
             // count nops instead.
-            let r_flag = value(&r.r_flag).or_else(|| value("SRC_R")).unwrap_or(0) != 0;
+            let r_flag = value(&r.r_flag.0, r.r_flag.1)
+                .or_else(|| value("SRC_R", plan.src_r))
+                .unwrap_or(0)
+                != 0;
             let elems = if r_flag && !in_nop_form {
                 repeat + 1
             } else {
@@ -430,7 +480,11 @@ fn role_fields(isa: &'static Isa, leaf: EncId) -> Vec<RoleField> {
                 field,
                 role,
                 file,
-                r_flag: format!("{}_R", field.name),
+                r_flag: {
+                    let name = format!("{}_R", field.name);
+                    let at = source(isa, leaf, &name);
+                    (name, at)
+                },
             };
             if let Some(role) = role {
                 out.push(role_field(role));
@@ -441,60 +495,6 @@ fn role_fields(isa: &'static Isa, leaf: EncId) -> Vec<RoleField> {
         }
     }
     out
-}
-
-/// [`Plan::group_bits`] of `leaf`: the bits of every field (at any level
-/// of its chain, in any variant) named by the semantics' expressions
-/// that can size a group ([`stmt_names`]) or by the conditions choosing
-/// each level's variant (which decide what a name means), following
-/// derived fields and named expressions. A name resolving elsewhere (a
-/// param) only widens the set; all bits when the names do not settle.
-fn group_bits(isa: &Isa, leaf: EncId) -> u64 {
-    let mut names: Vec<&str> = Vec::new();
-    let mut named_seen: Vec<usize> = Vec::new();
-    for block in isa.semantics.chain(isa, leaf) {
-        for s in block.body.iter() {
-            stmt_names(isa, s, &mut names, &mut named_seen);
-        }
-    }
-    let levels: Vec<&lathe_isa::model::Level> = isa
-        .chain(leaf)
-        .flat_map(|enc| {
-            let e = &isa.encodings[enc];
-            std::iter::once(&*e.plain).chain(e.whens.iter().map(|w| &w.level))
-        })
-        .collect();
-    for enc in isa.chain(leaf) {
-        for w in &isa.encodings[enc].whens {
-            expr_names(isa, &w.cond, &mut names, &mut named_seen);
-        }
-    }
-    let mut bits = 0u64;
-    let mut k = 0;
-    while k < names.len() {
-        let name = names[k];
-        k += 1;
-        if names.len() > 4096 {
-            return !0;
-        }
-        for level in &levels {
-            for f in level
-                .fields
-                .iter()
-                .filter(|f| f.name.eq_ignore_ascii_case(name))
-            {
-                bits |= f.mask();
-            }
-            for d in level
-                .deriveds
-                .iter()
-                .filter(|d| d.name.eq_ignore_ascii_case(name))
-            {
-                expr_names(isa, &d.expr, &mut names, &mut named_seen);
-            }
-        }
-    }
-    bits
 }
 
 /// Collects the names a semantics statement evaluates where register
@@ -648,7 +648,7 @@ fn predicate_of(isa: &Isa, file: &str, value: u64) -> Option<Gpr> {
     if isa.regfiles[f].kind != lathe_isa::model::RegfileKind::Predicate {
         return None;
     }
-    let base = gpr_base_in(isa, "predicate_gpr")?;
+    let base = gpr_base("predicate_gpr")?;
     Some(Gpr {
         num: base * 4 + u32::try_from(value).ok()?,
         address: false,
@@ -663,9 +663,18 @@ fn gpr_base_in(isa: &Isa, key: &str) -> Option<u32> {
 }
 
 /// The GPR number GPR operand encodings name a special file by (the
-/// spec's `predicate_gpr` or `address_gpr` metadata, given as `key`).
+/// spec's `predicate_gpr` or `address_gpr` metadata, given as `key`),
+/// searched for once.
 pub(crate) fn gpr_base(key: &str) -> Option<u32> {
-    gpr_base_in(spec().ok()?, key)
+    static PREDICATE: OnceLock<Option<u32>> = OnceLock::new();
+    static ADDRESS: OnceLock<Option<u32>> = OnceLock::new();
+    let isa = spec().ok()?;
+    let found = match key {
+        "predicate_gpr" => &PREDICATE,
+        "address_gpr" => &ADDRESS,
+        _ => return gpr_base_in(isa, key),
+    };
+    *found.get_or_init(|| gpr_base_in(isa, key))
 }
 
 /// A register `word` reads or writes, as its operand encodes it.
@@ -733,6 +742,7 @@ pub(crate) fn nop_slots(
 /// params choose between a register and an immediate.
 fn gpr_of(
     isa: &Isa,
+    forms: &mut Forms,
     ty: &FieldType,
     value: u64,
     generation: u32,
@@ -741,15 +751,16 @@ fn gpr_of(
     let FieldType::Sub(tree, binds) = ty else {
         return None;
     };
+    let form = form(isa, forms, *tree);
     // Relative forms name no fixed register.
-    let flag = |key: &str| matches!(isa.meta(*tree, key), Some(lathe_isa::ast::MetaValue::Ident(v)) if v == "true");
-    if flag("relative") {
+    if form.relative {
         return None;
     }
     // A form that may be an immediate is the plain register only when
     // its params (bound to the caller's fields) pick no other variant.
-    let immediate = flag("immediate");
-    if !immediate && let Some(gpr) = plain_gpr(isa, *tree, value) {
+    if !form.immediate
+        && let Some(gpr) = plain_gpr(form, value)
+    {
         return Some(gpr);
     }
     let sub_leaf = isa.decode_in(*tree, value, generation)?;
@@ -765,30 +776,62 @@ fn gpr_of(
             .flatten()
             .chain(&e.plain.fields);
         for field in fields {
-            if let Some(gpr) = gpr_of(isa, &field.ty, field.extract(value), generation, &scope) {
+            let v = field.extract(value);
+            if let Some(gpr) = gpr_of(isa, forms, &field.ty, v, generation, &scope) {
                 return Some(gpr);
             }
         }
     }
-    if immediate && !variant && !isa.encodings[sub_leaf].plain.fields.is_empty() {
-        return plain_gpr(isa, *tree, value);
+    if form.immediate && !variant && !isa.encodings[sub_leaf].plain.fields.is_empty() {
+        return plain_gpr(form, value);
     }
     None
 }
 
+/// What [`gpr_of`] reads of an operand encoding's metadata.
+#[derive(Clone, Copy)]
+struct Form {
+    /// `relative = true`: names no fixed register.
+    relative: bool,
+    /// `immediate = true`: may be an immediate instead.
+    immediate: bool,
+    /// `regfile = gpr`: its value is the register number; with the
+    /// `address_gpr` and `special_gpr_from` register numbers.
+    gpr: Option<(Option<i64>, Option<i64>)>,
+}
+
+/// Operand encodings' [`Form`]s, read once per shader.
+type Forms = rustc_hash::FxHashMap<EncId, Form>;
+
+fn form(isa: &Isa, forms: &mut Forms, tree: EncId) -> Form {
+    *forms.entry(tree).or_insert_with(|| {
+        let ident = |key: &str| match isa.meta(tree, key) {
+            Some(lathe_isa::ast::MetaValue::Ident(v)) => Some(v.as_str()),
+            _ => None,
+        };
+        Form {
+            relative: ident("relative") == Some("true"),
+            immediate: ident("immediate") == Some("true"),
+            gpr: (ident("regfile") == Some("gpr")).then(|| {
+                (
+                    meta_int(isa, tree, "address_gpr"),
+                    meta_int(isa, tree, "special_gpr_from"),
+                )
+            }),
+        }
+    })
+}
+
 /// `value` as the register an operand encoding marked `regfile = gpr`
 /// names; `None` for other encodings.
-fn plain_gpr(isa: &Isa, tree: EncId, value: u64) -> Option<Gpr> {
-    if !matches!(isa.meta(tree, "regfile"), Some(lathe_isa::ast::MetaValue::Ident(f)) if f == "gpr")
-    {
-        return None;
-    }
+fn plain_gpr(form: Form, value: u64) -> Option<Gpr> {
+    let (address, special_from) = form.gpr?;
     let num = u32::try_from(value).ok()?;
     let reg = i64::from(num / 4);
     Some(Gpr {
         num,
-        address: meta_int(isa, tree, "address_gpr") == Some(reg),
-        special: meta_int(isa, tree, "special_gpr_from").is_some_and(|from| reg >= from),
+        address: address == Some(reg),
+        special: special_from.is_some_and(|from| reg >= from),
     })
 }
 
