@@ -49,7 +49,7 @@
 //! assert!(printed.contains("\n  end\n  ret\n"), "{printed}");
 //! ```
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use lathe_ir::{Block, Inst, Op, Reg, Shader, Stage, Type, Value};
 use lathe_isa::ast::MetaValue;
@@ -127,8 +127,8 @@ pub(crate) fn legalise_with(
         generation: Generation::from_gpu_id(target.generation_id()).ok_or_else(|| {
             LegaliseError::Malformed(format!("no generation {}", target.generation_id()))
         })?,
-        flow_targets: HashMap::new(),
-        ends: HashSet::new(),
+        flow_targets: HashMap::default(),
+        ends: HashSet::default(),
         decoded: std::cell::RefCell::new(decoded),
         words: Default::default(),
         prefetched,
@@ -221,7 +221,7 @@ fn falls_into(shader: &Shader<'_, MachineOp>, layout: &[Block], k: usize, to: Bl
 /// be in the entry block, its register written by nothing before it.
 fn check_inputs(shader: &Shader<'_, MachineOp>, target: &Ir3Target) -> Result<(), LegaliseError> {
     let entry = shader.entry();
-    let mut written: HashSet<(u8, u16)> = HashSet::new();
+    let mut written: HashSet<(u8, u16)> = HashSet::default();
     for (b, i) in shader.insts_in_order() {
         let d = shader.inst(i);
         let Op::Input { index } = d.op else {
@@ -508,7 +508,7 @@ struct Legaliser<'t, 'd> {
     /// The word each instruction encodes to, kept while the delay slots
     /// are placed: every block re-reads its predecessors' words each
     /// round, and only a fold ([`Legaliser::fold_nops`]) changes one.
-    words: std::cell::RefCell<rustc_hash::FxHashMap<Inst, Option<u64>>>,
+    words: std::cell::RefCell<HashMap<Inst, Option<u64>>>,
     /// Meta inputs the hardware's texture prefetches write.
     prefetched: &'t [u32],
     /// The layout index of the main part's first block (1 after a
@@ -780,7 +780,7 @@ impl Legaliser<'_, '_> {
         let class = self.target.result_class(&Op::Opcode(op), ij_ty);
         // Live at the main part's head: the preloaded registers, and
         // (conservatively) whatever the preamble before it defines.
-        let mut taken: HashSet<Unit> = HashSet::new();
+        let mut taken: HashSet<Unit> = HashSet::default();
         for (k, &b) in layout.iter().enumerate() {
             for &i in shader.block_insts(b) {
                 let d = shader.inst(i);
@@ -917,58 +917,87 @@ impl Legaliser<'_, '_> {
             }
             entry
         };
-        let mut exit: HashMap<Block, Pending> = HashMap::new();
+        // What each instruction reads, writes and produces: the rounds
+        // below change no instruction.
+        let steps: Vec<Vec<SyncStep>> = layout
+            .iter()
+            .map(|&b| self.sync_steps(shader, b))
+            .collect::<Result<_, _>>()?;
+        let mut exit: HashMap<Block, Pending> = HashMap::default();
         let mut changed = true;
         let mut rounds = 0;
         while changed && rounds < 64 {
             changed = false;
             rounds += 1;
-            for &b in layout {
-                let out = self.sync_block(shader, b, entry_of(&exit, b), false)?;
+            for (&b, steps) in layout.iter().zip(&steps) {
+                let out = self.sync_block(shader, b, steps, entry_of(&exit, b), false)?;
                 if exit.get(&b) != Some(&out) {
                     exit.insert(b, out);
                     changed = true;
                 }
             }
         }
-        for &b in layout {
-            self.sync_block(shader, b, entry_of(&exit, b), true)?;
+        for (&b, steps) in layout.iter().zip(&steps) {
+            self.sync_block(shader, b, steps, entry_of(&exit, b), true)?;
         }
         Ok(())
+    }
+
+    /// The [`SyncStep`] of each instruction of block `b`.
+    fn sync_steps(
+        &self,
+        shader: &Shader<'_, MachineOp>,
+        b: Block,
+    ) -> Result<Vec<SyncStep>, LegaliseError> {
+        let mut steps = Vec::new();
+        for &i in shader.block_insts(b) {
+            let (reads, writes) = self.accesses(shader, i)?;
+            let op = shader.inst(i).op;
+            steps.push(SyncStep {
+                inst: i,
+                reads,
+                writes,
+                output: matches!(op, Op::Output { .. }),
+                emits: emits_word(shader, self.target, i)?,
+                sync: match op {
+                    Op::Opcode(m) => sync_kind(&m),
+                    _ => None,
+                },
+            });
+        }
+        Ok(steps)
     }
 
     fn sync_block(
         &self,
         shader: &mut Shader<'_, MachineOp>,
         b: Block,
+        steps: &[SyncStep],
         mut pending: Pending,
         apply: bool,
     ) -> Result<Pending, LegaliseError> {
-        let insts = shader.block_insts(b).to_vec();
-        let mut out = Vec::with_capacity(insts.len());
+        let mut out = Vec::with_capacity(steps.len());
         let mut deferred: Vec<(u8, u16)> = Vec::new();
-        for i in insts {
-            let (mut reads, writes) = self.accesses(shader, i)?;
-            let op = shader.inst(i).op;
-            let emits = emits_word(shader, self.target, i)?;
-            if matches!(op, Op::Output { .. }) {
-                deferred.append(&mut reads);
+        for step in steps {
+            let i = step.inst;
+            if step.output {
+                deferred.extend_from_slice(&step.reads);
                 out.push(i);
                 continue;
             }
-            if !emits {
+            if !step.emits {
                 out.push(i);
                 continue;
             }
-            reads.append(&mut deferred);
             let mut kinds: Vec<&'static str> = Vec::new();
-            for u in reads.iter().chain(&writes) {
+            for u in step.reads.iter().chain(&deferred).chain(&step.writes) {
                 if let Some(&k) = pending.get(u)
                     && !kinds.contains(&k)
                 {
                     kinds.push(k);
                 }
             }
+            deferred.clear();
             kinds.sort_unstable();
             pending.retain(|_, k| !kinds.contains(k));
             if apply && !kinds.is_empty() {
@@ -993,10 +1022,8 @@ impl Legaliser<'_, '_> {
                     out.push(shader.create_inst(Op::Opcode(nop), &[], &[], None, None));
                 }
             }
-            if let Op::Opcode(m) = op
-                && let Some(k) = sync_kind(&m)
-            {
-                for u in writes {
+            if let Some(k) = step.sync {
+                for &u in &step.writes {
                     pending.insert(u, k);
                 }
             }
@@ -1048,7 +1075,7 @@ impl Legaliser<'_, '_> {
         shader: &Shader<'_, MachineOp>,
         layout: &[Block],
     ) -> HashMap<Block, Vec<(Block, Option<Inst>)>> {
-        let mut ways: HashMap<Block, Vec<(Block, Option<Inst>)>> = HashMap::new();
+        let mut ways: HashMap<Block, Vec<(Block, Option<Inst>)>> = HashMap::default();
         for (b, ps) in predecessors(shader, layout) {
             ways.entry(b)
                 .or_default()
@@ -1338,8 +1365,8 @@ impl Legaliser<'_, '_> {
         shader: &mut Shader<'_, MachineOp>,
         layout: &[Block],
     ) -> Result<(), LegaliseError> {
-        let mut address: HashMap<Block, i64> = HashMap::new();
-        let mut at_inst: HashMap<Inst, i64> = HashMap::new();
+        let mut address: HashMap<Block, i64> = HashMap::default();
+        let mut at_inst: HashMap<Inst, i64> = HashMap::default();
         let mut pc = 0i64;
         for &b in layout {
             address.insert(b, pc);
@@ -1370,6 +1397,19 @@ impl Legaliser<'_, '_> {
 /// A register unit: file and unit index.
 type Unit = (u8, u16);
 
+/// What the sync flags depend on of one instruction.
+struct SyncStep {
+    inst: Inst,
+    /// Register units it reads and writes ([`Legaliser::accesses`]).
+    reads: Vec<Unit>,
+    writes: Vec<Unit>,
+    /// An output: its registers count as read by the next word.
+    output: bool,
+    emits: bool,
+    /// Its result's sync kind ([`sync_kind`]).
+    sync: Option<&'static str>,
+}
+
 /// Register units waiting for an asynchronous result, with the sync kind.
 type Pending = std::collections::BTreeMap<(u8, u16), &'static str>;
 
@@ -1388,7 +1428,7 @@ fn entry_state(
 }
 
 fn predecessors(shader: &Shader<'_, MachineOp>, layout: &[Block]) -> HashMap<Block, Vec<Block>> {
-    let mut preds: HashMap<Block, Vec<Block>> = HashMap::new();
+    let mut preds: HashMap<Block, Vec<Block>> = HashMap::default();
     for &b in layout {
         for &s in shader.successors(b) {
             let list = preds.entry(s).or_default();
