@@ -8,14 +8,12 @@ Same entry points as run.py (MANIFEST.tsv, duplicates skipped), one
 wall time including `subprocess.run`'s own overhead (run.py's Mesa times
 include it too); prints the median.
 """
-import csv
-import os
-import re
 import subprocess
 import sys
 import time
 
-ROOT = '/work/shared/corpus'
+from manifest import entry_points
+
 
 
 def main():
@@ -23,17 +21,11 @@ def main():
         sys.exit(__doc__)
     binary, gpu = sys.argv[1:]
     times = []
-    with open(os.path.join(ROOT, 'MANIFEST.tsv')) as f:
-        for r in csv.DictReader(f, delimiter='\t'):
-            spv = os.path.join(ROOT, r['path'] + '.spv')
-            if not os.path.exists(spv) or r['dup_of']:
-                continue
-            for ep in filter(None, re.split(r'[,\s]+', r['entry_points'])):
-                name, _stage = ep.rsplit(':', 1)
-                start = time.perf_counter()
-                subprocess.run([binary, 'compile', '--gpu', gpu, '--entry', name, '--emit', 'stats', spv],
-                               capture_output=True)
-                times.append((time.perf_counter() - start) * 1000)
+    for spv, name, _stage in entry_points():
+        start = time.perf_counter()
+        subprocess.run([binary, 'compile', '--gpu', gpu, '--entry', name, '--emit', 'stats', spv],
+                       capture_output=True)
+        times.append((time.perf_counter() - start) * 1000)
     times.sort()
     print(f'{gpu}: {len(times)} processes; median wall {times[len(times) // 2]:.2f} ms')
 

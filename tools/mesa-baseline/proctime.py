@@ -17,30 +17,17 @@ CPU time (user + system from wait4, robust to machine load, unlike wall),
 the median of minor page faults, and Mesa's medians divided by Lathe's.
 """
 import argparse
-import csv
 import os
-import re
 import statistics
 import subprocess
 import sys
 
+from manifest import entry_points
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = '/work/shared/corpus'
 BUILD = '/work/mesa/mesa-25.0.7/build'
 IR3 = f'{BUILD}/src/gallium/drivers/freedreno/ir3_compiler'
 VALHALL = f'{BUILD}/src/panfrost/compiler/lathe_valhall_baseline'
-
-
-def entry_points():
-    """(file, entry, stage) as run.py reads them."""
-    with open(os.path.join(ROOT, 'MANIFEST.tsv')) as f:
-        for r in csv.DictReader(f, delimiter='\t'):
-            spv = os.path.join(ROOT, r['path'] + '.spv')
-            if not os.path.exists(spv) or r['dup_of']:
-                continue
-            for ep in filter(None, re.split(r'[,\s]+', r['entry_points'])):
-                name, stage = ep.rsplit(':', 1)
-                yield spv, name, stage
 
 
 def jobs(lathe, spv, name, stage):

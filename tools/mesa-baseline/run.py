@@ -15,7 +15,8 @@ import subprocess
 import sys
 import time
 
-ROOT = '/work/shared/corpus'
+from manifest import entry_points
+
 BUILD = '/work/mesa/mesa-25.0.7/build'
 COMPILERS = {
     # kind: (argv before the file, environment variable for the stage, extra env, stats line)
@@ -32,31 +33,25 @@ def main():
     kind, gpu, out = sys.argv[1:]
     argv, stage_var, extra_env, stats_line = COMPILERS[kind]
     rows = []
-    with open(os.path.join(ROOT, 'MANIFEST.tsv')) as f:
-        for r in csv.DictReader(f, delimiter='\t'):
-            spv = os.path.join(ROOT, r['path'] + '.spv')
-            if not os.path.exists(spv) or r['dup_of']:
-                continue
-            for ep in filter(None, re.split(r'[,\s]+', r['entry_points'])):
-                name, stage = ep.rsplit(':', 1)
-                env = dict(os.environ, **extra_env, **{stage_var: stage})
-                start = time.perf_counter()
-                try:
-                    p = subprocess.run(argv(gpu) + [spv, name], env=env,
-                                       capture_output=True, text=True, timeout=60)
-                    text, rc = p.stdout + p.stderr, p.returncode
-                except subprocess.TimeoutExpired:
-                    text, rc = '', 'timeout'
-                ms = (time.perf_counter() - start) * 1000
-                stats = {}
-                for line in text.splitlines():
-                    m = re.match(stats_line, line)
-                    if m:
-                        for part in m.group(1).split(','):
-                            value, field = part.strip().split(' ', 1)
-                            stats[field] = value
-                ok = int('instr' in stats or 'inst' in stats)
-                rows.append(dict(file=spv, entry=name, stage=stage, rc=rc, ms=f'{ms:.2f}', ok=ok, **stats))
+    for spv, name, stage in entry_points():
+        env = dict(os.environ, **extra_env, **{stage_var: stage})
+        start = time.perf_counter()
+        try:
+            p = subprocess.run(argv(gpu) + [spv, name], env=env,
+                               capture_output=True, text=True, timeout=60)
+            text, rc = p.stdout + p.stderr, p.returncode
+        except subprocess.TimeoutExpired:
+            text, rc = '', 'timeout'
+        ms = (time.perf_counter() - start) * 1000
+        stats = {}
+        for line in text.splitlines():
+            m = re.match(stats_line, line)
+            if m:
+                for part in m.group(1).split(','):
+                    value, field = part.strip().split(' ', 1)
+                    stats[field] = value
+        ok = int('instr' in stats or 'inst' in stats)
+        rows.append(dict(file=spv, entry=name, stage=stage, rc=rc, ms=f'{ms:.2f}', ok=ok, **stats))
     fields = []
     for r in rows:
         fields += [k for k in r if k not in fields]
