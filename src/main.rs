@@ -4,6 +4,7 @@
 //! parses the command line, dispatches, and turns errors into one message and
 //! a non-zero exit status.
 
+mod arena;
 mod cli;
 
 use clap::{Parser, Subcommand};
@@ -51,8 +52,13 @@ enum Command {
     },
 }
 
+/// A process compiles one shader and exits: see `arena.rs`.
+#[global_allocator]
+static ALLOCATOR: arena::Arena = arena::Arena::new(16 << 20);
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    ALLOCATOR.enable();
     let result = match cli.command {
         Command::Disasm(Deferred(args)) => cli::isa::disasm(args),
         Command::Asm(Deferred(args)) => cli::isa::asm(args),
