@@ -131,6 +131,7 @@ pub(crate) fn legalise_with(
         ends: HashSet::default(),
         decoded: std::cell::RefCell::new(decoded),
         words: Default::default(),
+        paths: Default::default(),
         prefetched,
         main,
     };
@@ -509,6 +510,9 @@ struct Legaliser<'t, 'd> {
     /// are placed: every block re-reads its predecessors' words each
     /// round, and only a fold ([`Legaliser::fold_nops`]) changes one.
     words: std::cell::RefCell<HashMap<Inst, Option<u64>>>,
+    /// [`Legaliser::paths_into`]'s answers by `(block, need, depth)`,
+    /// kept until a block's words change.
+    paths: std::cell::RefCell<HashMap<(Block, usize, usize), Paths>>,
     /// Meta inputs the hardware's texture prefetches write.
     prefetched: &'t [u32],
     /// The layout index of the main part's first block (1 after a
@@ -1118,6 +1122,9 @@ impl Legaliser<'_, '_> {
         let Some(ps) = preds.get(&b) else {
             return Ok(Vec::new());
         };
+        if let Some(paths) = self.paths.borrow().get(&(b, need, depth)) {
+            return Ok(paths.clone());
+        }
         let mut ways: Vec<Vec<Vec<u64>>> = Vec::with_capacity(ps.len());
         for &(p, leaves) in ps {
             let words = self.block_words(shader, p)?;
@@ -1168,6 +1175,9 @@ impl Legaliser<'_, '_> {
                 }
             }
         }
+        self.paths
+            .borrow_mut()
+            .insert((b, need, depth), paths.clone());
         Ok(paths)
     }
 
@@ -1180,10 +1190,15 @@ impl Legaliser<'_, '_> {
     ) -> Result<(), LegaliseError> {
         let preds = self.ways_in(shader, layout);
         self.words.borrow_mut().clear();
+        self.paths.borrow_mut().clear();
         for _ in 0..MAX_ROUNDS {
             let mut changed = false;
             for &b in layout {
-                changed |= self.nops_in_block(shader, &preds, b)?;
+                if self.nops_in_block(shader, &preds, b)? {
+                    // Paths through `b` hold its old words.
+                    self.paths.borrow_mut().clear();
+                    changed = true;
+                }
             }
             if !changed {
                 return Ok(());
@@ -1393,6 +1408,9 @@ impl Legaliser<'_, '_> {
         Ok(())
     }
 }
+
+/// The words on each path into a block ([`Legaliser::paths_into`]).
+type Paths = Vec<Vec<u64>>;
 
 /// A register unit: file and unit index.
 type Unit = (u8, u16);
