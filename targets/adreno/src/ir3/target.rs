@@ -25,7 +25,10 @@
 //! assert_eq!(full.file, half.file); // merged on a6xx
 //! ```
 
+use std::sync::OnceLock;
+
 use lathe_ir::{Op, Type};
+use lathe_isa::EncId;
 use lathe_isa::ast::MetaValue;
 use lathe_isa::machine::MachineSpec;
 use lathe_isa::model::RegfileKind;
@@ -53,6 +56,48 @@ pub struct Ir3Target {
     /// Idioms already assembled (the allocator asks for its exchange at
     /// every swap; assembling text each time dominated large shaders).
     idioms: std::sync::Mutex<rustc_hash::FxHashMap<String, Option<MachineOp>>>,
+    /// Each encoding's [`LeafFacts`], read from the spec the first time
+    /// a pass asks about one of its instructions (the scheduler asks
+    /// about every pair it orders).
+    leaves: Box<[OnceLock<LeafFacts>]>,
+    /// [`TargetFacts::copy`]'s opcode by type, parsed once.
+    copies: std::sync::Mutex<rustc_hash::FxHashMap<Type, MachineOp>>,
+}
+
+/// What the passes ask of every instruction of one leaf encoding: its
+/// metadata, whatever the word.
+#[derive(Clone, Copy)]
+struct LeafFacts {
+    /// The `latency` class's index in the spec's latency table.
+    class: Option<usize>,
+    /// Whether the leaf or a level above it, or a `when` variant of one,
+    /// has `result_regfile` metadata: without, no word of the leaf
+    /// names its result's file.
+    names_result_file: bool,
+    /// The `sync` metadata when not `none`: the result is asynchronous.
+    sync: Option<&'static str>,
+}
+
+impl LeafFacts {
+    fn of(leaf: EncId) -> LeafFacts {
+        let isa = Spec::isa();
+        let ident = |key: &str| match isa.meta(leaf, key) {
+            Some(MetaValue::Ident(s)) => Some(s.as_str()),
+            _ => None,
+        };
+        let names_result_file = isa.chain(leaf).any(|enc| {
+            let e = &isa.encodings[enc];
+            e.meta.iter().any(|(k, _, _)| *k == "result_regfile")
+                || e.whens
+                    .iter()
+                    .any(|w| w.meta.iter().any(|(k, _, _)| *k == "result_regfile"))
+        });
+        LeafFacts {
+            class: ident("latency").and_then(|c| isa.latency.class(c)),
+            names_result_file,
+            sync: ident("sync").filter(|&s| s != "none"),
+        }
+    }
 }
 
 fn kind(k: RegfileKind) -> FileKind {
@@ -119,6 +164,8 @@ impl Ir3Target {
             half,
             merged,
             idioms: Default::default(),
+            leaves: (0..isa.encodings.len()).map(|_| OnceLock::new()).collect(),
+            copies: Default::default(),
         })
     }
 
@@ -144,8 +191,20 @@ impl Ir3Target {
         }
     }
 
+    /// The [`LeafFacts`] of `m`'s encoding.
+    fn leaf(&self, m: &MachineOp) -> LeafFacts {
+        let leaf = m.encoding();
+        match self.leaves.get(leaf) {
+            Some(facts) => *facts.get_or_init(|| LeafFacts::of(leaf)),
+            None => LeafFacts::of(leaf),
+        }
+    }
+
     /// The file the spec's `result_regfile` metadata names for `m`'s word.
     fn result_file(&self, m: &MachineOp) -> Option<FileId> {
+        if !self.leaf(m).names_result_file {
+            return None;
+        }
         let Some(lathe_isa::ast::MetaValue::Ident(name)) =
             m.variant_meta("result_regfile", self.generation)
         else {
@@ -174,14 +233,6 @@ impl Ir3Target {
         };
         let (file, number) = m.literal_register(i, self.generation)?;
         (plain && Spec::isa().regfiles[file].kind == RegfileKind::Const).then_some((file, number))
-    }
-
-    /// The latency class index of a machine instruction.
-    fn class(m: &MachineOp) -> Option<usize> {
-        match m.meta("latency") {
-            Some(lathe_isa::ast::MetaValue::Ident(c)) => Spec::isa().latency.class(c),
-            _ => None,
-        }
     }
 
     /// Bytes of private memory a spill or fill reaches from a base of 0:
@@ -411,7 +462,7 @@ impl TargetFacts<MachineOp> for Ir3Target {
         let (Some(p), Some(c)) = (Self::op_info(producer), Self::op_info(consumer)) else {
             return 0;
         };
-        let (Some(pc), Some(cc)) = (Self::class(p), Self::class(c)) else {
+        let (Some(pc), Some(cc)) = (self.leaf(p).class, self.leaf(c).class) else {
             return 0;
         };
         let field = c.source(operand).map(|o| o.field.name.as_str());
@@ -422,9 +473,7 @@ impl TargetFacts<MachineOp> for Ir3Target {
     }
 
     fn is_async(&self, op: &Op<MachineOp>) -> bool {
-        Self::op_info(op).is_some_and(
-            |m| matches!(m.meta("sync"), Some(lathe_isa::ast::MetaValue::Ident(s)) if s != "none"),
-        )
+        Self::op_info(op).is_some_and(|m| self.leaf(m).sync.is_some())
     }
 
     /// A destination field the spec marks `tied` (atomic.b's SRC1).
@@ -501,7 +550,12 @@ impl TargetFacts<MachineOp> for Ir3Target {
     }
 
     fn copy(&self, ty: Type) -> MachineOp {
-        self.typed("mov-gpr", &["src_type", "dst_type"], ty)
+        // A poisoned lock only means another thread panicked while
+        // inserting; the map itself is still consistent.
+        let mut copies = self.copies.lock().unwrap_or_else(|e| e.into_inner());
+        *copies
+            .entry(ty)
+            .or_insert_with(|| self.typed("mov-gpr", &["src_type", "dst_type"], ty))
     }
 
     /// The spec's `exchange16`/`exchange32` idiom (`swz`, a5xx on), else
