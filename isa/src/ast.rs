@@ -74,7 +74,7 @@ pub enum MetaValue {
     Int(i64),
     Str(crate::compact::Str),
     Ident(crate::compact::Str),
-    List(Vec<crate::compact::Str>),
+    List(crate::compact::Seq<crate::compact::Str>),
 }
 
 /// A metadata value in static tables (what `isa!`'s `Opcode::meta`

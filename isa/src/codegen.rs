@@ -709,14 +709,9 @@ pub fn generate(isa: &Isa) -> TokenStream {
         .collect();
     let table_index = {
         let index = crate::machine::TableIndex::of(isa);
-        let (leaf_bytes, leaf_ends) = match index.leaf_infos(isa) {
-            Ok((bytes, ends)) => (Literal::byte_string(&bytes), ends),
-            Err(e) => {
-                let msg = format!("compact instruction facts: {e}");
-                return quote! { compile_error!(#msg); };
-            }
-        };
-        let leaf_ends = leaf_ends.into_iter().map(Literal::u32_unsuffixed);
+        let leaves = index.leaf_infos(isa);
+        let leaf_count = leaves.len();
+        let leaves = leaves.iter().map(crate::statics::ToStatic::to_static);
         let names = index.by_name.iter().map(|(n, _)| n.as_ref());
         let leaf_of = index
             .by_name
@@ -734,8 +729,10 @@ pub fn generate(isa: &Isa) -> TokenStream {
                 encs: ::std::borrow::Cow::Borrowed(&ENC_IDS),
                 by_name: ::std::borrow::Cow::Borrowed(&[#((::std::borrow::Cow::Borrowed(#names), #leaf_of)),*]),
                 by_enc: ::std::borrow::Cow::Borrowed(&[#(#by_enc),*]),
-                leaf_bytes: #leaf_bytes,
-                leaf_ends: &[#(#leaf_ends),*],
+                leaves: {
+                    static LEAVES: [::lathe_isa::machine::LeafInfo; #leaf_count] = [#(#leaves),*];
+                    &LEAVES
+                },
             }
         }
     };

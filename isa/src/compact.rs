@@ -260,6 +260,12 @@ impl<'de, T> serde::Deserialize<'de> for Lazy<T> {
 pub struct Str(Cow<'static, str>);
 
 impl Str {
+    /// A string of the program's static data, borrowed
+    /// ([`crate::statics`]).
+    pub const fn from_static(s: &'static str) -> Str {
+        Str(Cow::Borrowed(s))
+    }
+
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -398,5 +404,104 @@ impl<'de> serde::Deserialize<'de> for Str {
 impl quote::ToTokens for Str {
     fn to_tokens(&self, tokens: &mut proc_macro2::TokenStream) {
         self.as_str().to_tokens(tokens)
+    }
+}
+
+/// A list of the spec model: emitted by `isa!` as static data it borrows
+/// that data ([`crate::statics`]), so a program builds no copy of it;
+/// loaded from text or read back from the compact form it owns its items.
+/// It reads as a slice ([`std::ops::Deref`]) and is written like a `Vec`.
+///
+/// The field is public so that generated statics can write
+/// `Seq(Cow::Borrowed(&[…]))`: a temporary array borrowed through a
+/// tuple-struct constructor lives as long as the static, where one passed
+/// to a `const fn` would not.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Seq<T: Clone + 'static>(pub Cow<'static, [T]>);
+
+impl<T: Clone> Seq<T> {
+    pub const fn new() -> Seq<T> {
+        Seq(Cow::Borrowed(&[]))
+    }
+
+    pub fn as_slice(&self) -> &[T] {
+        &self.0
+    }
+
+    /// The items to change, copied first if they are borrowed.
+    pub fn to_mut(&mut self) -> &mut Vec<T> {
+        self.0.to_mut()
+    }
+}
+
+impl<T: Clone> Default for Seq<T> {
+    fn default() -> Seq<T> {
+        Seq::new()
+    }
+}
+
+impl<T: Clone> std::ops::Deref for Seq<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        &self.0
+    }
+}
+
+impl<T: Clone> std::ops::DerefMut for Seq<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        self.to_mut()
+    }
+}
+
+impl<T: Clone> AsRef<[T]> for Seq<T> {
+    fn as_ref(&self) -> &[T] {
+        &self.0
+    }
+}
+
+impl<T: Clone> From<Vec<T>> for Seq<T> {
+    fn from(v: Vec<T>) -> Seq<T> {
+        Seq(Cow::Owned(v))
+    }
+}
+
+impl<T: Clone> FromIterator<T> for Seq<T> {
+    fn from_iter<I: IntoIterator<Item = T>>(items: I) -> Seq<T> {
+        Seq(Cow::Owned(items.into_iter().collect()))
+    }
+}
+
+impl<'a, T: Clone> IntoIterator for &'a Seq<T> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+impl<'a, T: Clone> IntoIterator for &'a mut Seq<T> {
+    type Item = &'a mut T;
+    type IntoIter = std::slice::IterMut<'a, T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.to_mut().iter_mut()
+    }
+}
+
+impl<T: Clone + std::fmt::Debug> std::fmt::Debug for Seq<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+/// Written as a `Vec` is, so the compact form does not change.
+impl<T: Clone + serde::Serialize> serde::Serialize for Seq<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter())
+    }
+}
+
+impl<'de, T: Clone + serde::Deserialize<'de>> serde::Deserialize<'de> for Seq<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Vec::deserialize(d).map(|v| Seq(Cow::Owned(v)))
     }
 }

@@ -59,6 +59,7 @@ pub mod sim_lanes;
 pub mod sim_program;
 pub mod sim_texture;
 pub mod source;
+pub mod statics;
 
 pub use assemble::AsmError;
 pub use diag::{Diagnostic, Diagnostics};

@@ -993,7 +993,7 @@ impl Resolver {
                     name: name.node.clone().into(),
                     doc: doc.clone().into(),
                     span: name.span,
-                    ranges: bits.node.clone(),
+                    ranges: bits.node.clone().into(),
                     width,
                     ty: fty,
                     default: default.as_ref().map(|d| d.node),
@@ -1283,7 +1283,7 @@ impl Resolver {
                         self.err(t.span, format!("param `{p}` of `{name}` is not bound"));
                     }
                 }
-                FieldType::Sub(enc, binds)
+                FieldType::Sub(enc, binds.into())
             }
         }
     }

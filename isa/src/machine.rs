@@ -66,14 +66,14 @@ pub trait MachineSpec: 'static {
 }
 
 /// One operand field of an instruction.
-#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
+#[derive(Clone, Debug)]
 pub struct OperandInfo {
     pub field: Field,
     /// Lower-case attribute key.
     pub key: crate::compact::Str,
     pub role: Role,
     /// Register files of its register (non-relative) forms.
-    pub files: Vec<usize>,
+    pub files: crate::compact::Seq<usize>,
     pub accepts_relative: bool,
     pub accepts_immediate: bool,
     /// The semantics read it as a 64-bit value: a register operand is
@@ -82,11 +82,11 @@ pub struct OperandInfo {
     /// The forms of its tree in which it is a register whatever the rest
     /// of the word holds ([`register_forms`]): for them
     /// [`MachineOp::from_word`] needs no display scope.
-    pub register_forms: Vec<EncId>,
+    pub register_forms: crate::compact::Seq<EncId>,
 }
 
 /// What the vocabulary knows of one instruction.
-#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
+#[derive(Clone, Debug)]
 pub struct LeafInfo {
     pub enc: EncId,
     /// The name in IR text.
@@ -94,10 +94,9 @@ pub struct LeafInfo {
     /// 0/1 pattern bits and field defaults: the word before attributes.
     pub base: u64,
     /// Operand fields, in text order.
-    pub operands: Vec<OperandInfo>,
+    pub operands: crate::compact::Seq<OperandInfo>,
     /// Plain fields that are not operands.
-    pub modifiers: Vec<(crate::compact::Str, Field)>,
-    #[serde(with = "stored_effects")]
+    pub modifiers: crate::compact::Seq<(crate::compact::Str, Field)>,
     pub effects: Effects,
     /// First generation the instruction exists in.
     pub first_generation: u32,
@@ -105,29 +104,12 @@ pub struct LeafInfo {
     pub asserting: bool,
 }
 
-/// [`Effects`] in the compact form of a [`LeafInfo`].
-mod stored_effects {
-    use lathe_ir::{BarrierClass, Effects};
-    use serde::{Deserialize, Serialize};
-
-    pub fn serialize<S: serde::Serializer>(fx: &Effects, s: S) -> Result<S::Ok, S::Error> {
-        (fx.side_effects, fx.may_trap, fx.barrier.0).serialize(s)
-    }
-
-    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Effects, D::Error> {
-        let (side_effects, may_trap, barrier) = <(bool, bool, u8)>::deserialize(d)?;
-        Ok(Effects {
-            side_effects,
-            may_trap,
-            barrier: BarrierClass(barrier),
-        })
-    }
-}
-
 /// Every instruction of a spec, indexed for the vocabulary. Only names
 /// are read up front; an instruction's operands, modifiers and effects are
-/// derived from the spec the first time it is asked for, so a compile that
-/// uses a few dozen instructions does not pay for the other hundreds.
+/// static data `isa!` derived ([`TableIndex::leaves`]), or, for a table
+/// built at run time, derived from the spec the first time it is asked
+/// for, so a compile that uses a few dozen instructions does not pay for
+/// the other hundreds.
 #[derive(Clone, Debug)]
 pub struct MachineTable {
     index: Cow<'static, TableIndex>,
@@ -145,13 +127,12 @@ pub struct TableIndex {
     pub by_name: Cow<'static, [(Cow<'static, str>, u16)]>,
     /// Instruction of each encoding, indexed by encoding.
     pub by_enc: Cow<'static, [Option<u16>]>,
-    /// Each instruction's [`LeafInfo`] in compact (`postcard`) form,
-    /// one after another, and where each ends: derived when `isa!`
-    /// generated the code, so a program decodes an instruction's facts
-    /// instead of deriving them from the spec. Empty when built at run
-    /// time ([`TableIndex::of`]): then they are derived on first use.
-    pub leaf_bytes: &'static [u8],
-    pub leaf_ends: &'static [u32],
+    /// Each instruction's [`LeafInfo`]: derived when `isa!` generated
+    /// the code and emitted as static data ([`crate::statics`]), so a
+    /// program neither derives nor decodes an instruction's facts. Empty
+    /// when built at run time ([`TableIndex::of`]): then they are derived
+    /// on first use.
+    pub leaves: &'static [LeafInfo],
 }
 
 impl TableIndex {
@@ -169,33 +150,14 @@ impl TableIndex {
             encs: Cow::Owned(encs),
             by_name: Cow::Owned(by_name),
             by_enc: Cow::Owned(by_enc),
-            leaf_bytes: &[],
-            leaf_ends: &[],
+            leaves: &[],
         }
     }
 
-    /// Every instruction's [`LeafInfo`] of `isa`, in compact form, and
-    /// where each ends ([`TableIndex::leaf_bytes`]).
-    pub fn leaf_infos(&self, isa: &Isa) -> Result<(Vec<u8>, Vec<u32>), postcard::Error> {
-        let mut bytes = Vec::new();
-        let mut ends = Vec::with_capacity(self.encs.len());
-        for &enc in self.encs.iter() {
-            bytes.extend(postcard::to_allocvec(&leaf_info(isa, enc))?);
-            ends.push(
-                u32::try_from(bytes.len()).map_err(|_| postcard::Error::SerializeBufferFull)?,
-            );
-        }
-        Ok((bytes, ends))
-    }
-
-    /// Instruction `i`'s stored [`LeafInfo`], if the index has them.
-    fn stored_leaf(&self, i: usize) -> Option<LeafInfo> {
-        let end = *self.leaf_ends.get(i)? as usize;
-        let start = match i {
-            0 => 0,
-            _ => *self.leaf_ends.get(i - 1)? as usize,
-        };
-        crate::compact::read_static(self.leaf_bytes.get(start..end)?).ok()
+    /// Every instruction's [`LeafInfo`] of `isa`, in instruction order
+    /// ([`TableIndex::leaves`]).
+    pub fn leaf_infos(&self, isa: &Isa) -> Vec<LeafInfo> {
+        self.encs.iter().map(|&enc| leaf_info(isa, enc)).collect()
     }
 }
 
@@ -210,7 +172,11 @@ impl MachineTable {
     /// The table over indexes generated from the spec ([`TableIndex::of`]).
     pub fn with_index(index: Cow<'static, TableIndex>) -> MachineTable {
         MachineTable {
-            leaves: (0..index.encs.len()).map(|_| OnceLock::new()).collect(),
+            // Derived on first use only where `isa!` stored none.
+            leaves: match index.leaves.is_empty() {
+                true => (0..index.encs.len()).map(|_| OnceLock::new()).collect(),
+                false => Vec::new(),
+            },
             index,
         }
     }
@@ -224,15 +190,14 @@ impl MachineTable {
         self.index.encs.is_empty()
     }
 
-    /// Instruction `index`, derived from `isa` (the spec this table was
-    /// built from) on first use.
+    /// Instruction `index`: stored by `isa!`, else derived from `isa`
+    /// (the spec this table was built from) on first use.
     pub fn leaf(&self, isa: &Isa, index: u16) -> &LeafInfo {
         let i = index as usize;
-        self.leaves[i].get_or_init(|| {
-            self.index
-                .stored_leaf(i)
-                .unwrap_or_else(|| leaf_info(isa, self.index.encs[i]))
-        })
+        match self.index.leaves.get(i) {
+            Some(stored) => stored,
+            None => self.leaves[i].get_or_init(|| leaf_info(isa, self.index.encs[i])),
+        }
     }
 
     pub fn by_name(&self, name: &str) -> Option<u16> {
@@ -272,14 +237,14 @@ fn leaf_info(isa: &Isa, enc: EncId) -> LeafInfo {
             Some(OperandInfo {
                 key: o.field.to_lowercase().into(),
                 role: o.role,
-                files: o.register_files(),
+                files: o.register_files().into(),
                 accepts_relative: o.forms.iter().any(|(_, c)| {
                     c.iter()
                         .any(|c| matches!(c, OperandClass::Register { relative: true, .. }))
                 }),
                 accepts_immediate: o.accepts_immediate(),
                 wide: wide.iter().any(|w| *w == o.field),
-                register_forms: register_forms(isa, enc, &field),
+                register_forms: register_forms(isa, enc, &field).into(),
                 field,
             })
         })
@@ -306,8 +271,8 @@ fn leaf_info(isa: &Isa, enc: EncId) -> LeafInfo {
         enc,
         name: ir_name(isa, enc).into(),
         base,
-        operands,
-        modifiers,
+        operands: operands.into(),
+        modifiers: modifiers.into(),
         effects: effects(isa, enc),
         first_generation: e.generation.min,
         asserting: asserting(isa, enc),

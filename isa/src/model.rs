@@ -1,7 +1,7 @@
 //! The checked, name-resolved form of a spec that the engine interprets.
 
 use crate::ast::{BitRange, MetaType, MetaValue};
-pub use crate::compact::Str;
+pub use crate::compact::{Seq, Str};
 use crate::diag::{SourceMap, Span};
 use crate::expr::{BinOp, Expr, ExprKind, MAX_EVAL_DEPTH};
 
@@ -67,7 +67,7 @@ pub enum FieldType {
     BoolInv(Str),
     Enum(EnumId),
     /// A sub-encoding tree root and the params bound: (param, caller name).
-    Sub(EncId, Vec<(Str, Str)>),
+    Sub(EncId, Seq<(Str, Str)>),
 }
 
 impl FieldType {
@@ -114,11 +114,11 @@ pub struct Field {
     pub doc: Str,
     pub span: Span,
     /// Least significant part first.
-    pub ranges: Vec<BitRange>,
+    pub ranges: Seq<BitRange>,
     pub width: u32,
     pub ty: FieldType,
     pub default: Option<u64>,
-    pub meta: Vec<(Str, MetaValue)>,
+    pub meta: Seq<(Str, MetaValue)>,
 }
 
 impl Field {
