@@ -170,6 +170,15 @@ pub trait Opcode: Copy + Eq + fmt::Debug + 'static {
     /// The two-way select `sel cond, a, b` of this vocabulary, which flatten
     /// uses to replace phis. `None` if the vocabulary has none.
     fn select() -> Option<Self>;
+
+    /// `true` when a value is only its register's bits, so a `collect` or
+    /// phi may join operands of one width but different scalar kinds
+    /// (`u32` and `i32`): machine code, once a bit cast between them no
+    /// longer costs a move. Generic IR keeps the kinds its interpreter
+    /// and operand rules read.
+    fn joins_by_width() -> bool {
+        false
+    }
 }
 
 /// An instruction's operation.

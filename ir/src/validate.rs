@@ -290,6 +290,12 @@ impl<O: Opcode> Validator<'_, '_, O> {
                 Ok(())
             }
         };
+        // Two types a phi or collect may join: equal, or on machine IR of
+        // one width and lane count.
+        let joinable = |a: Type, b: Type| {
+            a == b
+                || (O::joins_by_width() && a.lanes == b.lanes && a.scalar.bits() == b.scalar.bits())
+        };
         let targets = |n: usize| {
             if data.targets.len() == n {
                 Ok(())
@@ -323,7 +329,7 @@ impl<O: Opcode> Validator<'_, '_, O> {
                 if !r.is_scalar() {
                     return Err("phis are scalar".into());
                 }
-                if types.iter().any(|&t| t != r) {
+                if types.iter().any(|&t| !joinable(t, r)) {
                     return Err(format!("phi operands must all be {r}"));
                 }
                 let preds = cfg.preds(b);
@@ -370,10 +376,10 @@ impl<O: Opcode> Validator<'_, '_, O> {
                 if types.len() < 2 || types.len() > Type::MAX_LANES as usize {
                     return Err(format!("collect groups 2..={} scalars", Type::MAX_LANES));
                 }
-                if types.iter().any(|t| t != first) || !first.is_scalar() {
+                if types.iter().any(|&t| !joinable(t, *first)) || !first.is_scalar() {
                     return Err("collect operands must be scalars of one type".into());
                 }
-                if r != Type::vector(first.scalar, types.len() as u8) {
+                if !joinable(r, Type::vector(first.scalar, types.len() as u8)) {
                     return Err(format!(
                         "collect of {} {} gives {}x{}",
                         types.len(),

@@ -1206,6 +1206,12 @@ impl<S: MachineSpec> Opcode for MachineOp<S> {
     fn select() -> Option<Self> {
         None
     }
+
+    /// Registers hold bits: the operand checks above read widths and lanes,
+    /// never a scalar's kind.
+    fn joins_by_width() -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

@@ -38,6 +38,8 @@
 //!
 //! Backend passes, which ask a target for its facts
 //! ([`Registry::with_target`]):
+//! - [`fold_copies`]: on machine IR, readers of a same-width register copy
+//!   (a bit cast) read its source.
 //! - [`fold_sources`]: an operand made by a constant move or a negation
 //!   is read where the producer read it, when the target's encoding takes
 //!   it there ([`target::TargetFacts::fold_operand`]).
@@ -146,6 +148,7 @@ pub mod dce;
 pub mod depth;
 pub mod flatten;
 pub mod fold;
+pub mod fold_copies;
 pub mod fold_sources;
 pub mod fuzzing;
 pub mod group;

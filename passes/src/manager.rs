@@ -114,6 +114,11 @@ impl<O: Opcode> Registry<O> {
     /// The backend passes; they run only once a registry has a target.
     fn register_backend(&mut self) {
         self.register_target_pass(
+            "fold-copies",
+            "machine IR: read what a same-width register copy (a bit cast) read",
+            |t| Box::new(crate::fold_copies::FoldCopies::new(t)),
+        );
+        self.register_target_pass(
             "fold-sources",
             "read what a constant move or negation read, where the target's encoding takes it",
             |t| Box::new(crate::fold_sources::FoldSources::new(t)),

@@ -13,7 +13,9 @@ use lathe_adreno::ir3::{GpuModel, target::Ir3Target, verify::Ir3Program};
 use lathe_ir::GenericOp;
 use lathe_ir::verify::{Options, verify};
 
-fn check(text: &str) {
+/// Verifies `text` on a630 and a740 and returns their disassemblies.
+fn check(text: &str) -> Vec<String> {
+    let mut asm = Vec::new();
     for gpu in ["a630", "a740"] {
         let gpu: GpuModel = gpu.parse().unwrap();
         let arena = lathe_ir::Bump::new();
@@ -32,7 +34,9 @@ fn check(text: &str) {
             });
             assert!(report.compared > 0);
         }
+        asm.push(out.compiled.asm);
     }
+    asm
 }
 
 /// A compute shader's texel coordinates from its local id: x and y of
@@ -117,4 +121,34 @@ fn a_load_outside_the_image_is_an_undefined_value() {
 "
     );
     check(&text);
+}
+
+/// Bit casts between scalar kinds of one width (GLSL's
+/// `ivec2(gl_GlobalInvocationID.xy)`) cost no move: the coordinate
+/// collect reads the cast values' own registers (each cast is the only
+/// reader of its value, so the collect needs no copy either).
+#[test]
+fn bit_casts_cost_no_moves() {
+    let text = "shader compute
+b0:
+  %0:u32 = load_sysval sv=local_invocation_index
+  %1:u32 = const 3
+  %2:u32 = and %0, %1
+  %3:u32 = const 2
+  %4:u32 = shr %0, %3
+  %5:u32 = and %4, %1
+  %6:i32 = mov %2
+  %7:i32 = mov %5
+  %8:i32x2 = collect %6, %7
+  %9:f32x4 = image_load image=0 %8
+  image_store image=1 %8, %9
+  ret
+";
+    for asm in check(text) {
+        // Moves of a general register (the constant moves stay).
+        let copies = asm.lines().filter(|l| {
+            l.contains("mov") && l.rsplit(", ").next().is_some_and(|s| s.starts_with('r'))
+        });
+        assert_eq!(copies.count(), 0, "{asm}");
+    }
 }

@@ -33,9 +33,18 @@ use super::target::Ir3Target;
 use lathe_isa::select::SelectError;
 
 /// The shared passes between selection and legalisation, in order
-/// (`fold-sources` reads const registers where the encodings take them;
-/// `dce` then removes the moves that no longer have readers).
-pub const BACKEND_PASSES: &[&str] = &["fold-sources", "dce", "group", "depth", "sched", "ra"];
+/// (`fold-copies` reads past bit casts, `fold-sources` reads const
+/// registers where the encodings take them; `dce` then removes the moves
+/// that no longer have readers).
+pub const BACKEND_PASSES: &[&str] = &[
+    "fold-copies",
+    "fold-sources",
+    "dce",
+    "group",
+    "depth",
+    "sched",
+    "ra",
+];
 
 /// Why a shader did not compile.
 #[derive(Debug, thiserror::Error)]

@@ -40,7 +40,14 @@ use super::target::ValhallTarget;
 
 /// The shared passes between selection and register allocation, in
 /// order.
-pub const BACKEND_PASSES: &[&str] = &["fold-sources", "dce", "group", "depth", "sched"];
+pub const BACKEND_PASSES: &[&str] = &[
+    "fold-copies",
+    "fold-sources",
+    "dce",
+    "group",
+    "depth",
+    "sched",
+];
 
 /// Why a shader did not compile.
 #[derive(Debug, thiserror::Error)]
