@@ -39,7 +39,7 @@
 //! | `ssbo_atomic` | `binding=B op=OP` | `byte_offset: u32, v: T [, comparator: T]` | i32/u32 |
 //! | `ssbo_atomic_load` / `ssbo_atomic_store` | `binding=B` | `byte_offset: u32` / `byte_offset: u32, v: T` | i32/u32 / — |
 //! | `ssbo_size` | `binding=B` | — | u32 (bytes) |
-//! | `load_shared` / `store_shared` / `shared_atomic` / `shared_atomic_load` / `shared_atomic_store` | — / — / `op=OP` / — / — | as the ssbo forms | as the ssbo forms |
+//! | `load_shared` / `store_shared` / `shared_atomic` / `shared_atomic_load` / `shared_atomic_store` | — / — / `op=OP` / — / — | as the ssbo forms (`store_shared`'s value: up to 4 words, lane k at byte offset + 4k) | as the ssbo forms |
 //! | `sample` | `texture= sampler= [dim=] [array] [lod=bias\|explicit\|grad] [offset] [compare]` | `coord: f32xC [, dref: f32] [, bias\|lod: f32 \| ddx, ddy: f32xD] [, offset: i32xD]` | `f32x4`/`i32x4`/`u32x4`; f32 with `compare` |
 //! | `gather` | `texture= sampler= [dim=] [array] comp=K [offset] [compare]` | `coord: f32xC [, dref: f32] [, offset: i32xD]` | 4-lane texel |
 //! | `texel_fetch` | `texture= [dim=] [array] [ms] [offset]` | `coord: i32xT, lod (or sample with ms): i32 [, offset: i32xD]` | 4-lane texel |
@@ -1588,10 +1588,22 @@ fn check_generic(op: GenericOp, sig: &Signature<'_>) -> Result<(), String> {
                 ));
             }
         }
-        StoreSsbo { .. } | StoreShared | StorePrivate => {
+        StoreSsbo { .. } | StorePrivate => {
             no_result()?;
             count(2)?;
             word(ops[1])?;
+            expect(&[(Type::U32, "byte offset"), (ops[1], "value")])?;
+        }
+        StoreShared => {
+            no_result()?;
+            count(2)?;
+            word(Type::scalar(ops[1].scalar))?;
+            if ops[1].lanes > 4 {
+                return Err(format!(
+                    "{} is more than the 4 words a store writes",
+                    ops[1]
+                ));
+            }
             expect(&[(Type::U32, "byte offset"), (ops[1], "value")])?;
         }
         SsboAtomic { op: a, .. } | SharedAtomic { op: a } => {

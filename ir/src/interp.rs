@@ -1917,6 +1917,29 @@ impl<'m, 'a> Machine<'m, 'a> {
                 }
                 Ok(result)
             }
+            // A vector value writes consecutive words, lane k at word k.
+            StoreShared => {
+                let value = self.arg_value(i, 1)?;
+                let lanes = self.lanes_of(value)?;
+                let taint = self.taint(value);
+                let ty = self.shader.value_type(value).scalar;
+                for (k, v) in lanes.into_iter().enumerate() {
+                    if memory.shared.get(at + k).is_none() {
+                        let byte = offset as usize + 4 * k;
+                        return Err(self.ub(i, format!("byte offset {byte} is out of bounds")));
+                    }
+                    let word = Word::Shared {
+                        group: self.who.group,
+                        word: (at + k) as u32,
+                    };
+                    self.access(i, &mut memory.accesses, word, kind)?;
+                    if !self.helper {
+                        memory.written.set(word, ty, Taint::splat(taint.lane(k), 1));
+                        memory.shared[at + k] = Some(v);
+                    }
+                }
+                Ok(None)
+            }
             _ => {
                 memory.shared.get(at).ok_or_else(oob)?;
                 let word = Word::Shared {
@@ -2047,7 +2070,7 @@ impl<'m, 'a> Machine<'m, 'a> {
                 }
                 Ok(Some(Val::S(v)))
             }
-            StoreSsbo { .. } | StoreShared => {
+            StoreSsbo { .. } => {
                 let v = self.arg(i, 1)?;
                 if !self.helper {
                     let value = self.arg_value(i, 1)?;

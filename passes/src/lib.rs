@@ -166,6 +166,7 @@ pub mod promote_arrays;
 pub mod ra;
 pub mod sched;
 pub mod self_copies;
+pub mod shared_vector_stores;
 pub mod simplify;
 pub mod sink_outputs;
 pub mod ssbo_vector_loads;

@@ -143,7 +143,7 @@ fn scalar_load(shader: &Shader<'_, GenericOp>, i: Inst) -> Option<(u8, Scalar)> 
 
 /// `offset` as a base and a constant distance: `base + k` (either order),
 /// a constant `k` (no base), else the offset itself at distance 0.
-fn split_offset(shader: &Shader<'_, GenericOp>, offset: Value) -> (Option<Value>, u32) {
+pub(crate) fn split_offset(shader: &Shader<'_, GenericOp>, offset: Value) -> (Option<Value>, u32) {
     if let Some(k) = const_bits(shader, offset) {
         return (None, k);
     }

@@ -550,14 +550,16 @@ b2:
 
 /// WGSL zero-initialises workgroup memory with a store per word at
 /// constant addresses defined in the entry block: 1,536 of them (blur's
-/// tile) cannot all stay in registers. They share two base registers (0
-/// and 4096, for the offset field's reach) and encode the rest.
+/// tile) cannot all stay in registers. They share base registers (0,
+/// 4096, 8192 and 12288, for the offset field's reach) and encode the
+/// rest. Every other word is stored, so each store stays one `stl` of
+/// one word (consecutive ones would be merged).
 #[test]
 fn shared_stores_at_constant_addresses_share_base_registers() {
     let words = 1536;
     let mut text = String::from("shader compute\nb0:\n  %0:u32 = const 0\n");
     for k in 1..=words {
-        text += &format!("  %{k}:u32 = const {}\n", 4 * k);
+        text += &format!("  %{k}:u32 = const {}\n", 8 * k);
     }
     let v = words + 1;
     text += &format!(
@@ -584,9 +586,59 @@ fn shared_stores_at_constant_addresses_share_base_registers() {
         lines.filter(|l| has.iter().all(|h| l.contains(h))).count()
     };
     assert_eq!(count(&["stl.u32 l[r"]), words, "{asm}");
-    // All but the store at 4096 itself encode an offset.
-    assert_eq!(count(&["stl.u32 l[r", "+"]), words - 1, "{asm}");
+    // All but the stores at 4096, 8192 and 12288 themselves encode an
+    // offset.
+    assert_eq!(count(&["stl.u32 l[r", "+"]), words - 3, "{asm}");
     assert!(count(&["mov"]) < 8, "{asm}");
+}
+
+/// One-word shared stores at consecutive words of one base become one
+/// `stl` of up to four words, in any order in the block, but never
+/// across a shared-memory read: here words 0 to 2 of each thread's four
+/// are one `stl`, and word 3, stored after a load of word 1, another;
+/// each thread then reads its four back.
+#[test]
+fn consecutive_shared_stores_are_one_stl() {
+    let text = "shader compute
+b0:
+  %0:u32 = load_sysval sv=local_invocation_index
+  %1:u32 = const 16
+  %2:u32 = imul %0, %1
+  %3:f32 = const 1.5
+  %4:f32 = cvt %0
+  %5:u32 = const 4
+  %6:u32 = iadd %2, %5
+  %7:u32 = const 8
+  %8:u32 = iadd %2, %7
+  %9:u32 = const 12
+  %10:u32 = iadd %2, %9
+  store_shared %6, %4
+  store_shared %2, %3
+  store_shared %8, %4
+  %11:f32 = load_shared %6
+  %12:f32 = fadd %11, %3
+  store_shared %10, %12
+  %16:f32 = load_shared %2
+  %18:f32 = load_shared %6
+  %20:f32 = load_shared %8
+  %22:f32 = load_shared %10
+  %23:f32 = fadd %16, %18
+  %24:f32 = fmul %20, %22
+  %25:f32 = fsub %23, %24
+  %26:u32 = const 2
+  %27:u32 = shl %0, %26
+  store_ssbo binding=0 %27, %25
+  ret
+";
+    agrees_everywhere(text);
+    let arena = lathe_ir::Bump::new();
+    let generic = lathe_ir::parse::<GenericOp>(&arena, text).unwrap();
+    for gpu in ["a630", "a740"] {
+        let asm = compiled(&generic, gpu.parse().unwrap()).compiled.asm;
+        let stores: Vec<&str> = asm.lines().filter(|l| l.contains("stl.")).collect();
+        assert_eq!(stores.len(), 2, "{asm}");
+        assert!(stores.iter().any(|l| l.ends_with(", 3")), "{asm}");
+    }
 }
 
 /// Atomic loads and stores are the plain ldib / stib and ldl / stl. Every

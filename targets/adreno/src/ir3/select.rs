@@ -139,6 +139,8 @@ pub fn select_with<'a>(
     lathe_passes::ubo_vector_loads::merge_vector_loads(&mut lowered);
     // One ldib reads up to four consecutive storage-buffer words.
     lathe_passes::ssbo_vector_loads::merge_ssbo_loads(&mut lowered);
+    // One stl writes up to four consecutive shared-memory words.
+    lathe_passes::shared_vector_stores::merge_shared_stores(&mut lowered);
     // Samples the hardware can run before the shader starts become
     // preloaded registers.
     if !options.no_prefetch {
