@@ -511,8 +511,9 @@ struct Legaliser<'t, 'd> {
     /// round, and only a fold ([`Legaliser::fold_nops`]) changes one.
     words: std::cell::RefCell<HashMap<Inst, Option<u64>>>,
     /// [`Legaliser::paths_into`]'s answers by `(block, need, depth)`,
-    /// kept until a block's words change.
-    paths: std::cell::RefCell<HashMap<(Block, usize, usize), Paths>>,
+    /// with the blocks whose words they hold: kept until one of those
+    /// changes.
+    paths: std::cell::RefCell<HashMap<(Block, usize, usize), PathsFrom>>,
     /// Meta inputs the hardware's texture prefetches write.
     prefetched: &'t [u32],
     /// The layout index of the main part's first block (1 after a
@@ -1110,7 +1111,7 @@ impl Legaliser<'_, '_> {
     }
 
     /// The words that run right before block `b` is entered, one list per
-    /// path (up to [`WINDOW`] words each).
+    /// path (up to [`WINDOW`] words each), and the blocks they come from.
     fn paths_into(
         &self,
         shader: &Shader<'_, MachineOp>,
@@ -1118,15 +1119,19 @@ impl Legaliser<'_, '_> {
         b: Block,
         need: usize,
         depth: usize,
-    ) -> Result<Vec<Vec<u64>>, LegaliseError> {
+    ) -> Result<PathsFrom, LegaliseError> {
         let Some(ps) = preds.get(&b) else {
-            return Ok(Vec::new());
+            return Ok(Default::default());
         };
-        if let Some(paths) = self.paths.borrow().get(&(b, need, depth)) {
-            return Ok(paths.clone());
+        if let Some(known) = self.paths.borrow().get(&(b, need, depth)) {
+            return Ok(known.clone());
         }
         let mut ways: Vec<Vec<Vec<u64>>> = Vec::with_capacity(ps.len());
+        let mut read: Vec<Block> = Vec::new();
         for &(p, leaves) in ps {
+            if !read.contains(&p) {
+                read.push(p);
+            }
             let words = self.block_words(shader, p)?;
             // The words of `p` that run before control reaches `b`: up to
             // its first flow instruction to `b` (or the one that leaves
@@ -1148,7 +1153,13 @@ impl Legaliser<'_, '_> {
             if own.len() >= need || depth >= 4 {
                 mine.push(own[own.len().saturating_sub(need)..].to_vec());
             } else {
-                let before = self.paths_into(shader, preds, p, need - own.len(), depth + 1)?;
+                let (before, also) =
+                    self.paths_into(shader, preds, p, need - own.len(), depth + 1)?;
+                for x in also {
+                    if !read.contains(&x) {
+                        read.push(x);
+                    }
+                }
                 if before.is_empty() {
                     mine.push(own);
                 } else {
@@ -1177,8 +1188,8 @@ impl Legaliser<'_, '_> {
         }
         self.paths
             .borrow_mut()
-            .insert((b, need, depth), paths.clone());
-        Ok(paths)
+            .insert((b, need, depth), (paths.clone(), read.clone()));
+        Ok((paths, read))
     }
 
     /// Delay slots: rounds over the layout until no instruction needs
@@ -1196,7 +1207,9 @@ impl Legaliser<'_, '_> {
             for &b in layout {
                 if self.nops_in_block(shader, &preds, b)? {
                     // Paths through `b` hold its old words.
-                    self.paths.borrow_mut().clear();
+                    self.paths
+                        .borrow_mut()
+                        .retain(|_, (_, read)| !read.contains(&b));
                     changed = true;
                 }
             }
@@ -1216,7 +1229,7 @@ impl Legaliser<'_, '_> {
         b: Block,
     ) -> Result<bool, LegaliseError> {
         let g = self.target.generation_id();
-        let mut paths = self.paths_into(shader, preds, b, WINDOW, 0)?;
+        let (mut paths, _) = self.paths_into(shader, preds, b, WINDOW, 0)?;
         if paths.is_empty() {
             paths.push(Vec::new());
         }
@@ -1411,6 +1424,9 @@ impl Legaliser<'_, '_> {
 
 /// The words on each path into a block ([`Legaliser::paths_into`]).
 type Paths = Vec<Vec<u64>>;
+
+/// [`Paths`] with the blocks whose words they hold.
+type PathsFrom = (Paths, Vec<Block>);
 
 /// A register unit: file and unit index.
 type Unit = (u8, u16);
