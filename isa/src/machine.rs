@@ -477,20 +477,22 @@ impl<S: MachineSpec> MachineOp<S> {
         let enc = isa.decode(word, generation)?;
         let t = S::table();
         let leaf = t.by_enc(enc)?;
-        let info = t.leaf(isa, leaf);
-        let mut op = Self::new(leaf, word, 0);
-        let fixed = match info.asserting {
-            true => asserted_bits(isa, enc, word, generation),
-            false => 0,
-        };
-        for (i, o) in info.operands.iter().enumerate() {
-            if o.files.is_empty() || is_literal_operand(isa, enc, o, word, generation) {
-                op.literal |= 1 << i;
-            } else if o.field.mask() & !fixed != 0 {
-                op.word = clear_register(isa, &o.field, op.word, generation);
-            }
-        }
-        Some(op)
+        let (literal, cleared) = read_operands(isa, t.leaf(isa, leaf), word, generation);
+        Some(Self::new(leaf, cleared, literal))
+    }
+
+    /// [`MachineOp::from_word`] of a word whose operands were read
+    /// beforehand ([`read_word`]: the rules generator stores them for each
+    /// rule template): only the instruction is looked up. `None` when the
+    /// word is no instruction at `generation`.
+    pub fn from_read_word(
+        word: u64,
+        generation: u32,
+        (literal, cleared): (u32, u64),
+    ) -> Option<Self> {
+        let t = S::table();
+        let leaf = t.by_enc(S::isa().decode(word, generation)?)?;
+        Some(Self::new(leaf, cleared, literal))
     }
 
     pub fn info(&self) -> &'static LeafInfo {
@@ -915,6 +917,32 @@ pub(crate) fn set_in_form(
         }
     }
     value
+}
+
+/// What [`MachineOp::from_word`] reads from `word` at `generation`: the
+/// mask of its literal operands (bit `i`: operand `i` of the
+/// instruction's [`LeafInfo::operands`]) and the word with the register
+/// numbers of the others cleared. `None` when the word is no instruction.
+pub fn read_word(isa: &Isa, word: u64, generation: u32) -> Option<(u32, u64)> {
+    let enc = isa.decode(word, generation)?;
+    Some(read_operands(isa, &leaf_info(isa, enc), word, generation))
+}
+
+/// [`read_word`] of a word of instruction `info`.
+fn read_operands(isa: &Isa, info: &LeafInfo, word: u64, generation: u32) -> (u32, u64) {
+    let fixed = match info.asserting {
+        true => asserted_bits(isa, info.enc, word, generation),
+        false => 0,
+    };
+    let (mut literal, mut cleared) = (0, word);
+    for (i, o) in info.operands.iter().enumerate() {
+        if o.files.is_empty() || is_literal_operand(isa, info.enc, o, word, generation) {
+            literal |= 1 << i;
+        } else if o.field.mask() & !fixed != 0 {
+            cleared = clear_register(isa, &o.field, cleared, generation);
+        }
+    }
+    (literal, cleared)
 }
 
 /// The active `when` of each level of `leaf`'s chain for `word`, leaf

@@ -95,6 +95,10 @@ pub struct Template {
     pub mnemonic: &'static str,
     /// The checked word (register numbers are cleared when decoded).
     pub word: u64,
+    /// For a template without literals, per generation of
+    /// [`Rules::generations`]: what [`MachineOp::from_word`] reads from
+    /// `word` ([`crate::machine::read_word`]), read at build time.
+    pub read: &'static [(u32, u64)],
     /// For a template with literals: text pieces with the literals'
     /// slots between them, assembled at selection time.
     pub pieces: &'static [Piece],
@@ -557,7 +561,16 @@ impl<'a, S: MachineSpec> Selector<'_, '_, 'a, S> {
             if let Some(op) = self.decoded.get(&t.word) {
                 return Some(*op);
             }
-            let op = MachineOp::from_word(t.word, g)?;
+            let read = self.rules.generations.iter().position(|&x| x == g);
+            let op = match read.and_then(|k| t.read.get(k)) {
+                Some(&read) => MachineOp::from_read_word(t.word, g, read)?,
+                None => MachineOp::from_word(t.word, g)?,
+            };
+            debug_assert!(
+                MachineOp::from_word(t.word, g) == Some(op),
+                "{}",
+                t.mnemonic
+            );
             self.decoded.insert(t.word, op);
             return Some(op);
         }

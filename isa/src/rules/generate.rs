@@ -14,7 +14,7 @@ fn type_tokens(t: lathe_ir::Type) -> TokenStream {
 }
 
 /// The tables of `checked`.
-pub fn generate(checked: &Checked) -> TokenStream {
+pub fn generate(isa_model: &crate::Isa, checked: &Checked) -> TokenStream {
     let isa = &checked.isa;
     let gens = &checked.generations;
     let rules = checked.rules.iter().map(|r| {
@@ -81,9 +81,19 @@ pub fn generate(checked: &Checked) -> TokenStream {
             };
             let srcs = &t.srcs;
             let lanes = &t.lanes;
+            // What selection would read from the word at each generation.
+            let read = match t.pieces.is_empty() && !t.collect {
+                true => gens
+                    .iter()
+                    .map_while(|&g| crate::machine::read_word(isa_model, word, g))
+                    .map(|(literal, cleared)| quote!((#literal, #cleared)))
+                    .collect(),
+                false => Vec::new(),
+            };
             quote!(lathe_isa::select::Template {
                 mnemonic: #mnemonic,
                 word: #word,
+                read: &[#(#read),*],
                 pieces: &[#(#pieces),*],
                 dst: #dst,
                 srcs: &[#(#srcs),*],
@@ -118,11 +128,12 @@ pub fn expand(rules: &std::path::Path, spec: &std::path::Path) -> TokenStream {
     let rules_path = rules.display().to_string();
     let result = crate::load(&spec).and_then(|isa| {
         let file = super::parse_file(&rules)?;
-        super::check::check(&isa, &file)
+        let checked = super::check::check(&isa, &file)?;
+        Ok((isa, checked))
     });
     match result {
-        Ok(checked) => {
-            let tables = generate(&checked);
+        Ok((isa, checked)) => {
+            let tables = generate(&isa, &checked);
             quote! {
                 const _: &str = include_str!(#rules_path);
                 #tables
