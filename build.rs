@@ -21,13 +21,6 @@
 //! the linker driver) and, for libgcc_s, the static libgcc and its unwinder.
 //! Without the archives (no libc.a installed) the binary stays dynamic.
 //!
-//! Hot code first (release and bench profiles): `tools/hot-text/lathe.ld`
-//! names the functions a compile runs and, given to the linker with `-T`,
-//! adds an output section holding them before `.text` (`INSERT`, so the
-//! default script stays). A process then maps about a third fewer pages
-//! of code. The script needs a linker that reads GNU scripts (ld.bfd,
-//! lld); regenerate it with `tools/hot-text/generate.py`.
-//!
 //! Only the binary is linked this way; the libraries, tests (which load
 //! Vulkan drivers) and proc macros are unchanged.
 
@@ -42,14 +35,6 @@ fn main() {
         return;
     }
     println!("cargo:rustc-link-arg-bin=lathe=-no-pie");
-    // Optimised builds: the code a compile runs first in `.text`, side by
-    // side, so a process maps fewer pages of code (tools/hot-text).
-    if std::env::var("PROFILE").as_deref() == Ok("release") {
-        let dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("Cargo sets it"));
-        let script = dir.join("tools/hot-text/lathe.ld");
-        println!("cargo:rerun-if-changed={}", script.display());
-        println!("cargo:rustc-link-arg-bin=lathe=-Wl,-T,{}", script.display());
-    }
     // The archives are the host C compiler's; only link with them for the host.
     if std::env::var("TARGET").ok() != std::env::var("HOST").ok() {
         return;
